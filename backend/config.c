@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Configuration file parser. The syntax is GKeyFile's INI dialect
+ * ("[group]", "key = value", '#' comments, lists separated by ';' or ','),
+ * parsed here line by line so that every error can name FILE:LINE.
+ *
+ *   [daemon]        socket-dir
+ *   [tenant NAME]   vni, mtu
+ *   [vm NAME]       tenant, mac, ips, socket, max-* quotas
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <glib.h>
+
+#include "config.h"
+
+#define DEFAULT_SOCKET_DIR "/run/pvrdma-overlay"
+
+enum group_kind { GROUP_NONE, GROUP_DAEMON, GROUP_TENANT, GROUP_VM };
+
+struct parser {
+	const char *path;
+	struct pvo_daemon_config *cfg;
+	enum group_kind group;
+	int vm_tenant_line[1024];	/* line of each VM's tenant= key */
+	char *vm_tenant[1024];
+	char *err;
+};
+
+void pvo_quota_defaults(struct pvo_quota *q)
+{
+	q->max_ucontexts = 16;
+	q->max_pd = 256;
+	q->max_qp = 256;
+	q->max_cq = 512;
+	q->max_mr = 4096;
+	q->max_ah = 1024;
+	q->max_srq = 64;
+	q->max_mr_size = 1ULL << 32;
+}
+
+static bool fail(struct parser *p, int line, const char *fmt, ...)
+	G_GNUC_PRINTF(3, 4);
+
+static bool fail(struct parser *p, int line, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	p->err = g_strdup_printf("%s:%d: %s", p->path, line, msg);
+	g_free(msg);
+	return false;
+}
+
+bool pvo_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!*s || !isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool pvo_parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned int b[6];
+	char tail;
+	int i;
+
+	if (strlen(s) != 17 ||
+	    sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3],
+		   &b[4], &b[5], &tail) != 6)
+		return false;
+	for (i = 0; i < 6; i++) {
+		if (!isxdigit((unsigned char)s[3 * i]) ||
+		    !isxdigit((unsigned char)s[3 * i + 1]))
+			return false;
+		mac[i] = b[i];
+	}
+	/* A VM MAC must be a unicast address and not all zero. */
+	return !(mac[0] & 1) && (b[0] | b[1] | b[2] | b[3] | b[4] | b[5]);
+}
+
+bool pvo_parse_ip(const char *s, struct in6_addr *out)
+{
+	struct in_addr v4;
+
+	if (inet_pton(AF_INET, s, &v4) == 1) {
+		memset(out, 0, sizeof(*out));
+		out->s6_addr[10] = 0xff;
+		out->s6_addr[11] = 0xff;
+		memcpy(&out->s6_addr[12], &v4, 4);
+		return v4.s_addr != 0;
+	}
+	return inet_pton(AF_INET6, s, out) == 1 && !IN6_IS_ADDR_UNSPECIFIED(out);
+}
+
+static bool valid_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= PVO_NAME_MAX)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("._-", *s))
+			return false;
+	return true;
+}
+
+static struct pvo_tenant *cur_tenant(struct parser *p)
+{
+	return &p->cfg->tenants[p->cfg->num_tenants - 1];
+}
+
+static struct pvo_vm_config *cur_vm(struct parser *p)
+{
+	return &p->cfg->vms[p->cfg->num_vms - 1];
+}
+
+static bool parse_group(struct parser *p, int line, char *name)
+{
+	struct pvo_daemon_config *cfg = p->cfg;
+	char *arg;
+	int i;
+
+	if (strcmp(name, "daemon") == 0) {
+		p->group = GROUP_DAEMON;
+		return true;
+	}
+	arg = strchr(name, ' ');
+	if (!arg)
+		return fail(p, line,
+			    "unknown section '[%s]': expected [daemon], "
+			    "[tenant NAME] or [vm NAME]",
+			    name);
+	*arg++ = '\0';
+	arg = g_strstrip(arg);
+	if (!valid_name(arg))
+		return fail(p, line,
+			    "bad name '%s': use 1-%d characters of "
+			    "A-Z a-z 0-9 . _ -",
+			    arg, PVO_NAME_MAX - 1);
+
+	if (strcmp(name, "tenant") == 0) {
+		for (i = 0; i < cfg->num_tenants; i++)
+			if (strcmp(cfg->tenants[i].name, arg) == 0)
+				return fail(p, line,
+					    "tenant '%s' is already defined "
+					    "at line %d",
+					    arg, cfg->tenants[i].line);
+		cfg->tenants = g_renew(struct pvo_tenant, cfg->tenants,
+				       cfg->num_tenants + 1);
+		cfg->num_tenants++;
+		memset(cur_tenant(p), 0, sizeof(struct pvo_tenant));
+		g_strlcpy(cur_tenant(p)->name, arg, PVO_NAME_MAX);
+		cur_tenant(p)->mtu = 1500;
+		cur_tenant(p)->line = line;
+		p->group = GROUP_TENANT;
+		return true;
+	}
+	if (strcmp(name, "vm") == 0) {
+		for (i = 0; i < cfg->num_vms; i++)
+			if (strcmp(cfg->vms[i].name, arg) == 0)
+				return fail(p, line,
+					    "vm '%s' is already defined at "
+					    "line %d",
+					    arg, cfg->vms[i].line);
+		if (cfg->num_vms >= (int)G_N_ELEMENTS(p->vm_tenant))
+			return fail(p, line, "too many [vm] sections");
+		cfg->vms = g_renew(struct pvo_vm_config, cfg->vms,
+				   cfg->num_vms + 1);
+		cfg->num_vms++;
+		memset(cur_vm(p), 0, sizeof(struct pvo_vm_config));
+		g_strlcpy(cur_vm(p)->name, arg, PVO_NAME_MAX);
+		pvo_quota_defaults(&cur_vm(p)->quota);
+		cur_vm(p)->line = line;
+		p->group = GROUP_VM;
+		return true;
+	}
+	return fail(p, line,
+		    "unknown section '[%s %s]': expected [daemon], "
+		    "[tenant NAME] or [vm NAME]",
+		    name, arg);
+}
+
+static bool parse_quota(struct parser *p, int line, const char *key,
+			const char *val, bool *handled)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+		uint64_t max;
+	} keys[] = {
+#define Q(k, f, m) { k, offsetof(struct pvo_quota, f), m }
+		Q("max-ucontexts", max_ucontexts, 64),
+		Q("max-pd", max_pd, 65536),
+		Q("max-qp", max_qp, 65536),
+		Q("max-cq", max_cq, 65536),
+		Q("max-mr", max_mr, 1 << 20),
+		Q("max-ah", max_ah, 65536),
+		Q("max-srq", max_srq, 65536),
+#undef Q
+	};
+	struct pvo_quota *q = &cur_vm(p)->quota;
+	uint64_t v;
+	size_t i;
+
+	*handled = true;
+	if (strcmp(key, "max-mr-size") == 0) {
+		if (!pvo_parse_u64(val, 4096, 1ULL << 40, &v))
+			return fail(p, line,
+				    "max-mr-size '%s': expected bytes "
+				    "between 4096 and 2^40",
+				    val);
+		q->max_mr_size = v;
+		return true;
+	}
+	for (i = 0; i < G_N_ELEMENTS(keys); i++) {
+		if (strcmp(key, keys[i].key) != 0)
+			continue;
+		if (!pvo_parse_u64(val, 0, keys[i].max, &v))
+			return fail(p, line,
+				    "%s '%s': expected a number between 0 "
+				    "and %" PRIu64,
+				    key, val, keys[i].max);
+		*(uint32_t *)((char *)q + keys[i].off) = v;
+		return true;
+	}
+	*handled = false;
+	return true;
+}
+
+static bool parse_ips(struct parser *p, int line, const char *val)
+{
+	struct pvo_vm_config *vm = cur_vm(p);
+	char **parts = g_strsplit_set(val, ";,", -1);
+	bool ok = true;
+	int i;
+
+	vm->num_ips = 0;
+	for (i = 0; ok && parts[i]; i++) {
+		char *ip = g_strstrip(parts[i]);
+
+		if (!*ip)
+			continue;
+		if (vm->num_ips == PVO_MAX_IPS)
+			ok = fail(p, line, "ips: at most %d addresses",
+				  PVO_MAX_IPS);
+		else if (!pvo_parse_ip(ip, &vm->ips[vm->num_ips++]))
+			ok = fail(p, line,
+				  "ips: '%s' is not an IPv4 or IPv6 address",
+				  ip);
+	}
+	g_strfreev(parts);
+	return ok;
+}
+
+static bool parse_key(struct parser *p, int line, const char *key,
+		      const char *val)
+{
+	uint64_t v;
+	bool handled;
+
+	switch (p->group) {
+	case GROUP_NONE:
+		return fail(p, line,
+			    "'%s' is outside any section; put it under "
+			    "[daemon], [tenant NAME] or [vm NAME]",
+			    key);
+	case GROUP_DAEMON:
+		if (strcmp(key, "socket-dir") == 0) {
+			if (*val != '/' || strlen(val) >= 64)
+				return fail(p, line,
+					    "socket-dir '%s': expected an "
+					    "absolute path shorter than 64",
+					    val);
+			g_strlcpy(p->cfg->socket_dir, val,
+				  sizeof(p->cfg->socket_dir));
+			return true;
+		}
+		break;
+	case GROUP_TENANT:
+		if (strcmp(key, "vni") == 0) {
+			if (!pvo_parse_u64(val, 1, 0xffffff, &v))
+				return fail(p, line,
+					    "vni '%s': expected a number "
+					    "between 1 and 16777215",
+					    val);
+			cur_tenant(p)->vni = v;
+			return true;
+		}
+		if (strcmp(key, "mtu") == 0) {
+			if (!pvo_parse_u64(val, 576, 9000, &v))
+				return fail(p, line,
+					    "mtu '%s': expected a number "
+					    "between 576 and 9000",
+					    val);
+			cur_tenant(p)->mtu = v;
+			return true;
+		}
+		break;
+	case GROUP_VM:
+		if (strcmp(key, "tenant") == 0) {
+			int i = p->cfg->num_vms - 1;
+
+			g_free(p->vm_tenant[i]);
+			p->vm_tenant[i] = g_strdup(val);
+			p->vm_tenant_line[i] = line;
+			return true;
+		}
+		if (strcmp(key, "mac") == 0) {
+			if (!pvo_parse_mac(val, cur_vm(p)->mac))
+				return fail(p, line,
+					    "mac '%s': expected a unicast "
+					    "MAC like 52:54:00:12:34:56",
+					    val);
+			return true;
+		}
+		if (strcmp(key, "ips") == 0)
+			return parse_ips(p, line, val);
+		if (strcmp(key, "socket") == 0) {
+			if (*val != '/' ||
+			    strlen(val) >= sizeof(cur_vm(p)->socket_path))
+				return fail(p, line,
+					    "socket '%s': expected an "
+					    "absolute path shorter than %zu",
+					    val,
+					    sizeof(cur_vm(p)->socket_path));
+			g_strlcpy(cur_vm(p)->socket_path, val,
+				  sizeof(cur_vm(p)->socket_path));
+			return true;
+		}
+		if (!parse_quota(p, line, key, val, &handled))
+			return false;
+		if (handled)
+			return true;
+		break;
+	}
+	return fail(p, line, "unknown key '%s' in this section", key);
+}
+
+static bool parse_line(struct parser *p, int line, char *s)
+{
+	char *eq;
+
+	s = g_strstrip(s);
+	if (!*s || *s == '#' || *s == ';')
+		return true;
+	if (*s == '[') {
+		size_t n = strlen(s);
+
+		if (s[n - 1] != ']')
+			return fail(p, line,
+				    "section header '%s' lacks its closing ']'",
+				    s);
+		s[n - 1] = '\0';
+		return parse_group(p, line, g_strstrip(s + 1));
+	}
+	eq = strchr(s, '=');
+	if (!eq || eq == s)
+		return fail(p, line,
+			    "expected 'key = value', '[section]' or a "
+			    "'#' comment, got '%s'",
+			    s);
+	*eq = '\0';
+	return parse_key(p, line, g_strstrip(s), g_strstrip(eq + 1));
+}
+
+/* Cross-section checks once everything is read. */
+static bool resolve(struct parser *p)
+{
+	struct pvo_daemon_config *cfg = p->cfg;
+	int i, j;
+
+	for (i = 0; i < cfg->num_tenants; i++) {
+		if (!cfg->tenants[i].vni)
+			return fail(p, cfg->tenants[i].line,
+				    "tenant '%s' has no 'vni = N'",
+				    cfg->tenants[i].name);
+		for (j = 0; j < i; j++)
+			if (cfg->tenants[j].vni == cfg->tenants[i].vni)
+				return fail(p, cfg->tenants[i].line,
+					    "tenant '%s' reuses vni %u of "
+					    "tenant '%s' (line %d)",
+					    cfg->tenants[i].name,
+					    cfg->tenants[i].vni,
+					    cfg->tenants[j].name,
+					    cfg->tenants[j].line);
+	}
+	for (i = 0; i < cfg->num_vms; i++) {
+		struct pvo_vm_config *vm = &cfg->vms[i];
+		static const uint8_t zero[6];
+
+		if (!p->vm_tenant[i])
+			return fail(p, vm->line,
+				    "vm '%s' has no 'tenant = NAME'",
+				    vm->name);
+		for (j = 0; j < cfg->num_tenants; j++)
+			if (strcmp(cfg->tenants[j].name, p->vm_tenant[i]) == 0)
+				vm->tenant = &cfg->tenants[j];
+		if (!vm->tenant)
+			return fail(p, p->vm_tenant_line[i],
+				    "vm '%s': unknown tenant '%s' (define "
+				    "it with a [tenant %s] section)",
+				    vm->name, p->vm_tenant[i],
+				    p->vm_tenant[i]);
+		if (memcmp(vm->mac, zero, 6) == 0)
+			return fail(p, vm->line, "vm '%s' has no 'mac = ...'",
+				    vm->name);
+		if (!vm->socket_path[0]) {
+			int n = snprintf(vm->socket_path,
+					 sizeof(vm->socket_path), "%s/%s.sock",
+					 cfg->socket_dir, vm->name);
+
+			if (n >= (int)sizeof(vm->socket_path))
+				return fail(p, vm->line,
+					    "vm '%s': socket path too long; "
+					    "set 'socket = PATH'",
+					    vm->name);
+		}
+		for (j = 0; j < i; j++) {
+			if (strcmp(cfg->vms[j].socket_path,
+				   vm->socket_path) == 0)
+				return fail(p, vm->line,
+					    "vm '%s' uses the socket of vm "
+					    "'%s' (line %d)",
+					    vm->name, cfg->vms[j].name,
+					    cfg->vms[j].line);
+			if (cfg->vms[j].tenant == vm->tenant &&
+			    memcmp(cfg->vms[j].mac, vm->mac, 6) == 0)
+				return fail(p, vm->line,
+					    "vm '%s' uses the MAC of vm '%s' "
+					    "(line %d) in the same tenant",
+					    vm->name, cfg->vms[j].name,
+					    cfg->vms[j].line);
+		}
+	}
+	return true;
+}
+
+struct pvo_daemon_config *pvo_config_parse(const char *path, const char *text,
+				    char **err)
+{
+	struct parser *p = g_new0(struct parser, 1);
+	char **lines = g_strsplit(text, "\n", -1);
+	struct pvo_daemon_config *cfg;
+	bool ok = true;
+	int i;
+
+	cfg = g_new0(struct pvo_daemon_config, 1);
+	cfg->path = g_strdup(path);
+	g_strlcpy(cfg->socket_dir, DEFAULT_SOCKET_DIR, sizeof(cfg->socket_dir));
+	p->path = path;
+	p->cfg = cfg;
+	for (i = 0; ok && lines[i]; i++)
+		ok = parse_line(p, i + 1, lines[i]);
+	if (ok)
+		ok = resolve(p);
+	g_strfreev(lines);
+	for (i = 0; i < (int)G_N_ELEMENTS(p->vm_tenant); i++)
+		g_free(p->vm_tenant[i]);
+	if (!ok) {
+		*err = p->err;
+		pvo_config_free(cfg);
+		cfg = NULL;
+	}
+	g_free(p);
+	return cfg;
+}
+
+struct pvo_daemon_config *pvo_config_load(const char *path, char **err)
+{
+	GError *gerr = NULL;
+	struct pvo_daemon_config *cfg;
+	char *text;
+
+	if (!g_file_get_contents(path, &text, NULL, &gerr)) {
+		*err = g_strdup_printf("cannot read config file: %s",
+				       gerr->message);
+		g_error_free(gerr);
+		return NULL;
+	}
+	cfg = pvo_config_parse(path, text, err);
+	g_free(text);
+	return cfg;
+}
+
+const struct pvo_vm_config *pvo_config_find_vm(const struct pvo_daemon_config *cfg,
+					       const char *name)
+{
+	int i;
+
+	for (i = 0; i < cfg->num_vms; i++)
+		if (strcmp(cfg->vms[i].name, name) == 0)
+			return &cfg->vms[i];
+	return NULL;
+}
+
+bool pvo_config_select(struct pvo_daemon_config *cfg, char **names, char **err)
+{
+	struct pvo_vm_config *kept;
+	int i, n = 0;
+
+	if (!names || !names[0])
+		return true;
+	kept = g_new0(struct pvo_vm_config, g_strv_length(names));
+	for (i = 0; names[i]; i++) {
+		const struct pvo_vm_config *vm = pvo_config_find_vm(cfg, names[i]);
+
+		if (!vm) {
+			GString *known = g_string_new(NULL);
+			int j;
+
+			for (j = 0; j < cfg->num_vms; j++)
+				g_string_append_printf(known, "%s%s",
+						       j ? ", " : "",
+						       cfg->vms[j].name);
+			*err = g_strdup_printf(
+				"%s: no [vm %s] section (VMs defined there: "
+				"%s)",
+				cfg->path, names[i],
+				known->len ? known->str : "none");
+			g_string_free(known, TRUE);
+			g_free(kept);
+			return false;
+		}
+		kept[n++] = *vm;
+	}
+	g_free(cfg->vms);
+	cfg->vms = kept;
+	cfg->num_vms = n;
+	return true;
+}
+
+void pvo_config_free(struct pvo_daemon_config *cfg)
+{
+	if (!cfg)
+		return;
+	g_free(cfg->path);
+	g_free(cfg->tenants);
+	g_free(cfg->vms);
+	g_free(cfg);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Host-side configuration: tenants and the VMs served, with their overlay
+ * parameters and quotas. Only the host administrator sets these. */
+#ifndef PVO_CONFIG_H
+#define PVO_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#define PVO_MAX_IPS 8		/* == PVO_MAX_ALLOWED_GIDS */
+#define PVO_NAME_MAX 64
+
+struct pvo_quota {
+	uint32_t max_ucontexts;
+	uint32_t max_pd;
+	uint32_t max_qp;
+	uint32_t max_cq;
+	uint32_t max_mr;
+	uint32_t max_ah;
+	uint32_t max_srq;
+	uint64_t max_mr_size;
+};
+
+struct pvo_tenant {
+	char name[PVO_NAME_MAX];
+	uint32_t vni;		/* VXLAN network identifier, 24 bits */
+	uint16_t mtu;		/* Ethernet MTU of the tenant network */
+	int line;		/* where it was defined, for messages */
+};
+
+struct pvo_vm_config {
+	char name[PVO_NAME_MAX];
+	const struct pvo_tenant *tenant;
+	uint8_t mac[6];
+	int num_ips;
+	struct in6_addr ips[PVO_MAX_IPS];	/* IPv4 as ::ffff:a.b.c.d */
+	char socket_path[108];			/* sun_path size */
+	struct pvo_quota quota;
+	int line;
+};
+
+struct pvo_daemon_config {
+	char *path;		/* "command line" for quick-start flags */
+	char socket_dir[96];
+	int num_tenants;
+	struct pvo_tenant *tenants;
+	int num_vms;
+	struct pvo_vm_config *vms;
+};
+
+/* Parse a config file. On failure returns NULL and sets *err to a message
+ * of the form "FILE:LINE: what is wrong" (caller frees with g_free). */
+struct pvo_daemon_config *pvo_config_load(const char *path, char **err);
+struct pvo_daemon_config *pvo_config_parse(const char *path, const char *text,
+				    char **err);
+void pvo_config_free(struct pvo_daemon_config *cfg);
+
+/* Keep only the named VMs; an unknown name is an error naming the file. */
+bool pvo_config_select(struct pvo_daemon_config *cfg, char **names, char **err);
+
+const struct pvo_vm_config *pvo_config_find_vm(const struct pvo_daemon_config *cfg,
+					       const char *name);
+
+void pvo_quota_defaults(struct pvo_quota *q);
+
+/* Value parsers shared with the command line. Return false if malformed. */
+bool pvo_parse_mac(const char *s, uint8_t mac[6]);
+bool pvo_parse_ip(const char *s, struct in6_addr *out);
+bool pvo_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+#endif

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Control queue commands. Each opcode declares the exact request body and
+ * response body it needs; the dispatcher checks header, lengths and the
+ * acting ucontext before a handler sees the body, and handlers check every
+ * field they use. A bad command gets an error status, never a crash.
+ */
+#include <endian.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "ctrl.h"
+#include "device.h"
+#include "iov.h"
+#include "log.h"
+
+struct cmd_desc {
+	const char *name;
+	size_t req_len;		/* body after pvo_cmd_hdr */
+	size_t resp_len;	/* body after pvo_resp_hdr on success */
+	enum pvo_status (*fn)(struct pvo_vm *vm, uint32_t ctx,
+			      const void *req, void *resp);
+};
+
+static enum pvo_status check_port(const struct pvo_cmd_port *c,
+				  uint32_t index_limit)
+{
+	if (le32toh(c->port) != 1)
+		return PVO_STATUS_EINVAL;
+	if (le32toh(c->index) >= index_limit)
+		return PVO_STATUS_EINVAL;
+	return PVO_STATUS_OK;
+}
+
+static enum pvo_status cmd_query_device(struct pvo_vm *vm, uint32_t ctx,
+					const void *req, void *resp)
+{
+	pvo_device_attr(vm->cfg, resp);
+	return PVO_STATUS_OK;
+}
+
+static enum pvo_status cmd_query_port(struct pvo_vm *vm, uint32_t ctx,
+				      const void *req, void *resp)
+{
+	const struct pvo_cmd_port *c = req;
+
+	if (le32toh(c->port) != 1)
+		return PVO_STATUS_EINVAL;
+	pvo_device_port_attr(vm->cfg, resp);
+	return PVO_STATUS_OK;
+}
+
+static enum pvo_status cmd_query_gid(struct pvo_vm *vm, uint32_t ctx,
+				     const void *req, void *resp)
+{
+	const struct pvo_cmd_port *c = req;
+	struct pvo_resp_query_gid *r = resp;
+	enum pvo_status st = check_port(c, PVO_GID_TABLE_LEN);
+	struct pvo_gid_entry *e;
+
+	if (st)
+		return st;
+	e = &vm->gids.e[le32toh(c->index)];
+	if (!e->valid)
+		return PVO_STATUS_ENOENT;
+	memcpy(r->gid, e->gid, PVO_GID_LEN);
+	r->type = htole32(e->type);
+	return PVO_STATUS_OK;
+}
+
+static enum pvo_status cmd_add_gid(struct pvo_vm *vm, uint32_t ctx,
+				   const void *req, void *resp)
+{
+	const struct pvo_cmd_add_gid *c = req;
+	uint32_t index = le32toh(c->index);
+	char buf[64];
+	int i;
+
+	if (le32toh(c->port) != 1 || index >= PVO_GID_TABLE_LEN ||
+	    le32toh(c->type) != PVO_GID_TYPE_ROCE_V2 || c->reserved)
+		return PVO_STATUS_EINVAL;
+	if (ctx != PVO_CTX_KERNEL)
+		return PVO_STATUS_EPERM;
+	if (!pvo_gid_allowed(vm->cfg, c->gid)) {
+		pvo_info(pvo_vm_name(vm),
+			 "refused GID %s: not in the VM's allowed IPs "
+			 "(config key 'ips')",
+			 pvo_gid_str(c->gid, buf, sizeof(buf)));
+		return PVO_STATUS_EPERM;
+	}
+	/* One GID lives in one slot; installing it twice is a driver bug. */
+	for (i = 0; i < PVO_GID_TABLE_LEN; i++)
+		if (i != (int)index && vm->gids.e[i].valid &&
+		    memcmp(vm->gids.e[i].gid, c->gid, PVO_GID_LEN) == 0)
+			return PVO_STATUS_EBUSY;
+	vm->gids.e[index].valid = true;
+	memcpy(vm->gids.e[index].gid, c->gid, PVO_GID_LEN);
+	vm->gids.e[index].type = PVO_GID_TYPE_ROCE_V2;
+	pvo_debug(pvo_vm_name(vm), "GID %u = %s", index,
+		  pvo_gid_str(c->gid, buf, sizeof(buf)));
+	return PVO_STATUS_OK;
+}
+
+static enum pvo_status cmd_del_gid(struct pvo_vm *vm, uint32_t ctx,
+				   const void *req, void *resp)
+{
+	const struct pvo_cmd_port *c = req;
+	enum pvo_status st = check_port(c, PVO_GID_TABLE_LEN);
+
+	if (st)
+		return st;
+	if (ctx != PVO_CTX_KERNEL)
+		return PVO_STATUS_EPERM;
+	if (!vm->gids.e[le32toh(c->index)].valid)
+		return PVO_STATUS_ENOENT;
+	memset(&vm->gids.e[le32toh(c->index)], 0, sizeof(struct pvo_gid_entry));
+	return PVO_STATUS_OK;
+}
+
+static enum pvo_status cmd_query_pkey(struct pvo_vm *vm, uint32_t ctx,
+				      const void *req, void *resp)
+{
+	struct pvo_resp_query_pkey *r = resp;
+	enum pvo_status st = check_port(req, 1);
+
+	if (st)
+		return st;
+	r->pkey = htole16(0xffff);	/* the default, full-member P_Key */
+	return PVO_STATUS_OK;
+}
+
+static enum pvo_status cmd_alloc_ucontext(struct pvo_vm *vm, uint32_t ctx,
+					  const void *req, void *resp)
+{
+	struct pvo_resp_alloc_ucontext *r = resp;
+	struct pvo_ucontext *uctx;
+	unsigned int q, nq = pvo_device_max_queues(vm->cfg);
+
+	if (ctx != PVO_CTX_KERNEL)
+		return PVO_STATUS_EINVAL;
+	for (q = PVO_VQ_DB_FIRST_USER; q < nq; q++)
+		if (!(vm->db_queues_busy & (1ull << q)) &&
+		    vm->connected && q < vm->vug.parent.max_queues &&
+		    vu_queue_started(&vm->vug.parent,
+				     vu_get_queue(&vm->vug.parent, q)))
+			break;
+	if (q >= nq) {
+		pvo_info(pvo_vm_name(vm),
+			 "no free doorbell queue for a new user context "
+			 "(%u in use): free contexts or give the device more "
+			 "doorbells",
+			 vm->ucontexts.count);
+		return PVO_STATUS_ENOSPC;
+	}
+	uctx = g_new0(struct pvo_ucontext, 1);
+	uctx->handle = pvo_table_add(&vm->ucontexts, uctx, PVO_CTX_KERNEL);
+	if (!uctx->handle) {
+		g_free(uctx);
+		pvo_info(pvo_vm_name(vm),
+			 "user context quota reached (max-ucontexts = %u)",
+			 vm->cfg->quota.max_ucontexts);
+		return PVO_STATUS_ENOSPC;
+	}
+	uctx->db_queue = q;
+	vm->db_queues_busy |= 1ull << q;
+	r->ctx = htole32(uctx->handle);
+	r->db_queue = htole32(q);
+	return PVO_STATUS_OK;
+}
+
+static enum pvo_status cmd_dealloc_ucontext(struct pvo_vm *vm, uint32_t ctx,
+					    const void *req, void *resp)
+{
+	struct pvo_ucontext *uctx;
+
+	if (ctx == PVO_CTX_KERNEL)
+		return PVO_STATUS_EINVAL;
+	uctx = pvo_table_get(&vm->ucontexts, ctx, PVO_CTX_KERNEL);
+	if (!uctx)
+		return PVO_STATUS_ENOENT;
+	pvo_vm_destroy_ucontext(vm, uctx);
+	return PVO_STATUS_OK;
+}
+
+static enum pvo_status cmd_alloc_pd(struct pvo_vm *vm, uint32_t ctx,
+				    const void *req, void *resp)
+{
+	struct pvo_resp_alloc_pd *r = resp;
+	struct pvo_pd *pd = g_new0(struct pvo_pd, 1);
+
+	pd->ctx = ctx;
+	pd->handle = pvo_table_add(&vm->pds, pd, ctx);
+	if (!pd->handle) {
+		g_free(pd);
+		pvo_info(pvo_vm_name(vm), "PD quota reached (max-pd = %u)",
+			 vm->cfg->quota.max_pd);
+		return PVO_STATUS_ENOSPC;
+	}
+	r->pd = htole32(pd->handle);
+	return PVO_STATUS_OK;
+}
+
+static enum pvo_status cmd_dealloc_pd(struct pvo_vm *vm, uint32_t ctx,
+				      const void *req, void *resp)
+{
+	const struct pvo_cmd_dealloc_pd *c = req;
+	struct pvo_pd *pd;
+
+	if (c->reserved)
+		return PVO_STATUS_EINVAL;
+	pd = pvo_table_remove(&vm->pds, le32toh(c->pd), ctx);
+	if (!pd)
+		return PVO_STATUS_ENOENT;
+	g_free(pd);
+	return PVO_STATUS_OK;
+}
+
+#define CMD(op, fn, req, resp) \
+	[PVO_CMD_##op] = { #op, req, resp, fn }
+
+static const struct cmd_desc cmds[PVO_CMD_MAX] = {
+	CMD(QUERY_DEVICE, cmd_query_device, 0,
+	    sizeof(struct pvo_resp_query_device)),
+	CMD(QUERY_PORT, cmd_query_port, sizeof(struct pvo_cmd_port),
+	    sizeof(struct pvo_resp_query_port)),
+	CMD(QUERY_GID, cmd_query_gid, sizeof(struct pvo_cmd_port),
+	    sizeof(struct pvo_resp_query_gid)),
+	CMD(ADD_GID, cmd_add_gid, sizeof(struct pvo_cmd_add_gid), 0),
+	CMD(DEL_GID, cmd_del_gid, sizeof(struct pvo_cmd_port), 0),
+	CMD(QUERY_PKEY, cmd_query_pkey, sizeof(struct pvo_cmd_port),
+	    sizeof(struct pvo_resp_query_pkey)),
+	CMD(ALLOC_UCONTEXT, cmd_alloc_ucontext, 0,
+	    sizeof(struct pvo_resp_alloc_ucontext)),
+	CMD(DEALLOC_UCONTEXT, cmd_dealloc_ucontext, 0, 0),
+	CMD(ALLOC_PD, cmd_alloc_pd, 0, sizeof(struct pvo_resp_alloc_pd)),
+	CMD(DEALLOC_PD, cmd_dealloc_pd, sizeof(struct pvo_cmd_dealloc_pd), 0),
+};
+
+const char *pvo_cmd_name(unsigned int opcode)
+{
+	if (opcode < PVO_CMD_MAX && cmds[opcode].name)
+		return cmds[opcode].name;
+	return "unknown";
+}
+
+static enum pvo_status dispatch(struct pvo_vm *vm, const uint8_t *req,
+				size_t req_len, uint8_t *body, size_t body_room,
+				size_t *body_len)
+{
+	const struct pvo_cmd_hdr *h = (const void *)req;
+	const struct cmd_desc *d;
+	unsigned int opcode;
+	uint32_t ctx;
+
+	*body_len = 0;
+	if (req_len < sizeof(*h))
+		return PVO_STATUS_EINVAL;
+	opcode = le16toh(h->opcode);
+	ctx = le32toh(h->ctx);
+	if (opcode >= PVO_CMD_MAX || !cmds[opcode].fn)
+		return PVO_STATUS_EOPNOTSUPP;
+	d = &cmds[opcode];
+	if (h->flags)
+		return PVO_STATUS_EINVAL;
+	if (req_len - sizeof(*h) < d->req_len || body_room < d->resp_len)
+		return PVO_STATUS_EINVAL;
+	if (ctx != PVO_CTX_KERNEL &&
+	    !pvo_table_get(&vm->ucontexts, ctx, PVO_CTX_KERNEL))
+		return PVO_STATUS_ENOENT;
+	memset(body, 0, d->resp_len);
+	*body_len = d->resp_len;
+	return d->fn(vm, ctx, req + sizeof(*h), body);
+}
+
+size_t pvo_ctrl_execute(struct pvo_vm *vm, const void *req, size_t req_len,
+			void *resp, size_t resp_len)
+{
+	struct pvo_resp_hdr *rh = resp;
+	const struct pvo_cmd_hdr *h = req;
+	enum pvo_status st;
+	size_t body_len;
+
+	if (resp_len < sizeof(*rh)) {
+		vm->stats.cmd_errors++;
+		return 0;
+	}
+	st = dispatch(vm, req, req_len, (uint8_t *)resp + sizeof(*rh),
+		      resp_len - sizeof(*rh), &body_len);
+	vm->stats.cmds++;
+	if (st) {
+		vm->stats.cmd_errors++;
+		body_len = 0;
+		pvo_debug(pvo_vm_name(vm), "command %s failed with status %d",
+			  req_len >= sizeof(*h) ?
+				  pvo_cmd_name(le16toh(h->opcode)) : "(short)",
+			  st);
+	}
+	memset(rh, 0, sizeof(*rh));
+	rh->status = htole32(st);
+	return sizeof(*rh) + body_len;
+}
+
+void pvo_ctrl_process(struct pvo_vm *vm, VuDev *dev, int qidx)
+{
+	VuVirtq *vq = vu_get_queue(dev, qidx);
+	uint8_t req[PVO_CTRL_MAX_MSG], resp[PVO_CTRL_MAX_MSG];
+	VuVirtqElement *elem;
+
+	while ((elem = vu_queue_pop(dev, vq, sizeof(*elem)))) {
+		size_t req_len, room, len;
+
+		/* Gather at most the largest command; a longer one is
+		 * truncated and fails its length checks only if the
+		 * opcode needs more than fits. */
+		req_len = iov_to_buf_len(elem->out_sg, elem->out_num, req,
+					 sizeof(req));
+		room = MIN(iov_size(elem->in_sg, elem->in_num), sizeof(resp));
+		len = pvo_ctrl_execute(vm, req, req_len, resp, room);
+		len = iov_from_buf_len(elem->in_sg, elem->in_num, resp, len);
+		vu_queue_push(dev, vq, elem, len);
+		free(elem);
+	}
+	vu_queue_notify(dev, vq);
+}

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * pvrdma-overlayd: vhost-user back-end of the pvrdma-overlay device. Serves
+ * every configured VM on its own unix socket.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <glib-unix.h>
+
+#include "config.h"
+#include "log.h"
+#include "vhost.h"
+#include "vm.h"
+
+static char *opt_config;
+static char **opt_vms;
+static gboolean opt_check;
+static char *opt_socket;
+static char *opt_name;
+static char *opt_tenant;
+static char *opt_vni;
+static char *opt_mac;
+static char *opt_mtu;
+static char **opt_ips;
+static char *opt_max_pd;
+static char *opt_max_ucontexts;
+
+static const GOptionEntry entries[] = {
+	{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &opt_config,
+	  "Serve the VMs of this config file", "FILE" },
+	{ "vm", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_vms,
+	  "Serve only this VM of the config file (repeatable)", "NAME" },
+	{ "check", 0, 0, G_OPTION_ARG_NONE, &opt_check,
+	  "Check the configuration and exit", NULL },
+	{ "socket", 's', 0, G_OPTION_ARG_FILENAME, &opt_socket,
+	  "Quick start without a config file: serve one VM on this socket",
+	  "PATH" },
+	{ "name", 0, 0, G_OPTION_ARG_STRING, &opt_name,
+	  "Quick start: VM name (default vm)", "NAME" },
+	{ "tenant", 0, 0, G_OPTION_ARG_STRING, &opt_tenant,
+	  "Quick start: tenant name (default default)", "NAME" },
+	{ "vni", 0, 0, G_OPTION_ARG_STRING, &opt_vni,
+	  "Quick start: tenant VXLAN network identifier", "N" },
+	{ "mac", 0, 0, G_OPTION_ARG_STRING, &opt_mac,
+	  "Quick start: the VM's MAC", "MAC" },
+	{ "ip", 0, 0, G_OPTION_ARG_STRING_ARRAY, &opt_ips,
+	  "Quick start: an IP the VM may use as GID (repeatable)", "IP" },
+	{ "mtu", 0, 0, G_OPTION_ARG_STRING, &opt_mtu,
+	  "Quick start: tenant MTU (default 1500)", "N" },
+	{ "max-pd", 0, 0, G_OPTION_ARG_STRING, &opt_max_pd,
+	  "Quick start: PD quota", "N" },
+	{ "max-ucontexts", 0, 0, G_OPTION_ARG_STRING, &opt_max_ucontexts,
+	  "Quick start: user context quota", "N" },
+	{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &pvo_verbose,
+	  "Log every command and vhost-user event", NULL },
+	{ NULL }
+};
+
+/* Builds the same text a config file would hold, so that quick-start
+ * flags go through the one parser and its checks. */
+static struct pvo_daemon_config *config_from_flags(char **err)
+{
+	GString *t = g_string_new(NULL);
+	struct pvo_daemon_config *cfg;
+	int i;
+
+	if (!opt_vni || !opt_mac) {
+		*err = g_strdup("--socket needs --vni N and --mac MAC "
+				"(and usually --ip IP)");
+		g_string_free(t, TRUE);
+		return NULL;
+	}
+	g_string_append_printf(t, "[tenant %s]\nvni = %s\n",
+			       opt_tenant ? opt_tenant : "default", opt_vni);
+	if (opt_mtu)
+		g_string_append_printf(t, "mtu = %s\n", opt_mtu);
+	g_string_append_printf(t, "[vm %s]\ntenant = %s\nmac = %s\n",
+			       opt_name ? opt_name : "vm",
+			       opt_tenant ? opt_tenant : "default", opt_mac);
+	g_string_append_printf(t, "socket = %s\n", opt_socket);
+	if (opt_max_pd)
+		g_string_append_printf(t, "max-pd = %s\n", opt_max_pd);
+	if (opt_max_ucontexts)
+		g_string_append_printf(t, "max-ucontexts = %s\n",
+				       opt_max_ucontexts);
+	g_string_append(t, "ips = ");
+	for (i = 0; opt_ips && opt_ips[i]; i++)
+		g_string_append_printf(t, "%s,", opt_ips[i]);
+	g_string_append(t, "\n");
+	cfg = pvo_config_parse("command line", t->str, err);
+	g_string_free(t, TRUE);
+	return cfg;
+}
+
+static gboolean on_signal(gpointer loop)
+{
+	g_main_loop_quit(loop);
+	return G_SOURCE_CONTINUE;
+}
+
+int main(int argc, char **argv)
+{
+	GOptionContext *octx = g_option_context_new("- pvrdma-overlay back-end");
+	struct pvo_daemon_config *cfg;
+	struct pvo_vm **vms;
+	GMainLoop *loop;
+	GError *gerr = NULL;
+	char *err = NULL;
+	int i, n;
+
+	g_option_context_add_main_entries(octx, entries, NULL);
+	g_option_context_set_description(
+		octx, "Either --config FILE [--vm NAME...] or the quick-start "
+		      "flags --socket PATH --vni N --mac MAC [--ip IP...].\n"
+		      "See README.md for the config file format.");
+	if (!g_option_context_parse(octx, &argc, &argv, &gerr)) {
+		fprintf(stderr, "pvrdma-overlayd: %s (try --help)\n",
+			gerr->message);
+		return 2;
+	}
+	g_option_context_free(octx);
+	if (argc > 1) {
+		fprintf(stderr, "pvrdma-overlayd: unexpected argument '%s'\n",
+			argv[1]);
+		return 2;
+	}
+	if (!!opt_config == !!opt_socket) {
+		fprintf(stderr, "pvrdma-overlayd: give either --config FILE or "
+				"--socket PATH with the quick-start flags "
+				"(try --help)\n");
+		return 2;
+	}
+	if (opt_config) {
+		cfg = pvo_config_load(opt_config, &err);
+		if (cfg && !pvo_config_select(cfg, opt_vms, &err)) {
+			pvo_config_free(cfg);
+			cfg = NULL;
+		}
+	} else {
+		cfg = config_from_flags(&err);
+	}
+	if (!cfg) {
+		fprintf(stderr, "pvrdma-overlayd: %s\n", err);
+		g_free(err);
+		return 1;
+	}
+	if (cfg->num_vms == 0) {
+		fprintf(stderr, "pvrdma-overlayd: %s defines no [vm NAME] "
+				"section: nothing to serve\n",
+			cfg->path);
+		return 1;
+	}
+	if (opt_check) {
+		printf("%s: ok (%d tenants, %d VMs)\n", cfg->path,
+		       cfg->num_tenants, cfg->num_vms);
+		pvo_config_free(cfg);
+		return 0;
+	}
+
+	signal(SIGPIPE, SIG_IGN);
+	loop = g_main_loop_new(NULL, FALSE);
+	n = cfg->num_vms;
+	vms = g_new0(struct pvo_vm *, n);
+	for (i = 0; i < n; i++) {
+		vms[i] = pvo_vm_new(&cfg->vms[i]);
+		if (!pvo_vhost_listen(vms[i], &err)) {
+			fprintf(stderr, "pvrdma-overlayd: %s\n", err);
+			while (i >= 0) {
+				pvo_vhost_close(vms[i]);
+				pvo_vm_free(vms[i--]);
+			}
+			return 1;
+		}
+	}
+	g_unix_signal_add(SIGTERM, on_signal, loop);
+	g_unix_signal_add(SIGINT, on_signal, loop);
+	g_main_loop_run(loop);
+
+	pvo_info(NULL, "shutting down");
+	for (i = 0; i < n; i++) {
+		pvo_vhost_close(vms[i]);
+		pvo_vm_free(vms[i]);
+	}
+	g_free(vms);
+	g_main_loop_unref(loop);
+	pvo_config_free(cfg);
+	return 0;
+}

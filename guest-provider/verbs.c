@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Control-path verbs that go straight to the kernel driver: device and
+ * port queries, protection domains.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pvrdma_overlay.h"
+
+int pvo_query_device(struct ibv_context *ibctx,
+		     const struct ibv_query_device_ex_input *input,
+		     struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+	uint64_t fw_ver;
+	int ret;
+
+	ret = ibv_cmd_query_device_any(ibctx, input, attr, attr_size, &resp,
+				       &resp_size);
+	if (ret)
+		return ret;
+
+	/* fw_ver packs major.minor.patch as 16-bit fields in bits 47..0 */
+	fw_ver = resp.base.fw_ver;
+	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+		 "%u.%u.%u", (unsigned int)(fw_ver >> 32) & 0xffff,
+		 (unsigned int)(fw_ver >> 16) & 0xffff,
+		 (unsigned int)fw_ver & 0xffff);
+	return 0;
+}
+
+int pvo_query_port(struct ibv_context *ibctx, uint8_t port,
+		   struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd;
+
+	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
+}
+
+struct ibv_pd *pvo_alloc_pd(struct ibv_context *ibctx)
+{
+	struct pvo_uverbs_alloc_pd_resp resp = {};
+	struct ibv_alloc_pd cmd;
+	struct pvo_pd *pd;
+	int ret;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_alloc_pd(ibctx, &pd->ibv_pd, &cmd, sizeof(cmd),
+			       &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		free(pd);
+		errno = ret;
+		return NULL;
+	}
+
+	pd->pdn = resp.pdn;
+	return &pd->ibv_pd;
+}
+
+int pvo_dealloc_pd(struct ibv_pd *ibpd)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_pd(ibpd);
+	if (ret)
+		return ret;
+
+	free(to_pvo_pd(ibpd));
+	return 0;
+}

@@ -1,0 +1,655 @@
+/*
+ * pvrdma-overlay: vhost-user RDMA virtio device (virtio ID 42)
+ *
+ * The device holds no RDMA logic. It connects the guest's virtqueues,
+ * doorbells, interrupts and config space to pvrdma-overlayd, the
+ * vhost-user back-end that executes the verbs commands. Queue layout
+ * (include/pvo-device.h):
+ *
+ *   0          control queue
+ *   1          event queue
+ *   2..N-1     doorbell queues (2: the kernel's, 3..: user contexts)
+ *
+ * The config space (struct pvo_config) comes from the back-end through
+ * VHOST_USER_GET_CONFIG. Its num_queues is the back-end's maximum; the
+ * guest sees the number of queues this device actually created.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qemu/error-report.h"
+#include "qemu/log.h"
+#include "hw/qdev-properties.h"
+#include "hw/qdev-properties-system.h"
+#include "hw/virtio/virtio-bus.h"
+#include "chardev/char-socket.h"
+#include "io/task.h"
+#include "migration/blocker.h"
+#include "migration/vmstate.h"
+#include "vhost-user-rdma.h"
+
+#define PVO_DEFAULT_DOORBELLS       16
+#define PVO_DEFAULT_QUEUE_SIZE      256
+
+/* Ring features the back-end may take away; everything else is ours. */
+static const int pvo_vhost_feature_bits[] = {
+    VIRTIO_F_VERSION_1,
+    VIRTIO_RING_F_INDIRECT_DESC,
+    VIRTIO_RING_F_EVENT_IDX,
+    VIRTIO_F_NOTIFY_ON_EMPTY,
+    VIRTIO_F_ANY_LAYOUT,
+    VIRTIO_F_RING_PACKED,
+    VIRTIO_F_RING_RESET,
+    VIRTIO_F_IN_ORDER,
+    VIRTIO_F_NOTIFICATION_DATA,
+    VHOST_INVALID_FEATURE_BIT
+};
+
+static void pvo_chr_event(void *opaque, QEMUChrEvent event);
+
+static const char *pvo_chardev_name(VHostUserRDMA *s)
+{
+    Chardev *chr = qemu_chr_fe_get_driver(&s->chardev);
+
+    return chr ? chr->label : "?";
+}
+
+uint16_t vhost_user_rdma_queue_count(VHostUserRDMA *s)
+{
+    return VHOST_USER_RDMA_FIXED_QUEUES + s->doorbells;
+}
+
+/*
+ * Doorbell pages
+ *
+ * Page N of the doorbell region kicks virtqueue N, for the doorbell queues
+ * (N >= 2) only. While vhost runs, each page is an ioeventfd on the queue's
+ * host notifier, which is the kick fd the back-end polls: a guest write
+ * reaches the back-end without QEMU (in-kernel under KVM). The MMIO
+ * handler below is the fallback for writes that the ioeventfd does not
+ * match (not at offset 0 of the page, or vhost stopped).
+ */
+static uint64_t pvo_doorbell_read(void *opaque, hwaddr addr, unsigned size)
+{
+    return 0;
+}
+
+static void pvo_doorbell_write(void *opaque, hwaddr addr, uint64_t val,
+                               unsigned size)
+{
+    VHostUserRDMA *s = opaque;
+    hwaddr page = addr / PVO_DOORBELL_PAGE_SIZE;
+
+    if (page < PVO_VQ_DB_KERNEL || page >= s->num_queues) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "pvrdma-overlay: ignoring write to doorbell page %"
+                      HWADDR_PRIu ": only pages %u..%u kick doorbell queues\n",
+                      page, PVO_VQ_DB_KERNEL, s->num_queues - 1);
+        return;
+    }
+    virtio_queue_notify(VIRTIO_DEVICE(s), page);
+}
+
+static const MemoryRegionOps pvo_doorbell_ops = {
+    .read = pvo_doorbell_read,
+    .write = pvo_doorbell_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+};
+
+/* Wire (or unwire) the doorbell pages to the queues' host notifiers. */
+static void pvo_doorbells_set_eventfds(VHostUserRDMA *s, bool assign)
+{
+    VirtIODevice *vdev = VIRTIO_DEVICE(s);
+    unsigned int n;
+
+    if (s->doorbell_eventfds == assign) {
+        return;
+    }
+
+    memory_region_transaction_begin();
+    for (n = PVO_VQ_DB_KERNEL; n < s->num_queues; n++) {
+        EventNotifier *e =
+            virtio_queue_get_host_notifier(virtio_get_queue(vdev, n));
+        hwaddr offset = (hwaddr)n * PVO_DOORBELL_PAGE_SIZE;
+
+        if (assign) {
+            memory_region_add_eventfd(&s->doorbell_mr, offset, 0, false, 0,
+                                      e);
+        } else {
+            memory_region_del_eventfd(&s->doorbell_mr, offset, 0, false, 0,
+                                      e);
+        }
+    }
+    memory_region_transaction_commit();
+    s->doorbell_eventfds = assign;
+}
+
+/* Starting and stopping vhost with the driver */
+
+static int pvo_vhost_start(VirtIODevice *vdev, Error **errp)
+{
+    VHostUserRDMA *s = VHOST_USER_RDMA(vdev);
+    BusState *qbus = BUS(qdev_get_parent_bus(DEVICE(vdev)));
+    VirtioBusClass *k = VIRTIO_BUS_GET_CLASS(qbus);
+    int i, ret;
+
+    if (!k->set_guest_notifiers) {
+        error_setg(errp, "the virtio transport does not support guest "
+                   "notifiers");
+        return -ENOSYS;
+    }
+
+    ret = vhost_dev_enable_notifiers(&s->vhost_dev, vdev);
+    if (ret < 0) {
+        error_setg_errno(errp, -ret, "cannot enable host notifiers");
+        return ret;
+    }
+
+    ret = k->set_guest_notifiers(qbus->parent, s->vhost_dev.nvqs, true);
+    if (ret < 0) {
+        error_setg_errno(errp, -ret, "cannot bind guest notifiers");
+        goto err_host_notifiers;
+    }
+
+    s->vhost_dev.acked_features = vdev->guest_features;
+
+    /* Interrupts go through irqfds set up by the transport: unmask all. */
+    for (i = 0; i < s->vhost_dev.nvqs; i++) {
+        vhost_virtqueue_mask(&s->vhost_dev, vdev, i, false);
+    }
+
+    s->vhost_dev.vq_index_end = s->vhost_dev.nvqs;
+    ret = vhost_dev_start(&s->vhost_dev, vdev, true);
+    if (ret < 0) {
+        error_setg_errno(errp, -ret, "cannot start vhost");
+        goto err_guest_notifiers;
+    }
+
+    s->vhost_running = true;
+    pvo_doorbells_set_eventfds(s, true);
+    return 0;
+
+err_guest_notifiers:
+    for (i = 0; i < s->vhost_dev.nvqs; i++) {
+        vhost_virtqueue_mask(&s->vhost_dev, vdev, i, true);
+    }
+    k->set_guest_notifiers(qbus->parent, s->vhost_dev.nvqs, false);
+err_host_notifiers:
+    vhost_dev_disable_notifiers(&s->vhost_dev, vdev);
+    return ret;
+}
+
+static void pvo_vhost_stop(VirtIODevice *vdev)
+{
+    VHostUserRDMA *s = VHOST_USER_RDMA(vdev);
+    BusState *qbus = BUS(qdev_get_parent_bus(DEVICE(vdev)));
+    VirtioBusClass *k = VIRTIO_BUS_GET_CLASS(qbus);
+    int ret;
+
+    /* Our own flag: vhost_dev.started is already false on a disconnect. */
+    if (!s->vhost_running || !k->set_guest_notifiers) {
+        return;
+    }
+    s->vhost_running = false;
+
+    vhost_dev_stop(&s->vhost_dev, vdev, true);
+
+    ret = k->set_guest_notifiers(qbus->parent, s->vhost_dev.nvqs, false);
+    if (ret < 0) {
+        error_report("pvrdma-overlay: cannot unbind guest notifiers: %s",
+                     strerror(-ret));
+    }
+
+    /* Before the notifiers are closed. */
+    pvo_doorbells_set_eventfds(s, false);
+    vhost_dev_disable_notifiers(&s->vhost_dev, vdev);
+}
+
+static void pvo_set_status(VirtIODevice *vdev, uint8_t status)
+{
+    VHostUserRDMA *s = VHOST_USER_RDMA(vdev);
+    bool should_start = virtio_device_should_start(vdev, status);
+    Error *local_err = NULL;
+
+    if (!s->connected) {
+        return;
+    }
+    if (vhost_dev_is_started(&s->vhost_dev) == should_start) {
+        return;
+    }
+
+    if (should_start) {
+        if (pvo_vhost_start(vdev, &local_err) < 0) {
+            error_reportf_err(local_err, "pvrdma-overlay: back-end on "
+                              "chardev '%s' did not start: ",
+                              pvo_chardev_name(s));
+            qemu_chr_fe_disconnect(&s->chardev);
+        }
+    } else {
+        pvo_vhost_stop(vdev);
+    }
+}
+
+static uint64_t pvo_get_features(VirtIODevice *vdev, uint64_t features,
+                                 Error **errp)
+{
+    VHostUserRDMA *s = VHOST_USER_RDMA(vdev);
+
+    /* Addresses in rings and commands are guest-physical: no vIOMMU. */
+    virtio_clear_feature(&features, VIRTIO_F_IOMMU_PLATFORM);
+    return vhost_get_features(&s->vhost_dev, pvo_vhost_feature_bits,
+                              features);
+}
+
+static void pvo_handle_output(VirtIODevice *vdev, VirtQueue *vq)
+{
+    /*
+     * The back-end serves every queue. This runs only for a kick while
+     * vhost is stopped, when there is nobody to tell.
+     */
+}
+
+static void pvo_guest_notifier_mask(VirtIODevice *vdev, int idx, bool mask)
+{
+    VHostUserRDMA *s = VHOST_USER_RDMA(vdev);
+
+    if (idx == VIRTIO_CONFIG_IRQ_IDX) {
+        return;
+    }
+    vhost_virtqueue_mask(&s->vhost_dev, vdev, idx, mask);
+}
+
+static bool pvo_guest_notifier_pending(VirtIODevice *vdev, int idx)
+{
+    VHostUserRDMA *s = VHOST_USER_RDMA(vdev);
+
+    if (idx == VIRTIO_CONFIG_IRQ_IDX) {
+        return false;
+    }
+    return vhost_virtqueue_pending(&s->vhost_dev, idx);
+}
+
+static struct vhost_dev *pvo_get_vhost(VirtIODevice *vdev)
+{
+    return &VHOST_USER_RDMA(vdev)->vhost_dev;
+}
+
+/* Config space */
+
+static bool pvo_fetch_config(VHostUserRDMA *s, struct pvo_config *cfg,
+                             Error **errp)
+{
+    uint32_t version;
+    uint16_t max_queues;
+
+    memset(cfg, 0, sizeof(*cfg));
+    if (vhost_dev_get_config(&s->vhost_dev, (uint8_t *)cfg, sizeof(*cfg),
+                             errp) < 0) {
+        error_prepend(errp, "pvrdma-overlay: cannot read the config space "
+                      "from the back-end on chardev '%s': ",
+                      pvo_chardev_name(s));
+        return false;
+    }
+
+    version = le32_to_cpu(cfg->version);
+    if (version != PVO_INTERFACE_VERSION) {
+        error_setg(errp, "pvrdma-overlay: the back-end on chardev '%s' "
+                   "speaks device interface version %" PRIu32 " but this "
+                   "QEMU speaks version %d: run a pvrdma-overlayd from the "
+                   "same pvrdma-overlay build as this QEMU",
+                   pvo_chardev_name(s), version, PVO_INTERFACE_VERSION);
+        return false;
+    }
+
+    max_queues = le16_to_cpu(cfg->num_queues);
+    if (max_queues < s->num_queues) {
+        error_setg(errp, "pvrdma-overlay: doorbells=%" PRIu32 " needs %u "
+                   "virtqueues but the back-end on chardev '%s' supports at "
+                   "most %u: set doorbells=%u or lower, or raise the "
+                   "back-end's limit", s->doorbells, s->num_queues,
+                   pvo_chardev_name(s), max_queues,
+                   max_queues > VHOST_USER_RDMA_FIXED_QUEUES ?
+                   max_queues - VHOST_USER_RDMA_FIXED_QUEUES : 0);
+        return false;
+    }
+    return true;
+}
+
+static void pvo_get_config(VirtIODevice *vdev, uint8_t *config)
+{
+    VHostUserRDMA *s = VHOST_USER_RDMA(vdev);
+    struct pvo_config cfg = s->config;
+
+    /* The guest sees the queues that exist, not the back-end's maximum. */
+    cfg.num_queues = cpu_to_le16(s->num_queues);
+    memcpy(config, &cfg, sizeof(cfg));
+}
+
+/* VHOST_USER_BACKEND_CONFIG_CHANGE_MSG: re-read, check, tell the guest. */
+static int pvo_config_changed(struct vhost_dev *hdev)
+{
+    VHostUserRDMA *s = container_of(hdev, VHostUserRDMA, vhost_dev);
+    struct pvo_config cfg;
+    Error *local_err = NULL;
+
+    if (!pvo_fetch_config(s, &cfg, &local_err)) {
+        error_append_hint(&local_err, "The guest keeps the old config.\n");
+        error_report_err(local_err);
+        return -EINVAL;
+    }
+    s->config = cfg;
+    virtio_notify_config(VIRTIO_DEVICE(s));
+    return 0;
+}
+
+static const VhostDevConfigOps pvo_config_ops = {
+    .vhost_dev_config_notifier = pvo_config_changed,
+};
+
+/* Connection to the back-end */
+
+static int pvo_connect(DeviceState *dev, Error **errp)
+{
+    VirtIODevice *vdev = VIRTIO_DEVICE(dev);
+    VHostUserRDMA *s = VHOST_USER_RDMA(dev);
+    struct pvo_config cfg;
+    int ret;
+
+    if (s->connected) {
+        return 0;
+    }
+
+    /* vhost_dev_cleanup() zeroes vhost_dev: set it up from scratch. */
+    memset(s->vhost_vqs, 0, sizeof(*s->vhost_vqs) * s->num_queues);
+    s->vhost_dev.nvqs = s->num_queues;
+    s->vhost_dev.vqs = s->vhost_vqs;
+    s->vhost_dev.vq_index = 0;
+    s->vhost_dev.backend_features = 0;
+    vhost_dev_set_config_notifier(&s->vhost_dev, &pvo_config_ops);
+
+    s->vhost_user.supports_config = true;
+    ret = vhost_dev_init(&s->vhost_dev, &s->vhost_user,
+                         VHOST_BACKEND_TYPE_USER, 0, errp);
+    if (ret < 0) {
+        error_prepend(errp, "pvrdma-overlay: vhost-user handshake with the "
+                      "back-end on chardev '%s' failed: ",
+                      pvo_chardev_name(s));
+        return ret;
+    }
+
+    if (!virtio_has_feature(s->vhost_dev.features, VIRTIO_F_VERSION_1)) {
+        error_setg(errp, "pvrdma-overlay: the back-end on chardev '%s' does "
+                   "not offer VIRTIO_F_VERSION_1, which this modern-only "
+                   "device needs", pvo_chardev_name(s));
+        vhost_dev_cleanup(&s->vhost_dev);
+        return -ENOTSUP;
+    }
+
+    if (!pvo_fetch_config(s, &cfg, errp)) {
+        vhost_dev_cleanup(&s->vhost_dev);
+        return -EINVAL;
+    }
+    s->config = cfg;
+    s->connected = true;
+
+    /* A reconnect while the driver runs: restart vhost. */
+    if (virtio_device_started(vdev, vdev->status)) {
+        ret = pvo_vhost_start(vdev, errp);
+        if (ret < 0) {
+            error_prepend(errp, "pvrdma-overlay: back-end on chardev '%s' "
+                          "did not restart: ", pvo_chardev_name(s));
+            return ret;
+        }
+    }
+    return 0;
+}
+
+static void pvo_disconnect(DeviceState *dev)
+{
+    VirtIODevice *vdev = VIRTIO_DEVICE(dev);
+    VHostUserRDMA *s = VHOST_USER_RDMA(dev);
+
+    if (s->connected) {
+        s->connected = false;
+        pvo_vhost_stop(vdev);
+        vhost_dev_cleanup(&s->vhost_dev);
+        warn_report("pvrdma-overlay: back-end on chardev '%s' disconnected; "
+                    "the device resumes when it reconnects",
+                    pvo_chardev_name(s));
+    }
+
+    /* vhost_user_async_close() removed the handler: listen again. */
+    qemu_chr_fe_set_handlers(&s->chardev, NULL, NULL, pvo_chr_event, NULL,
+                             dev, NULL, true);
+}
+
+static void pvo_chr_event(void *opaque, QEMUChrEvent event)
+{
+    DeviceState *dev = opaque;
+    VHostUserRDMA *s = VHOST_USER_RDMA(dev);
+    Error *local_err = NULL;
+
+    switch (event) {
+    case CHR_EVENT_OPENED:
+        if (pvo_connect(dev, &local_err) < 0) {
+            error_report_err(local_err);
+            qemu_chr_fe_disconnect(&s->chardev);
+        }
+        break;
+    case CHR_EVENT_CLOSED:
+        /* Deferred: the close may come from inside a vhost-user call. */
+        vhost_user_async_close(dev, &s->chardev, &s->vhost_dev,
+                               pvo_disconnect);
+        break;
+    case CHR_EVENT_BREAK:
+    case CHR_EVENT_MUX_IN:
+    case CHR_EVENT_MUX_OUT:
+        break;
+    }
+}
+
+/*
+ * Make sure a back-end is on the other end of the chardev before the
+ * handshake. A client socket with reconnect-ms= connects in the
+ * background and qemu_chr_fe_wait_connected() would retry forever when
+ * the back-end is not running; wait for the first attempt only.
+ */
+static bool pvo_wait_backend(VHostUserRDMA *s, Error **errp)
+{
+    Chardev *chr = qemu_chr_fe_get_driver(&s->chardev);
+    SocketChardev *sock;
+
+    if (!object_dynamic_cast(OBJECT(chr), TYPE_CHARDEV_SOCKET) ||
+        !qemu_chr_has_feature(chr, QEMU_CHAR_FEATURE_FD_PASS)) {
+        error_setg(errp, "pvrdma-overlay: chardev '%s' is not a unix "
+                   "socket: vhost-user needs '-chardev socket,id=%s,"
+                   "path=<pvrdma-overlayd's socket>'", chr->label,
+                   chr->label);
+        return false;
+    }
+
+    sock = SOCKET_CHARDEV(chr);
+    if (sock->is_listen) {
+        /* QEMU is the server: wait for the back-end as the user asked. */
+        if (sock->state != TCP_CHARDEV_STATE_CONNECTED) {
+            info_report("pvrdma-overlay: waiting for pvrdma-overlayd to "
+                        "connect to chardev '%s'", chr->label);
+        }
+        return qemu_chr_fe_wait_connected(&s->chardev, errp) == 0;
+    }
+
+    if (sock->state == TCP_CHARDEV_STATE_CONNECTING && sock->connect_task) {
+        g_main_context_acquire(chr->gcontext);
+        qio_task_wait_thread(sock->connect_task);
+        g_main_context_release(chr->gcontext);
+    }
+    if (sock->state != TCP_CHARDEV_STATE_CONNECTED) {
+        error_setg(errp, "pvrdma-overlay: no vhost-user back-end is "
+                   "listening on chardev '%s': start pvrdma-overlayd for "
+                   "this VM first", chr->label);
+        return false;
+    }
+    return true;
+}
+
+static void pvo_free_queues(VirtIODevice *vdev, VHostUserRDMA *s)
+{
+    unsigned int i;
+
+    for (i = 0; i < s->num_queues; i++) {
+        virtio_delete_queue(s->vqs[i]);
+    }
+    g_free(s->vqs);
+    s->vqs = NULL;
+    g_free(s->vhost_vqs);
+    s->vhost_vqs = NULL;
+    virtio_cleanup(vdev);
+}
+
+static void pvo_device_realize(DeviceState *dev, Error **errp)
+{
+    ERRP_GUARD();
+    VirtIODevice *vdev = VIRTIO_DEVICE(dev);
+    VHostUserRDMA *s = VHOST_USER_RDMA(dev);
+    unsigned int max_doorbells = PVO_MAX_QUEUES - VHOST_USER_RDMA_FIXED_QUEUES;
+    unsigned int i;
+
+    if (!s->chardev.chr) {
+        error_setg(errp, "pvrdma-overlay: property 'chardev' is required: "
+                   "pass chardev=<id> naming a '-chardev socket,id=<id>,"
+                   "path=<socket>' whose socket pvrdma-overlayd serves for "
+                   "this VM");
+        return;
+    }
+    if (s->doorbells < 1 || s->doorbells > max_doorbells) {
+        error_setg(errp, "pvrdma-overlay: doorbells=%" PRIu32 " is out of "
+                   "range: use 1..%u (one queue for the kernel plus one per "
+                   "user context)", s->doorbells, max_doorbells);
+        return;
+    }
+    if (!is_power_of_2(s->queue_size) ||
+        s->queue_size > VIRTQUEUE_MAX_SIZE) {
+        error_setg(errp, "pvrdma-overlay: queue-size=%u must be a power of "
+                   "2 no larger than %u", s->queue_size, VIRTQUEUE_MAX_SIZE);
+        return;
+    }
+    if (virtio_host_has_feature(vdev, VIRTIO_F_IOMMU_PLATFORM)) {
+        error_setg(errp, "pvrdma-overlay: iommu_platform=on is not "
+                   "supported: the back-end works with guest-physical "
+                   "addresses; drop the option");
+        return;
+    }
+
+    s->num_queues = vhost_user_rdma_queue_count(s);
+
+    if (!vhost_user_init(&s->vhost_user, &s->chardev, errp)) {
+        return;
+    }
+
+    virtio_init(vdev, PVO_VIRTIO_ID, sizeof(struct pvo_config));
+    s->vqs = g_new0(VirtQueue *, s->num_queues);
+    for (i = 0; i < s->num_queues; i++) {
+        s->vqs[i] = virtio_add_queue(vdev, s->queue_size, pvo_handle_output);
+    }
+    s->vhost_vqs = g_new0(struct vhost_virtqueue, s->num_queues);
+
+    if (!pvo_wait_backend(s, errp) || pvo_connect(dev, errp) < 0) {
+        goto err_queues;
+    }
+
+    error_setg(&s->migration_blocker, "pvrdma-overlay does not support "
+               "live migration yet: its back-end state cannot be "
+               "transferred; shut the guest down or unplug the device "
+               "before migrating");
+    if (migrate_add_blocker(&s->migration_blocker, errp) < 0) {
+        goto err_connected;
+    }
+
+    /* Size is a power of two: the region becomes a PCI BAR. */
+    memory_region_init_io(&s->doorbell_mr, OBJECT(s), &pvo_doorbell_ops, s,
+                          "pvrdma-overlay-doorbells",
+                          pow2ceil((uint64_t)s->num_queues *
+                                   PVO_DOORBELL_PAGE_SIZE));
+
+    qemu_chr_fe_set_handlers(&s->chardev, NULL, NULL, pvo_chr_event, NULL,
+                             dev, NULL, true);
+    return;
+
+err_connected:
+    s->connected = false;
+    vhost_dev_cleanup(&s->vhost_dev);
+err_queues:
+    pvo_free_queues(vdev, s);
+    vhost_user_cleanup(&s->vhost_user);
+}
+
+static void pvo_device_unrealize(DeviceState *dev)
+{
+    VirtIODevice *vdev = VIRTIO_DEVICE(dev);
+    VHostUserRDMA *s = VHOST_USER_RDMA(dev);
+
+    virtio_set_status(vdev, 0);
+    qemu_chr_fe_set_handlers(&s->chardev, NULL, NULL, NULL, NULL, NULL, NULL,
+                             false);
+    migrate_del_blocker(&s->migration_blocker);
+    if (s->connected) {
+        s->connected = false;
+        vhost_dev_cleanup(&s->vhost_dev);
+    }
+    pvo_free_queues(vdev, s);
+    vhost_user_cleanup(&s->vhost_user);
+}
+
+/* The migration blocker stops migration first; this guards snapshots. */
+static const VMStateDescription pvo_vmstate = {
+    .name = "pvrdma-overlay",
+    .unmigratable = 1,
+};
+
+static const Property pvo_properties[] = {
+    DEFINE_PROP_CHR("chardev", VHostUserRDMA, chardev),
+    DEFINE_PROP_UINT32("doorbells", VHostUserRDMA, doorbells,
+                       PVO_DEFAULT_DOORBELLS),
+    DEFINE_PROP_UINT16("queue-size", VHostUserRDMA, queue_size,
+                       PVO_DEFAULT_QUEUE_SIZE),
+};
+
+static void pvo_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    VirtioDeviceClass *vdc = VIRTIO_DEVICE_CLASS(klass);
+
+    device_class_set_props(dc, pvo_properties);
+    dc->vmsd = &pvo_vmstate;
+    dc->desc = "pvrdma-overlay paravirtual RDMA device (vhost-user)";
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+    vdc->realize = pvo_device_realize;
+    vdc->unrealize = pvo_device_unrealize;
+    vdc->get_features = pvo_get_features;
+    vdc->get_config = pvo_get_config;
+    vdc->set_status = pvo_set_status;
+    vdc->guest_notifier_mask = pvo_guest_notifier_mask;
+    vdc->guest_notifier_pending = pvo_guest_notifier_pending;
+    vdc->get_vhost = pvo_get_vhost;
+}
+
+static const TypeInfo pvo_types[] = {
+    {
+        .name = TYPE_VHOST_USER_RDMA,
+        .parent = TYPE_VIRTIO_DEVICE,
+        .instance_size = sizeof(VHostUserRDMA),
+        .class_init = pvo_class_init,
+    },
+};
+
+DEFINE_TYPES(pvo_types)

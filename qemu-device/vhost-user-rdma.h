@@ -1,0 +1,59 @@
+/*
+ * pvrdma-overlay: vhost-user RDMA virtio device (virtio ID 42)
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef QEMU_VHOST_USER_RDMA_H
+#define QEMU_VHOST_USER_RDMA_H
+
+#include "hw/virtio/virtio.h"
+#include "hw/virtio/vhost.h"
+#include "hw/virtio/vhost-user.h"
+#include "chardev/char-fe.h"
+#include "exec/memory.h"
+#include "pvo-device.h"
+
+#define TYPE_VHOST_USER_RDMA "pvrdma-overlay-device"
+OBJECT_DECLARE_SIMPLE_TYPE(VHostUserRDMA, VHOST_USER_RDMA)
+
+/* Queues that are not doorbell queues: control and event. */
+#define VHOST_USER_RDMA_FIXED_QUEUES    PVO_VQ_DB_KERNEL
+
+struct VHostUserRDMA {
+    VirtIODevice parent_obj;
+
+    /* Properties */
+    CharBackend chardev;
+    uint32_t doorbells;         /* doorbell queues, the kernel's included */
+    uint16_t queue_size;
+
+    /* Derived at realize */
+    uint16_t num_queues;        /* control + event + doorbells */
+    VirtQueue **vqs;
+
+    /* vhost-user state */
+    VhostUserState vhost_user;
+    struct vhost_dev vhost_dev;
+    struct vhost_virtqueue *vhost_vqs;
+    bool connected;
+    bool vhost_running;         /* started by us, not yet stopped */
+
+    /* Config space as last fetched from the back-end, checked. */
+    struct pvo_config config;
+
+    /*
+     * Doorbell pages: page N kicks virtqueue N. The transport maps the
+     * region (virtio-pci: BAR 2); the device owns it because kicking a
+     * queue is device business and the region outlives vhost restarts.
+     */
+    MemoryRegion doorbell_mr;
+    bool doorbell_eventfds;     /* host notifiers wired into doorbell_mr */
+
+    Error *migration_blocker;
+};
+
+/* Virtqueues the device will create for its current properties. */
+uint16_t vhost_user_rdma_queue_count(VHostUserRDMA *s);
+
+#endif
