@@ -82,7 +82,7 @@ static enum pvo_status cmd_add_gid(struct pvo_vm *vm, uint32_t ctx,
 	if (ctx != PVO_CTX_KERNEL)
 		return PVO_STATUS_EPERM;
 	if (!pvo_gid_allowed(vm->cfg, c->gid)) {
-		pvo_info(pvo_vm_name(vm),
+		pvo_vm_warn(vm,
 			 "refused GID %s: not in the VM's allowed IPs "
 			 "(config key 'ips')",
 			 pvo_gid_str(c->gid, buf, sizeof(buf)));
@@ -145,7 +145,7 @@ static enum pvo_status cmd_alloc_ucontext(struct pvo_vm *vm, uint32_t ctx,
 				     vu_get_queue(&vm->vug.parent, q)))
 			break;
 	if (q >= nq) {
-		pvo_info(pvo_vm_name(vm),
+		pvo_vm_warn(vm,
 			 "no free doorbell queue for a new user context "
 			 "(%u in use): free contexts or give the device more "
 			 "doorbells",
@@ -156,7 +156,7 @@ static enum pvo_status cmd_alloc_ucontext(struct pvo_vm *vm, uint32_t ctx,
 	uctx->handle = pvo_table_add(&vm->ucontexts, uctx, PVO_CTX_KERNEL);
 	if (!uctx->handle) {
 		g_free(uctx);
-		pvo_info(pvo_vm_name(vm),
+		pvo_vm_warn(vm,
 			 "user context quota reached (max-ucontexts = %u)",
 			 vm->cfg->quota.max_ucontexts);
 		return PVO_STATUS_ENOSPC;
@@ -192,7 +192,7 @@ static enum pvo_status cmd_alloc_pd(struct pvo_vm *vm, uint32_t ctx,
 	pd->handle = pvo_table_add(&vm->pds, pd, ctx);
 	if (!pd->handle) {
 		g_free(pd);
-		pvo_info(pvo_vm_name(vm), "PD quota reached (max-pd = %u)",
+		pvo_vm_warn(vm, "PD quota reached (max-pd = %u)",
 			 vm->cfg->quota.max_pd);
 		return PVO_STATUS_ENOSPC;
 	}

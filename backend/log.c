@@ -20,3 +20,23 @@ void pvo_log(const char *vm, const char *fmt, ...)
 		fprintf(stderr, "pvrdma-overlayd: %s\n", msg);
 	g_free(msg);
 }
+
+bool pvo_ratelimit_ok(struct pvo_ratelimit *rl, const char *vm)
+{
+	gint64 now = g_get_monotonic_time();
+
+	if (now - rl->start > PVO_RATELIMIT_INTERVAL_US) {
+		if (rl->suppressed)
+			pvo_log(vm, "%u similar messages suppressed",
+				rl->suppressed);
+		rl->start = now;
+		rl->printed = 0;
+		rl->suppressed = 0;
+	}
+	if (rl->printed < PVO_RATELIMIT_BURST) {
+		rl->printed++;
+		return true;
+	}
+	rl->suppressed++;
+	return false;
+}

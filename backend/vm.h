@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "gid.h"
+#include "log.h"
 #include "objects.h"
 #include "pvo-device.h"
 
@@ -56,6 +57,7 @@ struct pvo_vm {
 	uint64_t db_queues_busy;	/* bit q: doorbell queue q assigned */
 	struct pvo_gid_table gids;
 	struct pvo_vm_stats stats;
+	struct pvo_ratelimit guest_log;	/* for guest-triggered messages */
 };
 
 struct pvo_vm *pvo_vm_new(const struct pvo_vm_config *cfg);
@@ -66,6 +68,13 @@ void pvo_vm_reset_guest_state(struct pvo_vm *vm);
 
 /* Object lifetime, shared by commands and reset. */
 void pvo_vm_destroy_ucontext(struct pvo_vm *vm, struct pvo_ucontext *uctx);
+
+/* Log a message the guest can cause (refusals, quota hits). */
+#define pvo_vm_warn(vm, ...)                                         \
+	do {                                                         \
+		if (pvo_ratelimit_ok(&(vm)->guest_log, (vm)->cfg->name)) \
+			pvo_log((vm)->cfg->name, __VA_ARGS__);        \
+	} while (0)
 
 static inline const char *pvo_vm_name(const struct pvo_vm *vm)
 {

@@ -134,6 +134,8 @@ struct vu_options {
 	/* ask for a REPLY_ACK on every message without a reply (if offered) */
 	bool ack_every_message;
 	int timeout_ms;			/* default: env PVO_TEST_TIMEOUT_MS or 5000 */
+	/* vu_frontend_open(): GET_CONFIG of this many bytes into config[] */
+	uint32_t config_size;
 };
 
 struct vu_frontend {
@@ -147,6 +149,7 @@ struct vu_frontend {
 	uint64_t backend_protocol_features;
 	uint64_t acked_protocol_features;
 	uint32_t backend_queue_num;	/* GET_QUEUE_NUM, 0 without MQ */
+	uint8_t config[VU_MAX_CONFIG_SIZE];	/* see vu_options.config_size */
 
 	unsigned int nvqs;
 	struct split_vq *vq;		/* nvqs entries once started */
@@ -171,7 +174,8 @@ int vu_frontend_get_config(struct vu_frontend *fe, uint32_t offset,
 			   void *buf, uint32_t size);
 /* SET_FEATURES, SET_MEM_TABLE, every vring, SET_VRING_ENABLE. */
 int vu_frontend_start(struct vu_frontend *fe);
-/* new + connect + negotiate + start; NULL with @err filled on failure. */
+/* new + connect + negotiate (+ GET_CONFIG) + start; NULL with @err
+ * filled on failure. */
 struct vu_frontend *vu_frontend_open(const struct vu_options *opt,
 				     char *err, size_t errlen);
 

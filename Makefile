@@ -1,0 +1,66 @@
+# pvrdma-overlay: one-command build and test.
+#
+#   make deps    install Debian packages, fetch third-party sources (root)
+#   make         build everything (cached: a no-change rebuild takes seconds)
+#   make check   deps + build + all tests (TAP through prove)
+#   make demo    start a back-end and a guest, print ibv_devinfo from inside
+#
+# Third-party builds (QEMU, rdma-core) are cached in $(PVO_CACHE) keyed on
+# their inputs; project outputs go to build/.
+
+SHELL := /bin/bash
+TOP := $(CURDIR)
+export PVO_CACHE ?= /var/cache/pvrdma-overlay
+KVER := $(shell . scripts/versions.sh && echo $$GUEST_KVER)
+KDIR ?= /usr/src/linux-headers-$(KVER)
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: qemu backend driver rdma-core guest test-programs
+
+qemu:
+	@scripts/build-qemu.sh
+
+backend:
+	@$(MAKE) -s -C backend
+	@$(MAKE) -s -C backend SAN=1
+
+driver:
+	@echo "driver: building pvrdma_overlay.ko for $(KVER)"
+	@$(MAKE) -s -C guest-driver KDIR=$(KDIR)
+
+rdma-core:
+	@scripts/build-rdma-core.sh
+
+guest: driver rdma-core
+	@scripts/build-guest.sh
+
+test-programs: backend
+	@$(MAKE) -s -C tests/unit
+	@$(MAKE) -s -C tests/frontend SAN=1
+
+# Tests: unit tests and front-end tests need no guest; VM tests boot TCG
+# guests. Logs of guest consoles: build/test-logs/<test>/.
+UNIT_TESTS = $(wildcard build/tests/unit/t-*)
+FRONTEND_TESTS = $(wildcard build/tests/frontend/t-*)
+VM_TESTS = $(wildcard tests/vm/t-*)
+
+check: deps build
+	@echo "check: running tests (guest consoles are logged under build/test-logs/)"
+	@prove -v $(PROVE_FLAGS) $(UNIT_TESTS) $(FRONTEND_TESTS) $(VM_TESTS)
+
+check-unit: backend test-programs
+	@prove $(UNIT_TESTS) $(FRONTEND_TESTS)
+
+demo: deps build
+	@scripts/demo.sh
+
+clean:
+	rm -rf build
+	$(MAKE) -s -C guest-driver clean KDIR=$(KDIR) || true
+
+.PHONY: all deps build qemu backend driver rdma-core guest test-programs \
+	check check-unit demo clean

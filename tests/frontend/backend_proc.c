@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Start and stop pvrdma-overlayd for back-end tests.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend_proc.h"
+
+#define MAX_ARGS	64
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static const char *tmp_base(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	/* unix socket paths are limited to 107 bytes: keep the base short */
+	if (t && *t && strlen(t) < 64)
+		return t;
+	return "/tmp";
+}
+
+int backend_start(struct backend_proc *bp, const char *const *args,
+		  int timeout_ms, char *err, size_t errlen)
+{
+	const char *argv[MAX_ARGS + 4];
+	const char *env = getenv("PVO_BACKEND");
+	unsigned int n = 0, i;
+	int waited = 0, logfd;
+	pid_t parent = getpid();
+
+	memset(bp, 0, sizeof(*bp));
+	bp->pid = -1;
+	snprintf(bp->binary, sizeof(bp->binary), "%s",
+		 env && *env ? env : BACKEND_DEFAULT_PATH);
+	if (access(bp->binary, X_OK) < 0) {
+		snprintf(err, errlen,
+			 "back-end binary %s is missing or not executable (%s); build it (make) or point PVO_BACKEND at it",
+			 bp->binary, strerror(errno));
+		return -ENOENT;
+	}
+	snprintf(bp->dir, sizeof(bp->dir), "%s/pvo-fe-XXXXXX", tmp_base());
+	if (!mkdtemp(bp->dir)) {
+		snprintf(err, errlen, "mkdtemp %s: %s", bp->dir, strerror(errno));
+		return -errno;
+	}
+	snprintf(bp->socket_path, sizeof(bp->socket_path), "%s/vm.sock", bp->dir);
+	snprintf(bp->log_path, sizeof(bp->log_path), "%s/backend.log", bp->dir);
+
+	argv[n++] = bp->binary;
+	argv[n++] = "--socket";
+	argv[n++] = bp->socket_path;
+	for (i = 0; args && args[i] && n < MAX_ARGS + 3; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+
+	logfd = open(bp->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (logfd < 0) {
+		snprintf(err, errlen, "creating %s: %s", bp->log_path, strerror(errno));
+		return -errno;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	bp->pid = fork();
+	if (bp->pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(logfd);
+		return -errno;
+	}
+	if (bp->pid == 0) {
+		/* never outlive a crashed test */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		dup2(logfd, STDOUT_FILENO);
+		dup2(logfd, STDERR_FILENO);
+		execv(argv[0], (char *const *)argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(logfd);
+
+	for (;;) {
+		struct stat st;
+
+		if (stat(bp->socket_path, &st) == 0 && S_ISSOCK(st.st_mode))
+			return 0;
+		if (!backend_running(bp)) {
+			snprintf(err, errlen, "back-end %s %s before creating %s; see %s",
+				 bp->binary, backend_describe(bp),
+				 bp->socket_path, bp->log_path);
+			return -ECHILD;
+		}
+		if (waited >= timeout_ms) {
+			snprintf(err, errlen,
+				 "back-end did not create %s within %d ms; see %s",
+				 bp->socket_path, timeout_ms, bp->log_path);
+			return -ETIMEDOUT;
+		}
+		sleep_ms(10);
+		waited += 10;
+	}
+}
+
+bool backend_running(struct backend_proc *bp)
+{
+	pid_t r;
+
+	if (bp->reaped || bp->pid <= 0)
+		return false;
+	r = waitpid(bp->pid, &bp->exit_status, WNOHANG);
+	if (r == bp->pid) {
+		bp->reaped = true;
+		return false;
+	}
+	return true;
+}
+
+int backend_stop(struct backend_proc *bp, int timeout_ms)
+{
+	int waited = 0;
+
+	if (bp->pid <= 0)
+		return -1;
+	if (!bp->reaped) {
+		kill(bp->pid, SIGTERM);
+		while (backend_running(bp) && waited < timeout_ms) {
+			sleep_ms(10);
+			waited += 10;
+		}
+		if (!bp->reaped) {
+			kill(bp->pid, SIGKILL);
+			waitpid(bp->pid, &bp->exit_status, 0);
+			bp->reaped = true;
+			return -1;
+		}
+	}
+	return WIFEXITED(bp->exit_status) && WEXITSTATUS(bp->exit_status) == 0 ?
+	       0 : -1;
+}
+
+const char *backend_describe(const struct backend_proc *bp)
+{
+	static char buf[64];
+
+	if (!bp->reaped)
+		return "is still running";
+	if (WIFEXITED(bp->exit_status))
+		snprintf(buf, sizeof(buf), "exited with status %d",
+			 WEXITSTATUS(bp->exit_status));
+	else if (WIFSIGNALED(bp->exit_status))
+		snprintf(buf, sizeof(buf), "was killed by signal %d (%s)",
+			 WTERMSIG(bp->exit_status),
+			 strsignal(WTERMSIG(bp->exit_status)));
+	else
+		snprintf(buf, sizeof(buf), "ended with wait status 0x%x",
+			 bp->exit_status);
+	return buf;
+}
+
+void backend_dump_log(const struct backend_proc *bp, int lines)
+{
+	char *buf = NULL, *p, *start;
+	size_t cap = 0;
+	FILE *f;
+	int n = 0;
+	ssize_t len;
+
+	f = fopen(bp->log_path, "r");
+	if (!f)
+		return;
+	len = getdelim(&buf, &cap, '\0', f);
+	fclose(f);
+	if (len <= 0) {
+		printf("# back-end log %s is empty\n", bp->log_path);
+		free(buf);
+		return;
+	}
+	/* find the start of the last @lines lines */
+	start = buf;
+	for (p = buf + len - 1; p > buf; p--) {
+		if (*p == '\n' && p != buf + len - 1 && ++n == lines) {
+			start = p + 1;
+			break;
+		}
+	}
+	printf("# --- back-end log (%s), last %d lines ---\n", bp->log_path, lines);
+	for (p = strtok(start, "\n"); p; p = strtok(NULL, "\n"))
+		printf("#   %s\n", p);
+	printf("# --- end of back-end log ---\n");
+	free(buf);
+}
+
+void backend_cleanup(struct backend_proc *bp, bool keep_log)
+{
+	if (!bp->dir[0])
+		return;
+	unlink(bp->socket_path);
+	if (keep_log)
+		return;
+	unlink(bp->log_path);
+	rmdir(bp->dir);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Run pvrdma-overlayd for a test: fork/exec it on a unique socket in a
+ * fresh temp dir, its stderr into a log file there, wait for the socket,
+ * stop it with SIGTERM and collect the exit status.
+ */
+#ifndef BACKEND_PROC_H
+#define BACKEND_PROC_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define BACKEND_DEFAULT_PATH	"/work/main/build/backend/pvrdma-overlayd"
+
+struct backend_proc {
+	pid_t pid;
+	char dir[256];		/* temp dir holding socket and log */
+	char socket_path[300];
+	char log_path[300];
+	char binary[512];
+	int exit_status;	/* waitpid status once reaped */
+	bool reaped;
+};
+
+/*
+ * Start the back-end: binary from env PVO_BACKEND or the default build
+ * path, "--socket <dir>/vm.sock" prepended to @args (NULL-terminated).
+ * Waits up to @timeout_ms for the socket to accept connections. Returns
+ * 0 or -errno with a message in @err.
+ */
+int backend_start(struct backend_proc *bp, const char *const *args,
+		  int timeout_ms, char *err, size_t errlen);
+/* true while the process has not exited (reaps it if it has). */
+bool backend_running(struct backend_proc *bp);
+/*
+ * SIGTERM, wait up to @timeout_ms, SIGKILL after that. Returns 0 if it
+ * exited with status 0 on its own, -1 otherwise (see describe).
+ */
+int backend_stop(struct backend_proc *bp, int timeout_ms);
+/* "exited with status N" / "killed by signal N" / "still running" */
+const char *backend_describe(const struct backend_proc *bp);
+/* Print the log's last @lines lines as TAP diagnostics. */
+void backend_dump_log(const struct backend_proc *bp, int lines);
+/* Remove the socket, log and temp dir (keep_log leaves the log). */
+void backend_cleanup(struct backend_proc *bp, bool keep_log);
+
+#endif /* BACKEND_PROC_H */

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * pvrdma-overlay control commands (include/pvo-device.h) over the native
+ * test front-end: build a request, submit it on the control queue as one
+ * device-readable and one device-writable buffer, return the status and
+ * the response body.
+ *
+ * Return convention of every call here: >= 0 is the enum pvo_status the
+ * back-end wrote; < 0 is -errno when no status came back (timeout,
+ * connection lost, used length too short for a response header), with the
+ * reason in vu_frontend_error().
+ */
+#ifndef PVO_CMD_H
+#define PVO_CMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pvo-device.h"
+#include "vu_frontend.h"
+
+/* The config space size QEMU's device reads with GET_CONFIG. */
+#define PVO_CONFIG_SIZE		sizeof(struct pvo_config)
+
+/* What actually came back for one command. */
+struct pvo_cmd_result {
+	uint32_t used_len;	/* as the device reported it */
+	uint32_t status;	/* valid when used_len >= sizeof(pvo_resp_hdr) */
+	uint32_t resp_len;	/* body bytes: used_len - sizeof(pvo_resp_hdr) */
+};
+
+/*
+ * Raw exchange: @req (header + body, any bytes) as one readable buffer,
+ * @resp_cap bytes as one writable buffer (poisoned with 0xa5 first so a
+ * short write shows). Either length may be 0 to leave that buffer out.
+ * The whole written area (up to resp_cap) is copied to @resp. Returns 0
+ * once the used entry arrived, whatever it says; -errno otherwise.
+ */
+int pvo_cmd_raw(struct vu_frontend *fe, const void *req, size_t req_len,
+		void *resp, size_t resp_cap, struct pvo_cmd_result *res);
+
+/*
+ * Build a header {opcode, flags, ctx} + @body, give the device room for
+ * the header + @resp_cap body bytes, copy the body it wrote to @resp.
+ * *resp_len (optional) gets the body length the device reported.
+ */
+int pvo_cmd(struct vu_frontend *fe, uint16_t opcode, uint16_t flags,
+	    uint32_t ctx, const void *body, size_t body_len, void *resp,
+	    size_t resp_cap, size_t *resp_len);
+
+int pvo_query_device(struct vu_frontend *fe, struct pvo_resp_query_device *r);
+int pvo_query_port(struct vu_frontend *fe, uint32_t port,
+		   struct pvo_resp_query_port *r);
+int pvo_query_gid(struct vu_frontend *fe, uint32_t port, uint32_t index,
+		  struct pvo_resp_query_gid *r);
+int pvo_add_gid(struct vu_frontend *fe, uint32_t port, uint32_t index,
+		const uint8_t gid[PVO_GID_LEN], uint32_t type);
+int pvo_del_gid(struct vu_frontend *fe, uint32_t port, uint32_t index);
+int pvo_query_pkey(struct vu_frontend *fe, uint32_t port, uint32_t index,
+		   struct pvo_resp_query_pkey *r);
+int pvo_alloc_ucontext(struct vu_frontend *fe, uint32_t *ctx,
+		       uint32_t *db_queue);
+int pvo_dealloc_ucontext(struct vu_frontend *fe, uint32_t ctx);
+int pvo_alloc_pd(struct vu_frontend *fe, uint32_t ctx, uint32_t *pd);
+int pvo_dealloc_pd(struct vu_frontend *fe, uint32_t ctx, uint32_t pd);
+
+/* "OK", "EINVAL", ... or "status N"; negative values name the errno. */
+const char *pvo_status_name(int status);
+
+/* GIDs as the back-end should derive them. */
+void pvo_gid_from_ipv4(uint8_t gid[PVO_GID_LEN], const char *dotted);
+void pvo_gid_link_local_from_mac(uint8_t gid[PVO_GID_LEN],
+				 const uint8_t mac[6]);
+/* "fe80::..." style text for diagnostics (static buffer, two slots). */
+const char *pvo_gid_str(const uint8_t gid[PVO_GID_LEN]);
+
+#endif /* PVO_CMD_H */

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Config parser: good files parse to the right values; every kind of bad
+ * line fails with FILE:LINE and says what is wrong. */
+#include <string.h>
+#include <glib.h>
+
+#include "config.h"
+#include "tap.h"
+
+static const char good[] =
+	"# two tenants\n"
+	"[daemon]\n"
+	"socket-dir = /run/test\n"
+	"\n"
+	"[tenant blue]\n"
+	"vni = 100\n"
+	"mtu = 9000\n"
+	"[tenant red]\n"
+	"vni=0x200\n"
+	"[vm blue-1]\n"
+	"tenant = blue\n"
+	"mac = 52:54:00:00:01:01\n"
+	"ips = 10.0.0.1; fd00::1,\n"
+	"max-pd = 7\n"
+	"max-mr-size = 65536\n"
+	"[vm red-1]\n"
+	"tenant = red\n"
+	"mac = 52:54:00:00:01:01\n"
+	"socket = /tmp/red-1.sock\n";
+
+/* Each case: config text and the substring the error must contain. */
+static const struct {
+	const char *text, *want;
+} bad[] = {
+	{ "[tenant a]\nvni = 1\nfoo\n", "t.conf:3: expected 'key = value'" },
+	{ "vni = 1\n", "t.conf:1: 'vni' is outside any section" },
+	{ "[tenant a\n", "t.conf:1: section header '[tenant a' lacks" },
+	{ "[bogus]\n", "t.conf:1: unknown section '[bogus]'" },
+	{ "[tenant a]\nvni = 0\n", "t.conf:2: vni '0'" },
+	{ "[tenant a]\nvni = 16777216\n", "t.conf:2: vni" },
+	{ "[tenant a]\nvni = 1\nmtu = 100\n", "t.conf:3: mtu '100'" },
+	{ "[tenant a]\nvni = 1\ncolour = blue\n",
+	  "t.conf:3: unknown key 'colour'" },
+	{ "[tenant a]\n", "t.conf:1: tenant 'a' has no 'vni = N'" },
+	{ "[tenant a]\nvni=1\n[tenant b]\nvni=1\n",
+	  "t.conf:3: tenant 'b' reuses vni 1" },
+	{ "[tenant a]\nvni=1\n[tenant a]\nvni=2\n",
+	  "t.conf:3: tenant 'a' is already defined at line 1" },
+	{ "[tenant a b]\n", "t.conf:1: bad name 'a b'" },
+	{ "[tenant a]\nvni=1\n[vm v]\ntenant=zz\nmac=52:54:00:00:00:01\n",
+	  "t.conf:4: vm 'v': unknown tenant 'zz'" },
+	{ "[tenant a]\nvni=1\n[vm v]\ntenant=a\n",
+	  "t.conf:3: vm 'v' has no 'mac" },
+	{ "[tenant a]\nvni=1\n[vm v]\nmac=52:54:00:00:00:01\n",
+	  "t.conf:3: vm 'v' has no 'tenant" },
+	{ "[tenant a]\nvni=1\n[vm v]\ntenant=a\nmac=52:54:00:00:00\n",
+	  "t.conf:5: mac '52:54:00:00:00'" },
+	{ "[tenant a]\nvni=1\n[vm v]\ntenant=a\nmac=ff:ff:ff:ff:ff:ff\n",
+	  "t.conf:5: mac" },
+	{ "[tenant a]\nvni=1\n[vm v]\ntenant=a\nmac=52:54:00:00:00:01\n"
+	  "ips=10.0.0.1,banana\n",
+	  "t.conf:6: ips: 'banana' is not an IPv4 or IPv6 address" },
+	{ "[tenant a]\nvni=1\n[vm v]\ntenant=a\nmac=52:54:00:00:00:01\n"
+	  "max-qp=-1\n",
+	  "t.conf:6: max-qp '-1'" },
+	{ "[tenant a]\nvni=1\n[vm v]\ntenant=a\nmac=52:54:00:00:00:01\n"
+	  "socket=relative.sock\n",
+	  "t.conf:6: socket 'relative.sock'" },
+	{ "[tenant a]\nvni=1\n[vm v]\ntenant=a\nmac=52:54:00:00:00:01\n"
+	  "[vm w]\ntenant=a\nmac=52:54:00:00:00:01\n",
+	  "t.conf:6: vm 'w' uses the MAC of vm 'v'" },
+	{ "[tenant a]\nvni=1\n[vm v]\ntenant=a\nmac=52:54:00:00:00:01\n"
+	  "[vm v]\n",
+	  "t.conf:6: vm 'v' is already defined at line 3" },
+};
+
+int main(void)
+{
+	const struct pvo_vm_config *vm;
+	struct pvo_daemon_config *cfg;
+	char *err = NULL;
+	char *names[] = { "red-1", NULL };
+	char *unknown[] = { "green-9", NULL };
+	size_t i;
+
+	tap_plan(17 + G_N_ELEMENTS(bad));
+
+	cfg = pvo_config_parse("t.conf", good, &err);
+	tap_ok(cfg != NULL, "good config parses (%s)", err ? err : "");
+	if (!cfg)
+		return 1;
+	tap_is(cfg->num_tenants, 2, "two tenants");
+	tap_is(cfg->num_vms, 2, "two VMs");
+	tap_is(cfg->tenants[1].vni, 0x200, "hex vni");
+	tap_is(cfg->tenants[0].mtu, 9000, "tenant mtu");
+	tap_is(cfg->tenants[1].mtu, 1500, "default mtu");
+	vm = pvo_config_find_vm(cfg, "blue-1");
+	tap_ok(vm && vm->tenant == &cfg->tenants[0], "vm resolves its tenant");
+	tap_is(vm->num_ips, 2, "two ips, trailing separator ignored");
+	tap_ok(vm->ips[0].s6_addr[10] == 0xff && vm->ips[0].s6_addr[15] == 1,
+	       "IPv4 stored as ::ffff:10.0.0.1");
+	tap_is(vm->quota.max_pd, 7, "quota key");
+	tap_is(vm->quota.max_mr_size, 65536, "max-mr-size");
+	tap_is(vm->quota.max_qp, 256, "default quota");
+	tap_ok(strcmp(vm->socket_path, "/run/test/blue-1.sock") == 0,
+	       "socket defaults to socket-dir/NAME.sock");
+	tap_ok(vm->mac[5] == 1 && vm->mac[0] == 0x52, "mac parsed");
+	tap_ok(!pvo_config_select(cfg, unknown, &err) &&
+		       strstr(err, "no [vm green-9] section") &&
+		       strstr(err, "blue-1, red-1"),
+	       "unknown VM names the known ones: %s", err);
+	g_free(err);
+	err = NULL;
+	tap_ok(pvo_config_select(cfg, names, &err) && cfg->num_vms == 1 &&
+		       strcmp(cfg->vms[0].name, "red-1") == 0 &&
+		       cfg->vms[0].tenant->vni == 0x200,
+	       "--vm selects one VM and keeps its tenant");
+	pvo_config_free(cfg);
+
+	for (i = 0; i < G_N_ELEMENTS(bad); i++) {
+		err = NULL;
+		cfg = pvo_config_parse("t.conf", bad[i].text, &err);
+		if (!tap_ok(!cfg && err && strstr(err, bad[i].want),
+			    "rejects with \"%s\"", bad[i].want))
+			printf("#   got: %s\n", err ? err : "(accepted)");
+		pvo_config_free(cfg);
+		g_free(err);
+	}
+	err = NULL;
+	cfg = pvo_config_load("/nonexistent/pvo.conf", &err);
+	tap_ok(!cfg && strstr(err, "cannot read config file") &&
+		       strstr(err, "/nonexistent/pvo.conf"),
+	       "missing file is named: %s", err);
+	g_free(err);
+	return tap_done();
+}

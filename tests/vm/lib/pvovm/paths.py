@@ -1,0 +1,58 @@
+"""Where things are: the checkout, its build outputs, per-test directories."""
+
+import os
+import shutil
+import sys
+import tempfile
+
+# tests/vm/lib/pvovm/paths.py -> the checkout, wherever it was cloned.
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__))))))
+BUILD = os.path.join(REPO, "build")
+GUEST_DIR = os.path.join(BUILD, "guest")
+KERNEL = os.path.join(GUEST_DIR, "vmlinuz")
+INITRAMFS = os.path.join(GUEST_DIR, "initramfs.cpio.gz")
+LAYER = os.path.join(GUEST_DIR, "layer")
+RDMA_STAGE = os.path.join(BUILD, "rdma-core-stage")
+QEMU = os.environ.get("PVO_QEMU",
+                      os.path.join(BUILD, "qemu", "qemu-system-x86_64"))
+FIRMWARE_DIRS = ("/usr/share/seabios", "/usr/share/qemu")
+
+
+def test_name():
+    """The running test's name: the basename of its script."""
+    return os.path.basename(sys.argv[0]) or "interactive"
+
+
+def test_log_dir(name=None):
+    """build/test-logs/<test>/, created; logs of a previous run are replaced."""
+    path = os.path.join(BUILD, "test-logs", name or test_name())
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def private_dir(prefix):
+    """A fresh directory for sockets, unique to this caller.
+
+    It lives under /tmp (or $PVO_SOCK_DIR), not under the checkout, because
+    unix socket paths must stay below 108 bytes. The caller removes it with
+    remove_private_dir().
+    """
+    base = os.environ.get("PVO_SOCK_DIR", tempfile.gettempdir())
+    return tempfile.mkdtemp(prefix="pvo-%s-" % prefix, dir=base)
+
+
+def remove_private_dir(path):
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def missing_guest_files():
+    """Names of the build outputs a guest needs that do not exist, with the
+    command that builds each."""
+    missing = []
+    if not os.access(QEMU, os.X_OK):
+        missing.append("%s (build QEMU: make qemu)" % QEMU)
+    for path in (KERNEL, INITRAMFS, LAYER):
+        if not os.path.exists(path):
+            missing.append("%s (run scripts/build-guest.sh)" % path)
+    return missing
