@@ -46,14 +46,15 @@ test-programs: backend
 # guests. Logs of guest consoles: build/test-logs/<test>/.
 UNIT_TESTS = $(wildcard build/tests/unit/t-*)
 FRONTEND_TESTS = $(wildcard build/tests/frontend/t-*)
+BACKEND_TESTS = $(wildcard tests/backend/t-*)
 VM_TESTS = $(wildcard tests/vm/t-*)
 
 check: deps build
 	@echo "check: running tests (guest consoles are logged under build/test-logs/)"
-	@prove -v $(PROVE_FLAGS) $(UNIT_TESTS) $(FRONTEND_TESTS) $(VM_TESTS)
+	@prove -v $(PROVE_FLAGS) $(UNIT_TESTS) $(BACKEND_TESTS) $(FRONTEND_TESTS) $(VM_TESTS)
 
 check-unit: backend test-programs
-	@prove $(UNIT_TESTS) $(FRONTEND_TESTS)
+	@prove $(UNIT_TESTS) $(BACKEND_TESTS) $(FRONTEND_TESTS)
 
 demo: deps build
 	@scripts/demo.sh

@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 	GMainLoop *loop;
 	GError *gerr = NULL;
 	char *err = NULL;
-	int i, n;
+	int i, n, ret = 1;
 
 	g_option_context_add_main_entries(octx, entries, NULL);
 	g_option_context_set_description(
@@ -151,6 +151,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pvrdma-overlayd: %s defines no [vm NAME] "
 				"section: nothing to serve\n",
 			cfg->path);
+		pvo_config_free(cfg);
 		return 1;
 	}
 	if (opt_check) {
@@ -168,18 +169,17 @@ int main(int argc, char **argv)
 		vms[i] = pvo_vm_new(&cfg->vms[i]);
 		if (!pvo_vhost_listen(vms[i], &err)) {
 			fprintf(stderr, "pvrdma-overlayd: %s\n", err);
-			while (i >= 0) {
-				pvo_vhost_close(vms[i]);
-				pvo_vm_free(vms[i--]);
-			}
-			return 1;
+			g_free(err);
+			n = i + 1;
+			goto out;
 		}
 	}
 	g_unix_signal_add(SIGTERM, on_signal, loop);
 	g_unix_signal_add(SIGINT, on_signal, loop);
 	g_main_loop_run(loop);
-
 	pvo_info(NULL, "shutting down");
+	ret = 0;
+out:
 	for (i = 0; i < n; i++) {
 		pvo_vhost_close(vms[i]);
 		pvo_vm_free(vms[i]);
@@ -187,5 +187,7 @@ int main(int argc, char **argv)
 	g_free(vms);
 	g_main_loop_unref(loop);
 	pvo_config_free(cfg);
-	return 0;
+	g_strfreev(opt_vms);
+	g_strfreev(opt_ips);
+	return ret;
 }

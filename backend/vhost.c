@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -88,7 +89,106 @@ static void queue_set_started(VuDev *dev, int qidx, bool started)
 	vu_set_queue_handler(dev, vq, ctrl_kick);
 }
 
+/*
+ * libvhost-user's default reader asserts on a short payload or too many
+ * fds, and exits the process when a front-end disconnects: fine for one VM
+ * per process, fatal for a daemon serving many. This reader fails the
+ * session instead, and never blocks the main loop for long on a front-end
+ * that sends a header without its payload.
+ */
+static bool read_msg(VuDev *dev, int fd, VhostUserMsg *m)
+{
+	char control[CMSG_SPACE(VHOST_MEMORY_BASELINE_NREGIONS * sizeof(int))];
+	struct iovec iov = { .iov_base = m, .iov_len = VHOST_USER_HDR_SIZE };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control,
+		.msg_controllen = sizeof(control),
+	};
+	struct pvo_vm *vm = vm_of(dev);
+	struct cmsghdr *cmsg;
+	size_t got = 0;
+	ssize_t rc;
+	int i;
+
+	memset(control, 0, sizeof(control));
+	do {
+		rc = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	} while (rc < 0 && errno == EINTR);
+	m->fd_num = 0;
+	for (cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg)) {
+		size_t n;
+
+		if (cmsg->cmsg_level != SOL_SOCKET ||
+		    cmsg->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < (int)n; i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(cmsg) + i * sizeof(int),
+			       sizeof(int));
+			if (m->fd_num < VHOST_MEMORY_BASELINE_NREGIONS)
+				m->fds[m->fd_num++] = f;
+			else
+				close(f);
+		}
+	}
+	if (rc == 0)
+		return false;	/* the front-end closed the connection */
+	if (rc < 0 || (size_t)rc < VHOST_USER_HDR_SIZE ||
+	    (msg.msg_flags & MSG_CTRUNC) || m->size > sizeof(m->payload)) {
+		pvo_info(pvo_vm_name(vm),
+			 "malformed vhost-user message (header %zd bytes, "
+			 "payload size %u)",
+			 rc, rc >= (ssize_t)VHOST_USER_HDR_SIZE ? m->size : 0);
+		goto fail;
+	}
+	while (got < m->size) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 1000) <= 0) {
+			pvo_info(pvo_vm_name(vm),
+				 "vhost-user message %u: payload did not "
+				 "arrive within 1 s",
+				 m->request);
+			goto fail;
+		}
+		rc = read(fd, (char *)&m->payload + got, m->size - got);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc <= 0) {
+			pvo_info(pvo_vm_name(vm),
+				 "vhost-user message %u: truncated payload",
+				 m->request);
+			goto fail;
+		}
+		got += rc;
+	}
+	return true;
+fail:
+	for (i = 0; i < m->fd_num; i++)
+		close(m->fds[i]);
+	m->fd_num = 0;
+	return false;
+}
+
+static int process_msg(VuDev *dev, VhostUserMsg *m, int *do_reply)
+{
+	/* Request 0 is not a message; libvhost-user would exit(0) on it. */
+	if (m->request == VHOST_USER_NONE) {
+		*do_reply = 0;
+		dev->panic(dev, "front-end sent request 0");
+		return 1;
+	}
+	pvo_debug(pvo_vm_name(vm_of(dev)), "vhost-user %s",
+		  vu_request_to_string(m->request));
+	return 0;
+}
+
 static const VuDevIface iface = {
+	.process_msg = process_msg,
 	.get_features = get_features,
 	.set_features = set_features,
 	.get_config = get_config,
@@ -119,8 +219,7 @@ static void panic(VuDev *dev, const char *msg)
 	if (vm->dropping)
 		return;
 	/* A closed socket is the normal way QEMU leaves. */
-	if (!strstr(msg, "Error processing vhost message") &&
-	    !strstr(msg, "Error while recvmsg"))
+	if (!strstr(msg, "Error processing vhost message"))
 		pvo_info(pvo_vm_name(vm),
 			 "vhost-user protocol error: %s; dropping the "
 			 "connection",
@@ -156,6 +255,7 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 		close(conn);
 		return G_SOURCE_CONTINUE;
 	}
+	vm->vug.parent.read_msg = read_msg;
 	vm->conn_fd = conn;
 	vm->connected = true;
 	pvo_info(pvo_vm_name(vm), "front-end connected");
