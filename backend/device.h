@@ -16,7 +16,7 @@
 #define PVO_DEV_MAX_SRQ_WR 16384
 #define PVO_DEV_MAX_RD_ATOM 16
 #define PVO_DEV_MAX_INLINE 256
-#define PVO_DEV_FW_VER 0x0001000000000000ull	/* 1.0.0 */
+#define PVO_DEV_FW_VER 0x0000000100000000ull /* 1.0.0: bits 47-32.31-16.15-0 */
 
 /* Virtqueues this back-end serves for a VM: ctrl + event + kernel doorbell
  * + one doorbell per allowed user context. */

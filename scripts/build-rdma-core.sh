@@ -237,7 +237,7 @@ if [ ! -f "$dir/build/build.ninja" ]; then
 	fi
 fi
 
-echo "rdma-core: building (about 6 min on 2 cores; log: $dir/build.log)"
+echo "rdma-core: building (about 2 min on 2 cores; log: $dir/build.log)"
 if ! nice -n 10 ninja -C "$dir/build" -j2 2>&1 | tee "$dir/build.log" | progress_filter; then
 	echo "rdma-core: build failed; full log: $dir/build.log" >&2
 	exit 1

@@ -91,6 +91,11 @@ run() { "$@" >"$work/out" 2>"$work/err" </dev/null && echo 0 >"$work/rc" || echo
 rc_is() { [ "$(cat "$work/rc")" = "$1" ]; }
 rc_not() { [ "$(cat "$work/rc")" != "$1" ]; }
 
+staged_name() { basename "$(readlink -f "$1/usr/lib/x86_64-linux-gnu/libibverbs.so.1")"; }
+: >"$work/out"; : >"$work/err"
+check "the overlay serves the staged libibverbs" \
+	test "$(staged_name /)" = "$(staged_name "$stage")"
+
 # 1. No devices: an empty list, no complaints.
 mkdir -p "$work/sys/class/infiniband_verbs"
 echo 6 >"$work/sys/class/infiniband_verbs/abi_version"
@@ -106,6 +111,8 @@ fake_dev uverbs0 pvo0 1 5254:00ff:fe12:3456 virtio:d0000002Av00001AF4
 fake_dev uverbs1 pvrdma_overlay1 1 5254:00ff:fe12:3457
 fake_dev uverbs2 virtio_other2 1 5254:00ff:fe12:3458 virtio:d00000001v00001AF4
 fake_dev uverbs3 pvo3 99 5254:00ff:fe12:3459 virtio:d0000002Av00001AF4
+# libibverbs opens a uverbs node only if its numbers are the sysfs ones
+echo 1:3 >"$work/sys/class/infiniband_verbs/uverbs0/dev"
 IBV_SHOW_WARNINGS=1 run /usr/bin/ibv_devices
 check "devices: ibv_devices exits 0" rc_is 0
 check "every staged provider loads (no \"couldn't load driver\")" lacks err "couldn't"
