@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * pvrdma_overlay: module entry and the virtio driver. Probe reads the config
+ * space, maps the doorbell BAR, sets up the control, event and doorbell
+ * virtqueues, checks that the back-end answers, and starts looking for the
+ * netdev the ib_device binds to (pvo_netdev.c).
+ */
+
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+#include <linux/virtio.h>
+#include <linux/virtio_config.h>
+
+#include "pvo.h"
+
+static int pvo_read_config(struct pvo_dev *dev)
+{
+	struct virtio_device *vdev = dev->vdev;
+	u32 version;
+	u16 num_queues;
+
+	virtio_cread_le(vdev, struct pvo_config, version, &version);
+	if (version != PVO_INTERFACE_VERSION) {
+		dev_err(&vdev->dev,
+			"device interface version %u, this driver speaks %u: install a matching pvrdma-overlayd and pvrdma_overlay.ko\n",
+			version, PVO_INTERFACE_VERSION);
+		return -ENODEV;
+	}
+
+	virtio_cread_le(vdev, struct pvo_config, num_queues, &num_queues);
+	if (num_queues <= PVO_VQ_DB_KERNEL || num_queues > PVO_MAX_QUEUES) {
+		dev_err(&vdev->dev,
+			"the device has %u virtqueues; need %u..%u (control, event, kernel doorbell, user doorbells)\n",
+			num_queues, PVO_VQ_DB_KERNEL + 1, PVO_MAX_QUEUES);
+		return -ENODEV;
+	}
+	dev->num_queues = num_queues;
+
+	virtio_cread_le(vdev, struct pvo_config, mtu, &dev->mtu);
+	virtio_cread_bytes(vdev, offsetof(struct pvo_config, mac), dev->mac,
+			   ETH_ALEN);
+	if (!is_valid_ether_addr(dev->mac)) {
+		dev_err(&vdev->dev,
+			"the device's MAC %pM is not a valid unicast address: set the VM's mac in the back-end's tenant config\n",
+			dev->mac);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+/* BAR 2 of the PCI function: page N kicks virtqueue N. */
+static int pvo_map_doorbells(struct pvo_dev *dev)
+{
+	struct device *parent = dev->vdev->dev.parent;
+	resource_size_t need, len;
+	struct pci_dev *pdev;
+	unsigned long flags;
+
+	if (!parent || !dev_is_pci(parent)) {
+		dev_err(&dev->vdev->dev,
+			"not a virtio-pci device: the doorbell BAR needs the PCI transport\n");
+		return -ENODEV;
+	}
+	pdev = to_pci_dev(parent);
+	flags = pci_resource_flags(pdev, PVO_DOORBELL_BAR);
+	if (!(flags & IORESOURCE_MEM) || (flags & IORESOURCE_UNSET) ||
+	    !pci_resource_start(pdev, PVO_DOORBELL_BAR)) {
+		dev_err(&dev->vdev->dev,
+			"PCI BAR %d (doorbells) is missing or unassigned; use QEMU's pvrdma-overlay device, which provides it\n",
+			PVO_DOORBELL_BAR);
+		return -ENODEV;
+	}
+	need = (resource_size_t)dev->num_queues * PVO_DOORBELL_PAGE_SIZE;
+	len = pci_resource_len(pdev, PVO_DOORBELL_BAR);
+	if (len < need) {
+		dev_err(&dev->vdev->dev,
+			"PCI BAR %d has %llu bytes; %u virtqueues need %llu (one 4 KiB doorbell page each)\n",
+			PVO_DOORBELL_BAR, (unsigned long long)len,
+			dev->num_queues, (unsigned long long)need);
+		return -ENODEV;
+	}
+
+	dev->db_phys = pci_resource_start(pdev, PVO_DOORBELL_BAR);
+	dev->db_len = need;
+	if (!request_mem_region(dev->db_phys, dev->db_len, KBUILD_MODNAME)) {
+		dev_err(&dev->vdev->dev,
+			"the doorbell BAR at %pa is already claimed\n",
+			&dev->db_phys);
+		return -EBUSY;
+	}
+	dev->db_kernel = ioremap(dev->db_phys +
+				 PVO_VQ_DB_KERNEL * PVO_DOORBELL_PAGE_SIZE,
+				 PVO_DOORBELL_PAGE_SIZE);
+	if (!dev->db_kernel) {
+		release_mem_region(dev->db_phys, dev->db_len);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void pvo_unmap_doorbells(struct pvo_dev *dev)
+{
+	iounmap(dev->db_kernel);
+	release_mem_region(dev->db_phys, dev->db_len);
+}
+
+/*
+ * Doorbell queues carry no buffers (a kick is the whole message), so they
+ * get no callback; they still need a name, or the transport skips them.
+ */
+#if PVO_API_6_11
+static int pvo_find_vqs(struct pvo_dev *dev)
+{
+	struct virtqueue_info *info;
+	unsigned int i;
+	int err;
+
+	info = kcalloc(dev->num_queues, sizeof(*info), GFP_KERNEL);
+	if (!info)
+		return -ENOMEM;
+	info[PVO_VQ_CTRL].name = "control";
+	info[PVO_VQ_CTRL].callback = pvo_ctrl_done;
+	info[PVO_VQ_EVENT].name = "event";
+	info[PVO_VQ_EVENT].callback = pvo_event_done;
+	for (i = PVO_VQ_DB_KERNEL; i < dev->num_queues; i++)
+		info[i].name = "doorbell";
+
+	err = virtio_find_vqs(dev->vdev, dev->num_queues, dev->vqs, info,
+			      NULL);
+	kfree(info);
+	return err;
+}
+#else
+static int pvo_find_vqs(struct pvo_dev *dev)
+{
+	vq_callback_t **callbacks;
+	const char **names;
+	unsigned int i;
+	int err;
+
+	callbacks = kcalloc(dev->num_queues, sizeof(*callbacks), GFP_KERNEL);
+	names = kcalloc(dev->num_queues, sizeof(*names), GFP_KERNEL);
+	if (!callbacks || !names) {
+		err = -ENOMEM;
+		goto out;
+	}
+	names[PVO_VQ_CTRL] = "control";
+	callbacks[PVO_VQ_CTRL] = pvo_ctrl_done;
+	names[PVO_VQ_EVENT] = "event";
+	callbacks[PVO_VQ_EVENT] = pvo_event_done;
+	for (i = PVO_VQ_DB_KERNEL; i < dev->num_queues; i++)
+		names[i] = "doorbell";
+
+	err = virtio_find_vqs(dev->vdev, dev->num_queues, dev->vqs, callbacks,
+			      names, NULL);
+out:
+	kfree(names);
+	kfree(callbacks);
+	return err;
+}
+#endif
+
+/* Stop the device, then take back what it still holds. */
+static void pvo_stop_queues(struct pvo_dev *dev)
+{
+	virtio_reset_device(dev->vdev);
+	pvo_ctrl_shutdown(dev);
+	pvo_event_shutdown(dev);
+	dev->vdev->config->del_vqs(dev->vdev);
+}
+
+static int pvo_probe(struct virtio_device *vdev)
+{
+	struct pvo_dev *dev;
+	int err;
+
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev)
+		return -ENOMEM;
+	dev->vdev = vdev;
+	vdev->priv = dev;
+	pvo_netdev_init(dev);
+
+	if (virtio_has_feature(vdev, VIRTIO_F_ACCESS_PLATFORM))
+		dev_warn(&vdev->dev,
+			 "the device negotiated VIRTIO_F_ACCESS_PLATFORM; the back-end expects guest-physical addresses, so a vIOMMU will break the data path\n");
+
+	err = pvo_read_config(dev);
+	if (err)
+		goto err_free;
+	err = pvo_map_doorbells(dev);
+	if (err)
+		goto err_free;
+
+	dev->vqs = kcalloc(dev->num_queues, sizeof(*dev->vqs), GFP_KERNEL);
+	if (!dev->vqs) {
+		err = -ENOMEM;
+		goto err_unmap;
+	}
+	err = pvo_find_vqs(dev);
+	if (err) {
+		dev_err(&vdev->dev, "cannot set up %u virtqueues: %d\n",
+			dev->num_queues, err);
+		goto err_unmap;
+	}
+	pvo_ctrl_init(dev, dev->vqs[PVO_VQ_CTRL]);
+	err = pvo_event_init(dev, dev->vqs[PVO_VQ_EVENT]);
+	if (err)
+		goto err_queues;
+
+	virtio_device_ready(vdev);
+	pvo_event_start(dev);
+
+	err = pvo_check_device(dev);
+	if (err)
+		goto err_queues;
+	err = pvo_netdev_start(dev);
+	if (err)
+		goto err_queues;
+
+	dev_info(&vdev->dev, "ready: MAC %pM, MTU %u, %u doorbell queues\n",
+		 dev->mac, dev->mtu, dev->num_queues - PVO_VQ_DB_KERNEL);
+	return 0;
+
+err_queues:
+	pvo_stop_queues(dev);
+err_unmap:
+	pvo_unmap_doorbells(dev);
+err_free:
+	kfree(dev->vqs);
+	kfree(dev);
+	vdev->priv = NULL;
+	return err;
+}
+
+static void pvo_remove(struct virtio_device *vdev)
+{
+	struct pvo_dev *dev = vdev->priv;
+
+	/* First the ib_device: its teardown still talks to the back-end. */
+	pvo_netdev_stop(dev);
+	pvo_stop_queues(dev);
+	pvo_unmap_doorbells(dev);
+	kfree(dev->vqs);
+	kfree(dev);
+	vdev->priv = NULL;
+}
+
+static const struct virtio_device_id pvo_id_table[] = {
+	{ PVO_VIRTIO_ID, VIRTIO_DEV_ANY_ID },
+	{ 0 },
+};
+MODULE_DEVICE_TABLE(virtio, pvo_id_table);
+
+static struct virtio_driver pvo_virtio_driver = {
+	.driver.name = KBUILD_MODNAME,
+	.driver.owner = THIS_MODULE,
+	.id_table = pvo_id_table,
+	.probe = pvo_probe,
+	.remove = pvo_remove,
+};
+
+module_virtio_driver(pvo_virtio_driver);
+
+MODULE_DESCRIPTION("pvrdma-overlay paravirtual RDMA device (virtio, RoCE v2)");
+MODULE_LICENSE("Dual BSD/GPL");
+/* User contexts need the uverbs character devices. */
+MODULE_SOFTDEP("pre: ib_uverbs");
