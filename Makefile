@@ -50,10 +50,12 @@ VM_TESTS = tests/vm/t-*
 
 check: deps build
 	@echo "check: running tests (guest consoles are logged under build/test-logs/)"
-	@shopt -s nullglob; prove -v $(PROVE_FLAGS) $(UNIT_TESTS) $(VM_TESTS)
+	@shopt -s nullglob; PVO_BACKEND=$(TOP)/build/backend-san/pvrdma-overlayd \
+		prove -v $(PROVE_FLAGS) $(UNIT_TESTS) $(VM_TESTS)
 
 check-unit: backend test-programs
-	@shopt -s nullglob; prove $(UNIT_TESTS)
+	@shopt -s nullglob; PVO_BACKEND=$(TOP)/build/backend-san/pvrdma-overlayd \
+		prove $(UNIT_TESTS)
 
 demo: deps build
 	@scripts/demo.sh

@@ -320,5 +320,8 @@ void pvo_ctrl_process(struct pvo_vm *vm, VuDev *dev, int qidx)
 		vu_queue_push(dev, vq, elem, len);
 		free(elem);
 	}
-	vu_queue_notify(dev, vq);
+	/* Until SET_VRING_CALL arrives there is nothing to signal; libvhost-user
+	 * signals the new call fd once it gets it, so no completion is lost. */
+	if (vq->call_fd >= 0)
+		vu_queue_notify(dev, vq);
 }

@@ -20,6 +20,7 @@
 #include "device.h"
 #include "log.h"
 #include "vhost.h"
+#include "vhost_msg.h"
 
 #define VIRTIO_F_VERSION_1 32
 
@@ -38,18 +39,18 @@ static void set_features(VuDev *dev, uint64_t features)
 	pvo_debug(pvo_vm_name(vm_of(dev)), "features 0x%" PRIx64, features);
 }
 
+static void get_config_bytes(void *opaque, struct pvo_config *c)
+{
+	struct pvo_vm *vm = opaque;
+
+	pvo_device_config(vm->cfg, c);
+}
+
+/* Only here so that libvhost-user offers VHOST_USER_PROTOCOL_F_CONFIG;
+ * GET_CONFIG itself is answered in process_msg, which honours the offset. */
 static int get_config(VuDev *dev, uint8_t *config, uint32_t len)
 {
-	struct pvo_vm *vm = vm_of(dev);
-	struct pvo_config c;
-
-	if (len == 0 || len > VHOST_USER_MAX_CONFIG_SIZE)
-		return -1;
-	pvo_device_config(vm->cfg, &c);
-	memset(config, 0, len);
-	memcpy(config, &c, MIN(len, sizeof(c)));
-	pvo_debug(pvo_vm_name(vm), "served %u bytes of config space", len);
-	return 0;
+	return -1;
 }
 
 static int set_config(VuDev *dev, const uint8_t *data, uint32_t offset,
@@ -89,101 +90,32 @@ static void queue_set_started(VuDev *dev, int qidx, bool started)
 	vu_set_queue_handler(dev, vq, ctrl_kick);
 }
 
-/*
- * libvhost-user's default reader asserts on a short payload or too many
- * fds, and exits the process when a front-end disconnects: fine for one VM
- * per process, fatal for a daemon serving many. This reader fails the
- * session instead, and never blocks the main loop for long on a front-end
- * that sends a header without its payload.
- */
-static bool read_msg(VuDev *dev, int fd, VhostUserMsg *m)
-{
-	char control[CMSG_SPACE(VHOST_MEMORY_BASELINE_NREGIONS * sizeof(int))];
-	struct iovec iov = { .iov_base = m, .iov_len = VHOST_USER_HDR_SIZE };
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = control,
-		.msg_controllen = sizeof(control),
-	};
-	struct pvo_vm *vm = vm_of(dev);
-	struct cmsghdr *cmsg;
-	size_t got = 0;
-	ssize_t rc;
-	int i;
-
-	memset(control, 0, sizeof(control));
-	do {
-		rc = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-	} while (rc < 0 && errno == EINTR);
-	m->fd_num = 0;
-	for (cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg)) {
-		size_t n;
-
-		if (cmsg->cmsg_level != SOL_SOCKET ||
-		    cmsg->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (i = 0; i < (int)n; i++) {
-			int f;
-
-			memcpy(&f, CMSG_DATA(cmsg) + i * sizeof(int),
-			       sizeof(int));
-			if (m->fd_num < VHOST_MEMORY_BASELINE_NREGIONS)
-				m->fds[m->fd_num++] = f;
-			else
-				close(f);
-		}
-	}
-	if (rc == 0)
-		return false;	/* the front-end closed the connection */
-	if (rc < 0 || (size_t)rc < VHOST_USER_HDR_SIZE ||
-	    (msg.msg_flags & MSG_CTRUNC) || m->size > sizeof(m->payload)) {
-		pvo_info(pvo_vm_name(vm),
-			 "malformed vhost-user message (header %zd bytes, "
-			 "payload size %u)",
-			 rc, rc >= (ssize_t)VHOST_USER_HDR_SIZE ? m->size : 0);
-		goto fail;
-	}
-	while (got < m->size) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		if (poll(&p, 1, 1000) <= 0) {
-			pvo_info(pvo_vm_name(vm),
-				 "vhost-user message %u: payload did not "
-				 "arrive within 1 s",
-				 m->request);
-			goto fail;
-		}
-		rc = read(fd, (char *)&m->payload + got, m->size - got);
-		if (rc < 0 && errno == EINTR)
-			continue;
-		if (rc <= 0) {
-			pvo_info(pvo_vm_name(vm),
-				 "vhost-user message %u: truncated payload",
-				 m->request);
-			goto fail;
-		}
-		got += rc;
-	}
-	return true;
-fail:
-	for (i = 0; i < m->fd_num; i++)
-		close(m->fds[i]);
-	m->fd_num = 0;
-	return false;
-}
-
 static int process_msg(VuDev *dev, VhostUserMsg *m, int *do_reply)
 {
-	/* Request 0 is not a message; libvhost-user would exit(0) on it. */
-	if (m->request == VHOST_USER_NONE) {
+	struct pvo_vm *vm = vm_of(dev);
+	char *why = NULL;
+
+	pvo_debug(pvo_vm_name(vm), "vhost-user %s",
+		  vu_request_to_string(m->request));
+	if (!pvo_vhost_msg_valid(dev, m, &why)) {
+		pvo_vhost_msg_close_fds(m);
+		dev->panic(dev, why);
+		g_free(why);
 		*do_reply = 0;
-		dev->panic(dev, "front-end sent request 0");
 		return 1;
 	}
-	pvo_debug(pvo_vm_name(vm_of(dev)), "vhost-user %s",
-		  vu_request_to_string(m->request));
+	switch (m->request) {
+	case VHOST_USER_GET_CONFIG:
+		pvo_vhost_msg_get_config(m, get_config_bytes, vm);
+		*do_reply = 1;
+		return 1;
+	case VHOST_USER_SET_CONFIG:
+		/* Read-only config space: refuse, but keep the session. */
+		pvo_vm_warn(vm, "refused a write to the read-only config "
+				"space");
+		*do_reply = pvo_vhost_msg_nack(m);
+		return 1;
+	}
 	return 0;
 }
 
@@ -225,6 +157,9 @@ static void panic(VuDev *dev, const char *msg)
 			 "connection",
 			 msg);
 	vm->dropping = true;
+	/* No reply may follow a failed message: libvhost-user would still
+	 * write a REPLY_ACK of 0 ("done") for it. */
+	shutdown(vm->conn_fd, SHUT_RDWR);
 	/* libvhost-user is still on the stack: tear down from the loop, at
 	 * high priority so the readable EOF cannot starve it. */
 	g_idle_add_full(G_PRIORITY_HIGH, drop_connection, vm, NULL);
@@ -255,7 +190,7 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 		close(conn);
 		return G_SOURCE_CONTINUE;
 	}
-	vm->vug.parent.read_msg = read_msg;
+	vm->vug.parent.read_msg = pvo_vhost_msg_read;
 	vm->conn_fd = conn;
 	vm->connected = true;
 	pvo_info(pvo_vm_name(vm), "front-end connected");

@@ -17,11 +17,12 @@
 
 #include "backend_proc.h"
 
-#define MAX_ARGS	64
+#define MAX_ARGS 64
 
 static void sleep_ms(int ms)
 {
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+	struct timespec ts = {.tv_sec = ms / 1000,
+			      .tv_nsec = (ms % 1000) * 1000000L};
 
 	nanosleep(&ts, NULL);
 }
@@ -42,7 +43,7 @@ int backend_start(struct backend_proc *bp, const char *const *args,
 	const char *argv[MAX_ARGS + 4];
 	const char *env = getenv("PVO_BACKEND");
 	unsigned int n = 0, i;
-	int waited = 0, logfd;
+	int waited = 0, logfd, nullfd;
 	pid_t parent = getpid();
 
 	memset(bp, 0, sizeof(*bp));
@@ -51,16 +52,19 @@ int backend_start(struct backend_proc *bp, const char *const *args,
 		 env && *env ? env : BACKEND_DEFAULT_PATH);
 	if (access(bp->binary, X_OK) < 0) {
 		snprintf(err, errlen,
-			 "back-end binary %s is missing or not executable (%s); build it (make) or point PVO_BACKEND at it",
+			 "back-end binary %s is missing or not executable "
+			 "(%s); build it (make) or point PVO_BACKEND at it",
 			 bp->binary, strerror(errno));
 		return -ENOENT;
 	}
 	snprintf(bp->dir, sizeof(bp->dir), "%s/pvo-fe-XXXXXX", tmp_base());
 	if (!mkdtemp(bp->dir)) {
-		snprintf(err, errlen, "mkdtemp %s: %s", bp->dir, strerror(errno));
+		snprintf(err, errlen, "mkdtemp %s: %s", bp->dir,
+			 strerror(errno));
 		return -errno;
 	}
-	snprintf(bp->socket_path, sizeof(bp->socket_path), "%s/vm.sock", bp->dir);
+	snprintf(bp->socket_path, sizeof(bp->socket_path), "%s/vm.sock",
+		 bp->dir);
 	snprintf(bp->log_path, sizeof(bp->log_path), "%s/backend.log", bp->dir);
 
 	argv[n++] = bp->binary;
@@ -70,9 +74,11 @@ int backend_start(struct backend_proc *bp, const char *const *args,
 		argv[n++] = args[i];
 	argv[n] = NULL;
 
-	logfd = open(bp->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	logfd =
+	    open(bp->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (logfd < 0) {
-		snprintf(err, errlen, "creating %s: %s", bp->log_path, strerror(errno));
+		snprintf(err, errlen, "creating %s: %s", bp->log_path,
+			 strerror(errno));
 		return -errno;
 	}
 	fflush(stdout);
@@ -88,8 +94,13 @@ int backend_start(struct backend_proc *bp, const char *const *args,
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(127);
+		nullfd = open("/dev/null", O_RDONLY);
+		if (nullfd >= 0)
+			dup2(nullfd, STDIN_FILENO);
 		dup2(logfd, STDOUT_FILENO);
 		dup2(logfd, STDERR_FILENO);
+		/* only 0-2: tests count the back-end's fds */
+		close_range(3, ~0U, 0);
 		execv(argv[0], (char *const *)argv);
 		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -102,15 +113,17 @@ int backend_start(struct backend_proc *bp, const char *const *args,
 		if (stat(bp->socket_path, &st) == 0 && S_ISSOCK(st.st_mode))
 			return 0;
 		if (!backend_running(bp)) {
-			snprintf(err, errlen, "back-end %s %s before creating %s; see %s",
+			snprintf(err, errlen,
+				 "back-end %s %s before creating %s; see %s",
 				 bp->binary, backend_describe(bp),
 				 bp->socket_path, bp->log_path);
 			return -ECHILD;
 		}
 		if (waited >= timeout_ms) {
-			snprintf(err, errlen,
-				 "back-end did not create %s within %d ms; see %s",
-				 bp->socket_path, timeout_ms, bp->log_path);
+			snprintf(
+			    err, errlen,
+			    "back-end did not create %s within %d ms; see %s",
+			    bp->socket_path, timeout_ms, bp->log_path);
 			return -ETIMEDOUT;
 		}
 		sleep_ms(10);
@@ -151,8 +164,9 @@ int backend_stop(struct backend_proc *bp, int timeout_ms)
 			return -1;
 		}
 	}
-	return WIFEXITED(bp->exit_status) && WEXITSTATUS(bp->exit_status) == 0 ?
-	       0 : -1;
+	return WIFEXITED(bp->exit_status) && WEXITSTATUS(bp->exit_status) == 0
+		   ? 0
+		   : -1;
 }
 
 const char *backend_describe(const struct backend_proc *bp)
@@ -200,7 +214,8 @@ void backend_dump_log(const struct backend_proc *bp, int lines)
 			break;
 		}
 	}
-	printf("# --- back-end log (%s), last %d lines ---\n", bp->log_path, lines);
+	printf("# --- back-end log (%s), last %d lines ---\n", bp->log_path,
+	       lines);
 	for (p = strtok(start, "\n"); p; p = strtok(NULL, "\n"))
 		printf("#   %s\n", p);
 	printf("# --- end of back-end log ---\n");

@@ -10,15 +10,15 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#define BACKEND_DEFAULT_PATH	"/work/main/build/backend/pvrdma-overlayd"
+#define BACKEND_DEFAULT_PATH "/work/main/build/backend/pvrdma-overlayd"
 
 struct backend_proc {
 	pid_t pid;
-	char dir[256];		/* temp dir holding socket and log */
+	char dir[256]; /* temp dir holding socket and log */
 	char socket_path[300];
 	char log_path[300];
 	char binary[512];
-	int exit_status;	/* waitpid status once reaped */
+	int exit_status; /* waitpid status once reaped */
 	bool reaped;
 };
 

@@ -12,9 +12,9 @@
 
 #include "guest_ram.h"
 
-#define MIB			(1024ULL * 1024ULL)
+#define MIB (1024ULL * 1024ULL)
 /* Unmapped gap between the regions' host mappings. */
-#define GUEST_RAM_HVA_GAP	(2 * MIB)
+#define GUEST_RAM_HVA_GAP (2 * MIB)
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -39,22 +39,25 @@ int guest_ram_init(struct guest_ram *ram, uint64_t size, unsigned int nregions,
 	for (i = 0; i < GUEST_RAM_MAX_REGIONS; i++)
 		ram->region[i].fd = -1;
 
-	if (nregions < 1 || nregions > GUEST_RAM_MAX_REGIONS ||
-	    size == 0 || size % (2 * MIB)) {
+	if (nregions < 1 || nregions > GUEST_RAM_MAX_REGIONS || size == 0 ||
+	    size % (2 * MIB)) {
 		set_err(err, errlen,
-			"guest RAM: bad geometry (%llu bytes, %u regions); use a multiple of 2 MiB and 1 or 2 regions",
+			"guest RAM: bad geometry (%llu bytes, %u regions); use "
+			"a multiple of 2 MiB and 1 or 2 regions",
 			(unsigned long long)size, nregions);
 		return -EINVAL;
 	}
 	region_size = size / nregions;
 
 	ram->reservation_len = size + GUEST_RAM_HVA_GAP * nregions;
-	ram->reservation = mmap(NULL, ram->reservation_len, PROT_NONE,
-				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ram->reservation =
+	    mmap(NULL, ram->reservation_len, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (ram->reservation == MAP_FAILED) {
 		ret = -errno;
 		ram->reservation = NULL;
-		set_err(err, errlen, "guest RAM: reserving %zu bytes of address space: %s",
+		set_err(err, errlen,
+			"guest RAM: reserving %zu bytes of address space: %s",
 			ram->reservation_len, strerror(-ret));
 		return ret;
 	}
@@ -69,20 +72,24 @@ int guest_ram_init(struct guest_ram *ram, uint64_t size, unsigned int nregions,
 		r->fd = memfd_create(name, MFD_CLOEXEC);
 		if (r->fd < 0) {
 			ret = -errno;
-			set_err(err, errlen, "guest RAM: memfd_create: %s", strerror(-ret));
+			set_err(err, errlen, "guest RAM: memfd_create: %s",
+				strerror(-ret));
 			goto fail;
 		}
 		if (ftruncate(r->fd, (off_t)region_size) < 0) {
 			ret = -errno;
-			set_err(err, errlen, "guest RAM: ftruncate memfd to %llu bytes: %s",
-				(unsigned long long)region_size, strerror(-ret));
+			set_err(err, errlen,
+				"guest RAM: ftruncate memfd to %llu bytes: %s",
+				(unsigned long long)region_size,
+				strerror(-ret));
 			goto fail;
 		}
 		p = mmap(base, region_size, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_FIXED, r->fd, 0);
 		if (p == MAP_FAILED) {
 			ret = -errno;
-			set_err(err, errlen, "guest RAM: mmap memfd: %s", strerror(-ret));
+			set_err(err, errlen, "guest RAM: mmap memfd: %s",
+				strerror(-ret));
 			goto fail;
 		}
 		r->hva = p;
@@ -140,8 +147,8 @@ void *guest_ram_ptr(struct guest_ram *ram, uint64_t gpa, uint64_t len)
 }
 
 /* Walk [gpa, gpa+len) region by region; op 0 = write, 1 = read, 2 = fill. */
-static int copy_loop(struct guest_ram *ram, uint64_t gpa, void *buf,
-		     int byte, uint64_t len, int op)
+static int copy_loop(struct guest_ram *ram, uint64_t gpa, void *buf, int byte,
+		     uint64_t len, int op)
 {
 	uint8_t *p = buf;
 
@@ -177,8 +184,7 @@ int guest_ram_write(struct guest_ram *ram, uint64_t gpa, const void *src,
 	return copy_loop(ram, gpa, (void *)src, 0, len, 0);
 }
 
-int guest_ram_read(struct guest_ram *ram, uint64_t gpa, void *dst,
-		   uint64_t len)
+int guest_ram_read(struct guest_ram *ram, uint64_t gpa, void *dst, uint64_t len)
 {
 	return copy_loop(ram, gpa, dst, 0, len, 1);
 }
@@ -221,7 +227,8 @@ uint64_t guest_ram_alloc(struct guest_ram *ram, uint64_t size, uint64_t align)
 
 	/* Try the gap before each allocation, then the tail. */
 	for (i = 0; i <= ram->nallocs; i++) {
-		uint64_t gap_end = i < ram->nallocs ? ram->alloc[i].gpa : ram->size;
+		uint64_t gap_end =
+		    i < ram->nallocs ? ram->alloc[i].gpa : ram->size;
 		uint64_t start = align_up(cursor, align);
 		struct guest_ram_region *r;
 

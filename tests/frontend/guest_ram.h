@@ -15,17 +15,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GUEST_RAM_MAX_REGIONS	2
-#define GUEST_RAM_MAX_ALLOCS	1024
-#define GUEST_RAM_NO_ADDR	UINT64_MAX
+#define GUEST_RAM_MAX_REGIONS 2
+#define GUEST_RAM_MAX_ALLOCS 1024
+#define GUEST_RAM_NO_ADDR UINT64_MAX
 /* The allocator leaves low memory alone, as a PC guest would. */
-#define GUEST_RAM_ALLOC_BASE	0x100000ULL
+#define GUEST_RAM_ALLOC_BASE 0x100000ULL
 
 struct guest_ram_region {
 	uint64_t gpa;
 	uint64_t size;
 	uint8_t *hva;
-	int fd;			/* memfd; the mapping starts at offset 0 */
+	int fd; /* memfd; the mapping starts at offset 0 */
 };
 
 struct guest_ram_alloc {
@@ -36,8 +36,8 @@ struct guest_ram_alloc {
 struct guest_ram {
 	struct guest_ram_region region[GUEST_RAM_MAX_REGIONS];
 	unsigned int nregions;
-	uint64_t size;		/* GPAs [0, size) are RAM */
-	void *reservation;	/* host address range holding all regions */
+	uint64_t size;	   /* GPAs [0, size) are RAM */
+	void *reservation; /* host address range holding all regions */
 	size_t reservation_len;
 	/* live allocations, sorted by gpa */
 	struct guest_ram_alloc alloc[GUEST_RAM_MAX_ALLOCS];
@@ -62,8 +62,7 @@ int guest_ram_write(struct guest_ram *ram, uint64_t gpa, const void *src,
 		    uint64_t len);
 int guest_ram_read(struct guest_ram *ram, uint64_t gpa, void *dst,
 		   uint64_t len);
-int guest_ram_fill(struct guest_ram *ram, uint64_t gpa, int byte,
-		   uint64_t len);
+int guest_ram_fill(struct guest_ram *ram, uint64_t gpa, int byte, uint64_t len);
 
 /* GPA where the second region starts, or 0 with a single region. */
 uint64_t guest_ram_boundary(const struct guest_ram *ram);

@@ -12,14 +12,14 @@
 
 #include "pvo_cmd.h"
 
-#define RESP_POISON	0xa5
-#define CMD_MAX_BYTES	4096
+#define RESP_POISON 0xa5
+#define CMD_MAX_BYTES 4096
 
 /* Stage buffers in guest RAM, run the chain, copy the answer back. */
 int pvo_cmd_raw(struct vu_frontend *fe, const void *req, size_t req_len,
 		void *resp, size_t resp_cap, struct pvo_cmd_result *res)
 {
-	struct vq_buf out = { 0 }, in = { 0 };
+	struct vq_buf out = {0}, in = {0};
 	uint32_t used_len = 0;
 	int ret;
 
@@ -54,7 +54,8 @@ int pvo_cmd_raw(struct vu_frontend *fe, const void *req, size_t req_len,
 	res->used_len = used_len;
 	if (resp_cap)
 		guest_ram_read(&fe->ram, in.gpa, resp, resp_cap);
-	if (used_len >= sizeof(struct pvo_resp_hdr) && resp_cap >= sizeof(struct pvo_resp_hdr)) {
+	if (used_len >= sizeof(struct pvo_resp_hdr) &&
+	    resp_cap >= sizeof(struct pvo_resp_hdr)) {
 		struct pvo_resp_hdr h;
 
 		memcpy(&h, resp, sizeof(h));
@@ -75,9 +76,9 @@ int pvo_cmd(struct vu_frontend *fe, uint16_t opcode, uint16_t flags,
 {
 	uint8_t req[CMD_MAX_BYTES], rbuf[CMD_MAX_BYTES];
 	struct pvo_cmd_hdr hdr = {
-		.opcode = htole16(opcode),
-		.flags = htole16(flags),
-		.ctx = htole32(ctx),
+	    .opcode = htole16(opcode),
+	    .flags = htole16(flags),
+	    .ctx = htole32(ctx),
 	};
 	size_t rsize = sizeof(struct pvo_resp_hdr) + resp_cap;
 	struct pvo_cmd_result res;
@@ -93,13 +94,16 @@ int pvo_cmd(struct vu_frontend *fe, uint16_t opcode, uint16_t flags,
 		return ret;
 	if (res.used_len < sizeof(struct pvo_resp_hdr)) {
 		snprintf(fe->err, sizeof(fe->err),
-			 "opcode %u: used length %u is shorter than the %zu-byte response header (room was %zu)",
-			 opcode, res.used_len, sizeof(struct pvo_resp_hdr), rsize);
+			 "opcode %u: used length %u is shorter than the "
+			 "%zu-byte response header (room was %zu)",
+			 opcode, res.used_len, sizeof(struct pvo_resp_hdr),
+			 rsize);
 		return -EPROTO;
 	}
 	if (res.used_len > rsize) {
 		snprintf(fe->err, sizeof(fe->err),
-			 "opcode %u: used length %u exceeds the %zu-byte writable buffer",
+			 "opcode %u: used length %u exceeds the %zu-byte "
+			 "writable buffer",
 			 opcode, res.used_len, rsize);
 		return -EPROTO;
 	}
@@ -124,7 +128,8 @@ static int fixed_cmd(struct vu_frontend *fe, uint16_t opcode, uint32_t ctx,
 	st = pvo_cmd(fe, opcode, 0, ctx, body, body_len, resp, resp_size, &got);
 	if (st == PVO_STATUS_OK && got != resp_size) {
 		snprintf(fe->err, sizeof(fe->err),
-			 "opcode %u: status OK with a %zu-byte body, the header defines %zu",
+			 "opcode %u: status OK with a %zu-byte body, the "
+			 "header defines %zu",
 			 opcode, got, resp_size);
 		return -EPROTO;
 	}
@@ -140,7 +145,7 @@ int pvo_query_device(struct vu_frontend *fe, struct pvo_resp_query_device *r)
 int pvo_query_port(struct vu_frontend *fe, uint32_t port,
 		   struct pvo_resp_query_port *r)
 {
-	struct pvo_cmd_port c = { .port = htole32(port) };
+	struct pvo_cmd_port c = {.port = htole32(port)};
 
 	return fixed_cmd(fe, PVO_CMD_QUERY_PORT, PVO_CTX_KERNEL, &c, sizeof(c),
 			 r, sizeof(*r));
@@ -149,7 +154,8 @@ int pvo_query_port(struct vu_frontend *fe, uint32_t port,
 int pvo_query_gid(struct vu_frontend *fe, uint32_t port, uint32_t index,
 		  struct pvo_resp_query_gid *r)
 {
-	struct pvo_cmd_port c = { .port = htole32(port), .index = htole32(index) };
+	struct pvo_cmd_port c = {.port = htole32(port),
+				 .index = htole32(index)};
 
 	return fixed_cmd(fe, PVO_CMD_QUERY_GID, PVO_CTX_KERNEL, &c, sizeof(c),
 			 r, sizeof(*r));
@@ -159,9 +165,9 @@ int pvo_add_gid(struct vu_frontend *fe, uint32_t port, uint32_t index,
 		const uint8_t gid[PVO_GID_LEN], uint32_t type)
 {
 	struct pvo_cmd_add_gid c = {
-		.port = htole32(port),
-		.index = htole32(index),
-		.type = htole32(type),
+	    .port = htole32(port),
+	    .index = htole32(index),
+	    .type = htole32(type),
 	};
 
 	memcpy(c.gid, gid, PVO_GID_LEN);
@@ -171,7 +177,8 @@ int pvo_add_gid(struct vu_frontend *fe, uint32_t port, uint32_t index,
 
 int pvo_del_gid(struct vu_frontend *fe, uint32_t port, uint32_t index)
 {
-	struct pvo_cmd_port c = { .port = htole32(port), .index = htole32(index) };
+	struct pvo_cmd_port c = {.port = htole32(port),
+				 .index = htole32(index)};
 
 	return fixed_cmd(fe, PVO_CMD_DEL_GID, PVO_CTX_KERNEL, &c, sizeof(c),
 			 NULL, 0);
@@ -180,7 +187,8 @@ int pvo_del_gid(struct vu_frontend *fe, uint32_t port, uint32_t index)
 int pvo_query_pkey(struct vu_frontend *fe, uint32_t port, uint32_t index,
 		   struct pvo_resp_query_pkey *r)
 {
-	struct pvo_cmd_port c = { .port = htole32(port), .index = htole32(index) };
+	struct pvo_cmd_port c = {.port = htole32(port),
+				 .index = htole32(index)};
 
 	return fixed_cmd(fe, PVO_CMD_QUERY_PKEY, PVO_CTX_KERNEL, &c, sizeof(c),
 			 r, sizeof(*r));
@@ -189,7 +197,7 @@ int pvo_query_pkey(struct vu_frontend *fe, uint32_t port, uint32_t index,
 int pvo_alloc_ucontext(struct vu_frontend *fe, uint32_t *ctx,
 		       uint32_t *db_queue)
 {
-	struct pvo_resp_alloc_ucontext r = { 0 };
+	struct pvo_resp_alloc_ucontext r = {0};
 	int st;
 
 	st = fixed_cmd(fe, PVO_CMD_ALLOC_UCONTEXT, PVO_CTX_KERNEL, NULL, 0, &r,
@@ -209,7 +217,7 @@ int pvo_dealloc_ucontext(struct vu_frontend *fe, uint32_t ctx)
 
 int pvo_alloc_pd(struct vu_frontend *fe, uint32_t ctx, uint32_t *pd)
 {
-	struct pvo_resp_alloc_pd r = { 0 };
+	struct pvo_resp_alloc_pd r = {0};
 	int st;
 
 	st = fixed_cmd(fe, PVO_CMD_ALLOC_PD, ctx, NULL, 0, &r, sizeof(r));
@@ -220,7 +228,7 @@ int pvo_alloc_pd(struct vu_frontend *fe, uint32_t ctx, uint32_t *pd)
 
 int pvo_dealloc_pd(struct vu_frontend *fe, uint32_t ctx, uint32_t pd)
 {
-	struct pvo_cmd_dealloc_pd c = { .pd = htole32(pd) };
+	struct pvo_cmd_dealloc_pd c = {.pd = htole32(pd)};
 
 	return fixed_cmd(fe, PVO_CMD_DEALLOC_PD, ctx, &c, sizeof(c), NULL, 0);
 }
@@ -230,15 +238,24 @@ const char *pvo_status_name(int status)
 	static char buf[48];
 
 	switch (status) {
-	case PVO_STATUS_OK: return "OK";
-	case PVO_STATUS_EINVAL: return "EINVAL";
-	case PVO_STATUS_ENOENT: return "ENOENT";
-	case PVO_STATUS_EPERM: return "EPERM";
-	case PVO_STATUS_ENOSPC: return "ENOSPC";
-	case PVO_STATUS_EOPNOTSUPP: return "EOPNOTSUPP";
-	case PVO_STATUS_EBUSY: return "EBUSY";
-	case PVO_STATUS_ENOMEM: return "ENOMEM";
-	case PVO_STATUS_EFAULT: return "EFAULT";
+	case PVO_STATUS_OK:
+		return "OK";
+	case PVO_STATUS_EINVAL:
+		return "EINVAL";
+	case PVO_STATUS_ENOENT:
+		return "ENOENT";
+	case PVO_STATUS_EPERM:
+		return "EPERM";
+	case PVO_STATUS_ENOSPC:
+		return "ENOSPC";
+	case PVO_STATUS_EOPNOTSUPP:
+		return "EOPNOTSUPP";
+	case PVO_STATUS_EBUSY:
+		return "EBUSY";
+	case PVO_STATUS_ENOMEM:
+		return "ENOMEM";
+	case PVO_STATUS_EFAULT:
+		return "EFAULT";
 	}
 	if (status < 0)
 		snprintf(buf, sizeof(buf), "no status (%s)", strerror(-status));
@@ -249,7 +266,7 @@ const char *pvo_status_name(int status)
 
 void pvo_gid_from_ipv4(uint8_t gid[PVO_GID_LEN], const char *dotted)
 {
-	struct in_addr a = { 0 };
+	struct in_addr a = {0};
 
 	memset(gid, 0, PVO_GID_LEN);
 	gid[10] = 0xff;

@@ -20,13 +20,13 @@
 #include "vu_frontend.h"
 
 /* The config space size QEMU's device reads with GET_CONFIG. */
-#define PVO_CONFIG_SIZE		sizeof(struct pvo_config)
+#define PVO_CONFIG_SIZE sizeof(struct pvo_config)
 
 /* What actually came back for one command. */
 struct pvo_cmd_result {
-	uint32_t used_len;	/* as the device reported it */
-	uint32_t status;	/* valid when used_len >= sizeof(pvo_resp_hdr) */
-	uint32_t resp_len;	/* body bytes: used_len - sizeof(pvo_resp_hdr) */
+	uint32_t used_len; /* as the device reported it */
+	uint32_t status;   /* valid when used_len >= sizeof(pvo_resp_hdr) */
+	uint32_t resp_len; /* body bytes: used_len - sizeof(pvo_resp_hdr) */
 };
 
 /*

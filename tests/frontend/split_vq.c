@@ -15,7 +15,7 @@
 
 #include "split_vq.h"
 
-#define PAGE_SIZE	4096ULL
+#define PAGE_SIZE 4096ULL
 
 static uint64_t ring_bytes_avail(uint16_t num)
 {
@@ -41,6 +41,7 @@ int split_vq_init(struct split_vq *vq, struct guest_ram *ram,
 	vq->desc_gpa = vq->avail_gpa = vq->used_gpa = GUEST_RAM_NO_ADDR;
 	if (num == 0 || (num & (num - 1)) || num > 32768)
 		return -EINVAL;
+	vq->ram = ram;
 	vq->index = index;
 	vq->num = num;
 
@@ -121,6 +122,7 @@ static int take_slots(struct split_vq *vq, unsigned int n, uint16_t *slots)
 	vq->head[slots[0]].ndesc = n;
 	vq->head[slots[0]].done = false;
 	vq->head[slots[0]].used_len = 0;
+	vq->head[slots[0]].indirect_gpa = GUEST_RAM_NO_ADDR;
 	return slots[0];
 }
 
@@ -134,6 +136,9 @@ static void release_chain(struct split_vq *vq, uint16_t head)
 	vq->free_head = head;
 	vq->num_free += n;
 	vq->head[head].ndesc = 0;
+	if (vq->head[head].indirect_gpa != GUEST_RAM_NO_ADDR)
+		guest_ram_free(vq->ram, vq->head[head].indirect_gpa);
+	vq->head[head].indirect_gpa = GUEST_RAM_NO_ADDR;
 }
 
 void split_vq_publish_head(struct split_vq *vq, uint16_t head)
@@ -176,6 +181,47 @@ int split_vq_add(struct split_vq *vq, const struct vq_buf *out,
 		d->next = htole16(i + 1 < n ? slots[i + 1] : 0);
 	}
 	free(slots);
+	split_vq_publish_head(vq, head);
+	return head;
+}
+
+int split_vq_add_indirect(struct split_vq *vq, const struct vq_buf *out,
+			  unsigned int nout, const struct vq_buf *in,
+			  unsigned int nin)
+{
+	unsigned int n = nout + nin, i;
+	struct vring_desc *table;
+	uint64_t table_gpa;
+	uint16_t slot;
+	int head;
+
+	if (n == 0 || n > vq->num)
+		return -EINVAL;
+	table_gpa = guest_ram_alloc(vq->ram, 16ULL * n, 16);
+	if (table_gpa == GUEST_RAM_NO_ADDR)
+		return -ENOMEM;
+	table = guest_ram_ptr(vq->ram, table_gpa, 16ULL * n);
+	for (i = 0; i < n; i++) {
+		const struct vq_buf *b = i < nout ? &out[i] : &in[i - nout];
+		uint16_t flags = i < nout ? 0 : VRING_DESC_F_WRITE;
+
+		if (i + 1 < n)
+			flags |= VRING_DESC_F_NEXT;
+		table[i].addr = htole64(b->gpa);
+		table[i].len = htole32(b->len);
+		table[i].flags = htole16(flags);
+		table[i].next = htole16(i + 1 < n ? i + 1 : 0);
+	}
+	head = take_slots(vq, 1, &slot);
+	if (head < 0) {
+		guest_ram_free(vq->ram, table_gpa);
+		return head;
+	}
+	vq->head[head].indirect_gpa = table_gpa;
+	vq->desc[slot].addr = htole64(table_gpa);
+	vq->desc[slot].len = htole32(16 * n);
+	vq->desc[slot].flags = htole16(VRING_DESC_F_INDIRECT);
+	vq->desc[slot].next = 0;
 	split_vq_publish_head(vq, head);
 	return head;
 }
@@ -233,21 +279,22 @@ int split_vq_reap(struct split_vq *vq)
 	if ((uint16_t)(used_idx - vq->last_used_idx) > vq->num) {
 		vq->bad_used++;
 		snprintf(vq->bad_used_msg, sizeof(vq->bad_used_msg),
-			 "queue %u: device moved used idx from %u to %u (ring size %u)",
+			 "queue %u: device moved used idx from %u to %u (ring "
+			 "size %u)",
 			 vq->index, vq->last_used_idx, used_idx, vq->num);
 		return -EPROTO;
 	}
 	while (vq->last_used_idx != used_idx) {
 		struct vring_used_elem *e =
-			&vq->used->ring[vq->last_used_idx % vq->num];
+		    &vq->used->ring[vq->last_used_idx % vq->num];
 		uint32_t id = le32toh(e->id), len = le32toh(e->len);
 
 		vq->last_used_idx++;
-		if (id >= vq->num || !vq->head[id].ndesc ||
-		    vq->head[id].done) {
+		if (id >= vq->num || !vq->head[id].ndesc || vq->head[id].done) {
 			vq->bad_used++;
 			snprintf(vq->bad_used_msg, sizeof(vq->bad_used_msg),
-				 "queue %u: device returned head %u (len %u) that is not in flight",
+				 "queue %u: device returned head %u (len %u) "
+				 "that is not in flight",
 				 vq->index, id, len);
 			return -EPROTO;
 		}
@@ -275,8 +322,8 @@ int split_vq_wait(struct split_vq *vq, uint16_t head, int watch_fd,
 		return -EINVAL;
 	for (;;) {
 		struct pollfd pfd[2] = {
-			{ .fd = vq->call_fd, .events = POLLIN },
-			{ .fd = watch_fd, .events = POLLRDHUP },
+		    {.fd = vq->call_fd, .events = POLLIN},
+		    {.fd = watch_fd, .events = POLLRDHUP},
 		};
 		long long left;
 		uint64_t cnt;
@@ -285,6 +332,17 @@ int split_vq_wait(struct split_vq *vq, uint16_t head, int watch_fd,
 		ret = split_vq_reap(vq);
 		if (ret < 0)
 			return ret;
+		if (vq->event_idx && !vq->head[head].done) {
+			/* ask for a call when the next entry is used, then
+			 * look again: the device may have raced ahead */
+			__atomic_store_n(&vq->avail->ring[vq->num],
+					 htole16(vq->last_used_idx),
+					 __ATOMIC_RELAXED);
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			ret = split_vq_reap(vq);
+			if (ret < 0)
+				return ret;
+		}
 		if (vq->head[head].done) {
 			if (used_len)
 				*used_len = vq->head[head].used_len;
@@ -297,12 +355,26 @@ int split_vq_wait(struct split_vq *vq, uint16_t head, int watch_fd,
 		ret = poll(pfd, watch_fd >= 0 ? 2 : 1, (int)left);
 		if (ret < 0 && errno != EINTR)
 			return -errno;
-		if (ret > 0 && (pfd[0].revents & POLLIN)) {
+		if (ret == 0) {
+			/* used without a call: a guest would sleep forever */
+			ret = split_vq_reap(vq);
+			if (ret < 0)
+				return ret;
+			if (vq->head[head].done) {
+				vq->lost_calls++;
+				if (used_len)
+					*used_len = vq->head[head].used_len;
+				release_chain(vq, head);
+				return -ENOMSG;
+			}
+			return -ETIMEDOUT;
+		}
+		if (pfd[0].revents & POLLIN) {
 			if (read(vq->call_fd, &cnt, sizeof(cnt)) < 0 &&
 			    errno != EAGAIN)
 				return -errno;
 		}
-		if (ret > 0 && watch_fd >= 0 &&
+		if (watch_fd >= 0 &&
 		    (pfd[1].revents & (POLLRDHUP | POLLHUP | POLLERR))) {
 			/* a last completion may have raced with the hang-up */
 			ret = split_vq_reap(vq);

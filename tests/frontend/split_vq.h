@@ -38,13 +38,17 @@ struct vq_raw_desc {
 };
 
 struct split_vq_head_state {
-	uint16_t ndesc;		/* descriptors the chain holds, 0 = free */
+	uint16_t ndesc; /* descriptors the chain holds, 0 = free */
 	bool done;
 	uint32_t used_len;
+	uint64_t
+	    indirect_gpa; /* indirect table to free, or GUEST_RAM_NO_ADDR */
 };
 
 struct split_vq {
+	struct guest_ram *ram;
 	unsigned int index;
+	bool event_idx; /* VIRTIO_RING_F_EVENT_IDX negotiated */
 	uint16_t num;
 	uint64_t desc_gpa, avail_gpa, used_gpa;
 	struct vring_desc *desc;
@@ -54,14 +58,16 @@ struct split_vq {
 	int call_fd;
 
 	uint16_t avail_idx;	/* next avail index to publish */
-	uint16_t last_used_idx;	/* used entries already reaped */
+	uint32_t stopped_base;	/* GET_VRING_BASE answer at the last stop */
+	uint16_t last_used_idx; /* used entries already reaped */
 	uint16_t free_head;
 	uint16_t num_free;
-	uint16_t *shadow_next;	/* free list / chain links, driver-private */
+	uint16_t *shadow_next; /* free list / chain links, driver-private */
 	struct split_vq_head_state *head;
 
 	/* Device protocol violations seen while reaping. */
 	unsigned int bad_used;
+	unsigned int lost_calls; /* chains used without a call */
 	char bad_used_msg[160];
 };
 
@@ -77,6 +83,11 @@ void split_vq_fini(struct split_vq *vq, struct guest_ram *ram);
  */
 int split_vq_add(struct split_vq *vq, const struct vq_buf *out,
 		 unsigned int nout, const struct vq_buf *in, unsigned int nin);
+/* The same chain described by an indirect table in guest RAM (one ring
+ * descriptor with VRING_DESC_F_INDIRECT). */
+int split_vq_add_indirect(struct split_vq *vq, const struct vq_buf *out,
+			  unsigned int nout, const struct vq_buf *in,
+			  unsigned int nin);
 /* Same with descriptors given verbatim (loops, bad next, bad flags). */
 int split_vq_add_raw(struct split_vq *vq, const struct vq_raw_desc *d,
 		     unsigned int n);
@@ -92,8 +103,10 @@ int split_vq_reap(struct split_vq *vq);
 /*
  * Wait until @head is used: polls the call eventfd, and @watch_fd (the
  * vhost-user socket, or -1) for hang-up. On success stores the used length
- * and frees the chain. -ETIMEDOUT, -ECONNRESET (watch_fd hung up) or
- * -EPROTO. On a timeout the chain stays in flight.
+ * and frees the chain. -ETIMEDOUT, -ECONNRESET (watch_fd hung up),
+ * -EPROTO, or -ENOMSG when the chain was used but the call eventfd never
+ * fired within the timeout (a lost interrupt; *used_len is still set).
+ * On a timeout the chain stays in flight.
  */
 int split_vq_wait(struct split_vq *vq, uint16_t head, int watch_fd,
 		  int timeout_ms, uint32_t *used_len);

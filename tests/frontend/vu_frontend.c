@@ -16,10 +16,10 @@
 
 #include "vu_frontend.h"
 
-#define MIB	(1024ULL * 1024ULL)
+#define MIB (1024ULL * 1024ULL)
 
 static int fe_err(struct vu_frontend *fe, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int fe_err(struct vu_frontend *fe, int ret, const char *fmt, ...)
 {
@@ -39,33 +39,60 @@ const char *vu_frontend_error(const struct vu_frontend *fe)
 const char *vu_request_name(uint32_t request)
 {
 	switch (request) {
-	case VU_GET_FEATURES: return "GET_FEATURES";
-	case VU_SET_FEATURES: return "SET_FEATURES";
-	case VU_SET_OWNER: return "SET_OWNER";
-	case VU_RESET_OWNER: return "RESET_OWNER";
-	case VU_SET_MEM_TABLE: return "SET_MEM_TABLE";
-	case VU_SET_LOG_BASE: return "SET_LOG_BASE";
-	case VU_SET_LOG_FD: return "SET_LOG_FD";
-	case VU_SET_VRING_NUM: return "SET_VRING_NUM";
-	case VU_SET_VRING_ADDR: return "SET_VRING_ADDR";
-	case VU_SET_VRING_BASE: return "SET_VRING_BASE";
-	case VU_GET_VRING_BASE: return "GET_VRING_BASE";
-	case VU_SET_VRING_KICK: return "SET_VRING_KICK";
-	case VU_SET_VRING_CALL: return "SET_VRING_CALL";
-	case VU_SET_VRING_ERR: return "SET_VRING_ERR";
-	case VU_GET_PROTOCOL_FEATURES: return "GET_PROTOCOL_FEATURES";
-	case VU_SET_PROTOCOL_FEATURES: return "SET_PROTOCOL_FEATURES";
-	case VU_GET_QUEUE_NUM: return "GET_QUEUE_NUM";
-	case VU_SET_VRING_ENABLE: return "SET_VRING_ENABLE";
-	case VU_GET_CONFIG: return "GET_CONFIG";
-	case VU_SET_CONFIG: return "SET_CONFIG";
-	case VU_RESET_DEVICE: return "RESET_DEVICE";
-	case VU_GET_MAX_MEM_SLOTS: return "GET_MAX_MEM_SLOTS";
-	case VU_SET_STATUS: return "SET_STATUS";
-	case VU_GET_STATUS: return "GET_STATUS";
-	case VU_SET_DEVICE_STATE_FD: return "SET_DEVICE_STATE_FD";
-	case VU_CHECK_DEVICE_STATE: return "CHECK_DEVICE_STATE";
-	default: return "(unknown request)";
+	case VU_GET_FEATURES:
+		return "GET_FEATURES";
+	case VU_SET_FEATURES:
+		return "SET_FEATURES";
+	case VU_SET_OWNER:
+		return "SET_OWNER";
+	case VU_RESET_OWNER:
+		return "RESET_OWNER";
+	case VU_SET_MEM_TABLE:
+		return "SET_MEM_TABLE";
+	case VU_SET_LOG_BASE:
+		return "SET_LOG_BASE";
+	case VU_SET_LOG_FD:
+		return "SET_LOG_FD";
+	case VU_SET_VRING_NUM:
+		return "SET_VRING_NUM";
+	case VU_SET_VRING_ADDR:
+		return "SET_VRING_ADDR";
+	case VU_SET_VRING_BASE:
+		return "SET_VRING_BASE";
+	case VU_GET_VRING_BASE:
+		return "GET_VRING_BASE";
+	case VU_SET_VRING_KICK:
+		return "SET_VRING_KICK";
+	case VU_SET_VRING_CALL:
+		return "SET_VRING_CALL";
+	case VU_SET_VRING_ERR:
+		return "SET_VRING_ERR";
+	case VU_GET_PROTOCOL_FEATURES:
+		return "GET_PROTOCOL_FEATURES";
+	case VU_SET_PROTOCOL_FEATURES:
+		return "SET_PROTOCOL_FEATURES";
+	case VU_GET_QUEUE_NUM:
+		return "GET_QUEUE_NUM";
+	case VU_SET_VRING_ENABLE:
+		return "SET_VRING_ENABLE";
+	case VU_GET_CONFIG:
+		return "GET_CONFIG";
+	case VU_SET_CONFIG:
+		return "SET_CONFIG";
+	case VU_RESET_DEVICE:
+		return "RESET_DEVICE";
+	case VU_GET_MAX_MEM_SLOTS:
+		return "GET_MAX_MEM_SLOTS";
+	case VU_SET_STATUS:
+		return "SET_STATUS";
+	case VU_GET_STATUS:
+		return "GET_STATUS";
+	case VU_SET_DEVICE_STATE_FD:
+		return "SET_DEVICE_STATE_FD";
+	case VU_CHECK_DEVICE_STATE:
+		return "CHECK_DEVICE_STATE";
+	default:
+		return "(unknown request)";
 	}
 }
 
@@ -102,8 +129,8 @@ struct vu_frontend *vu_frontend_new(const struct vu_options *opt, char *err,
 	fe->socket_path = strdup(opt->socket_path);
 	fe->opt.socket_path = fe->socket_path;
 	if (!fe->socket_path ||
-	    guest_ram_init(&fe->ram, fe->opt.ram_size, fe->opt.ram_regions,
-			   err, errlen) < 0) {
+	    guest_ram_init(&fe->ram, fe->opt.ram_size, fe->opt.ram_regions, err,
+			   errlen) < 0) {
 		free(fe->socket_path);
 		free(fe);
 		return NULL;
@@ -135,17 +162,19 @@ void vu_frontend_free(struct vu_frontend *fe)
 
 int vu_frontend_connect(struct vu_frontend *fe)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int fd;
 
 	if (strlen(fe->socket_path) >= sizeof(sa.sun_path))
 		return fe_err(fe, -ENAMETOOLONG,
-			      "socket path %s is longer than %zu bytes; use a shorter temp dir",
+			      "socket path %s is longer than %zu bytes; use a "
+			      "shorter temp dir",
 			      fe->socket_path, sizeof(sa.sun_path) - 1);
 	strcpy(sa.sun_path, fe->socket_path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return fe_err(fe, -errno, "socket(AF_UNIX): %s", strerror(errno));
+		return fe_err(fe, -errno, "socket(AF_UNIX): %s",
+			      strerror(errno));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int e = errno;
 
@@ -168,17 +197,18 @@ int vu_send_raw(struct vu_frontend *fe, const void *buf, size_t len,
 		const int *fds, unsigned int nfds)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * VU_MAX_FDS)];
+		char buf[CMSG_SPACE(sizeof(int) * VU_RAW_MAX_FDS)];
 		struct cmsghdr align;
 	} control;
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
 	ssize_t n;
 
 	if (fe->sock < 0)
 		return fe_err(fe, -ENOTCONN, "not connected to the back-end");
-	if (nfds > VU_MAX_FDS)
-		return fe_err(fe, -EINVAL, "at most %d fds per message", VU_MAX_FDS);
+	if (nfds > VU_RAW_MAX_FDS)
+		return fe_err(fe, -EINVAL, "at most %d fds per message",
+			      VU_RAW_MAX_FDS);
 	if (nfds) {
 		struct cmsghdr *cmsg;
 
@@ -195,7 +225,8 @@ int vu_send_raw(struct vu_frontend *fe, const void *buf, size_t len,
 		n = sendmsg(fe->sock, &msg, MSG_NOSIGNAL);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return fe_err(fe, -errno, "sending to back-end: %s", strerror(errno));
+		return fe_err(fe, -errno, "sending to back-end: %s",
+			      strerror(errno));
 	/* fds went with the first byte; push any remainder without them */
 	while ((size_t)n < len) {
 		ssize_t m = send(fe->sock, (const char *)buf + n, len - n,
@@ -215,19 +246,24 @@ int vu_send_msg(struct vu_frontend *fe, uint32_t request, uint32_t flags,
 		const void *payload, uint32_t size, const int *fds,
 		unsigned int nfds)
 {
-	struct {
-		struct vu_msg_hdr hdr;
-		uint8_t payload[sizeof(struct vu_mem_table)];
-	} __attribute__((packed)) m;
+	struct vu_msg_hdr hdr = {
+	    .request = request, .flags = flags, .size = size};
+	uint8_t *m;
+	int ret;
 
-	if (size > sizeof(m.payload))
-		return fe_err(fe, -EMSGSIZE, "payload of %u bytes too large", size);
-	m.hdr.request = request;
-	m.hdr.flags = flags;
-	m.hdr.size = size;
+	if (size > (1u << 20))
+		return fe_err(fe, -EMSGSIZE, "payload of %u bytes too large",
+			      size);
+	m = malloc(sizeof(hdr) + size);
+	if (!m)
+		return fe_err(fe, -ENOMEM,
+			      "out of memory for a %u-byte message", size);
+	memcpy(m, &hdr, sizeof(hdr));
 	if (size)
-		memcpy(m.payload, payload, size);
-	return vu_send_raw(fe, &m, sizeof(m.hdr) + size, fds, nfds);
+		memcpy(m + sizeof(hdr), payload, size);
+	ret = vu_send_raw(fe, m, sizeof(hdr) + size, fds, nfds);
+	free(m);
+	return ret;
 }
 
 static long long now_ms(void)
@@ -249,15 +285,15 @@ static int read_full(struct vu_frontend *fe, void *buf, size_t len,
 			char buf[CMSG_SPACE(sizeof(int) * VU_MAX_FDS)];
 			struct cmsghdr align;
 		} control;
-		struct iovec iov = {
-			.iov_base = (char *)buf + got, .iov_len = len - got
-		};
+		struct iovec iov = {.iov_base = (char *)buf + got,
+				    .iov_len = len - got};
 		struct msghdr msg = {
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = control.buf,
-			.msg_controllen = sizeof(control.buf),
+		    .msg_iov = &iov,
+		    .msg_iovlen = 1,
+		    .msg_control = control.buf,
+		    .msg_controllen = sizeof(control.buf),
 		};
-		struct pollfd pfd = { .fd = fe->sock, .events = POLLIN };
+		struct pollfd pfd = {.fd = fe->sock, .events = POLLIN};
 		struct cmsghdr *cmsg;
 		long long left = deadline - now_ms();
 		ssize_t n;
@@ -283,7 +319,8 @@ static int read_full(struct vu_frontend *fe, void *buf, size_t len,
 		     cmsg = CMSG_NXTHDR(&msg, cmsg)) {
 			if (cmsg->cmsg_level == SOL_SOCKET &&
 			    cmsg->cmsg_type == SCM_RIGHTS) {
-				int nfd = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+				int nfd = (cmsg->cmsg_len - CMSG_LEN(0)) /
+					  sizeof(int);
 				int *fds = (int *)CMSG_DATA(cmsg);
 
 				while (nfd--)
@@ -303,21 +340,26 @@ int vu_recv_msg(struct vu_frontend *fe, struct vu_msg_hdr *hdr, void *payload,
 
 	ret = read_full(fe, hdr, sizeof(*hdr), deadline);
 	if (ret == -ETIMEDOUT)
-		return fe_err(fe, ret, "no reply from the back-end within %d ms",
+		return fe_err(fe, ret,
+			      "no reply from the back-end within %d ms",
 			      timeout_ms);
 	if (ret == -ECONNRESET)
-		return fe_err(fe, ret, "back-end closed the connection instead of replying");
+		return fe_err(
+		    fe, ret,
+		    "back-end closed the connection instead of replying");
 	if (ret < 0)
-		return fe_err(fe, ret, "reading reply header: %s", strerror(-ret));
+		return fe_err(fe, ret, "reading reply header: %s",
+			      strerror(-ret));
 	if (hdr->size > cap)
-		return fe_err(fe, -EMSGSIZE,
-			      "reply to %s carries %u payload bytes, expected at most %u",
-			      vu_request_name(hdr->request), hdr->size, cap);
+		return fe_err(
+		    fe, -EMSGSIZE,
+		    "reply to %s carries %u payload bytes, expected at most %u",
+		    vu_request_name(hdr->request), hdr->size, cap);
 	ret = read_full(fe, payload, hdr->size, deadline);
 	if (ret < 0)
-		return fe_err(fe, ret, "reading %u-byte reply payload of %s: %s",
-			      hdr->size, vu_request_name(hdr->request),
-			      strerror(-ret));
+		return fe_err(
+		    fe, ret, "reading %u-byte reply payload of %s: %s",
+		    hdr->size, vu_request_name(hdr->request), strerror(-ret));
 	return 0;
 }
 
@@ -325,9 +367,10 @@ int vu_request(struct vu_frontend *fe, uint32_t request, const void *payload,
 	       uint32_t size, const int *fds, unsigned int nfds, bool want_ack,
 	       void *reply, uint32_t reply_cap, uint32_t *reply_size)
 {
-	bool ack = !reply &&
-		   (fe->acked_protocol_features & (1ull << VU_PROTOCOL_F_REPLY_ACK)) &&
-		   (want_ack || fe->opt.ack_every_message);
+	bool ack =
+	    !reply &&
+	    (fe->acked_protocol_features & (1ull << VU_PROTOCOL_F_REPLY_ACK)) &&
+	    (want_ack || fe->opt.ack_every_message);
 	uint32_t flags = VU_FLAG_VERSION | (ack ? VU_FLAG_NEED_REPLY : 0);
 	struct vu_msg_hdr hdr;
 	uint64_t status;
@@ -339,8 +382,9 @@ int vu_request(struct vu_frontend *fe, uint32_t request, const void *payload,
 	if (!reply && !ack)
 		return 0;
 
-	ret = vu_recv_msg(fe, &hdr, reply ? reply : (void *)&status,
-			  reply ? reply_cap : sizeof(status), fe->opt.timeout_ms);
+	ret =
+	    vu_recv_msg(fe, &hdr, reply ? reply : (void *)&status,
+			reply ? reply_cap : sizeof(status), fe->opt.timeout_ms);
 	if (ret < 0) {
 		char why[sizeof(fe->err)];
 
@@ -351,7 +395,8 @@ int vu_request(struct vu_frontend *fe, uint32_t request, const void *payload,
 	if (hdr.request != request || !(hdr.flags & VU_FLAG_REPLY) ||
 	    (hdr.flags & 0x3) != VU_FLAG_VERSION)
 		return fe_err(fe, -EPROTO,
-			      "%s: reply has request %u flags 0x%x; expected request %u with the reply flag and version 1",
+			      "%s: reply has request %u flags 0x%x; expected "
+			      "request %u with the reply flag and version 1",
 			      vu_request_name(request), hdr.request, hdr.flags,
 			      request);
 	if (reply) {
@@ -360,7 +405,8 @@ int vu_request(struct vu_frontend *fe, uint32_t request, const void *payload,
 		return 0;
 	}
 	if (hdr.size != sizeof(status))
-		return fe_err(fe, -EPROTO, "%s: REPLY_ACK payload of %u bytes, expected 8",
+		return fe_err(fe, -EPROTO,
+			      "%s: REPLY_ACK payload of %u bytes, expected 8",
 			      vu_request_name(request), hdr.size);
 	if (status)
 		return fe_err(fe, -EIO, "%s: back-end answered failure (%llu)",
@@ -379,7 +425,8 @@ static int get_u64(struct vu_frontend *fe, uint32_t request, uint64_t *val)
 	if (ret < 0)
 		return ret;
 	if (size != sizeof(*val))
-		return fe_err(fe, -EPROTO, "%s: reply payload of %u bytes, expected 8",
+		return fe_err(fe, -EPROTO,
+			      "%s: reply payload of %u bytes, expected 8",
 			      vu_request_name(request), size);
 	return 0;
 }
@@ -403,9 +450,11 @@ int vu_frontend_negotiate(struct vu_frontend *fe)
 	if (ret < 0)
 		return ret;
 	if (!(fe->backend_features & (1ull << VU_F_VIRTIO_VERSION_1)))
-		return fe_err(fe, -EPROTO,
-			      "back-end features 0x%llx lack VIRTIO_F_VERSION_1; QEMU's modern-only device would refuse it",
-			      (unsigned long long)fe->backend_features);
+		return fe_err(
+		    fe, -EPROTO,
+		    "back-end features 0x%llx lack VIRTIO_F_VERSION_1; QEMU's "
+		    "modern-only device would refuse it",
+		    (unsigned long long)fe->backend_features);
 
 	if (fe->backend_features & (1ull << VU_F_PROTOCOL_FEATURES)) {
 		ret = get_u64(fe, VU_GET_PROTOCOL_FEATURES,
@@ -413,7 +462,7 @@ int vu_frontend_negotiate(struct vu_frontend *fe)
 		if (ret < 0)
 			return ret;
 		fe->acked_protocol_features =
-			fe->backend_protocol_features & wanted;
+		    fe->backend_protocol_features & wanted;
 		ret = set_u64(fe, VU_SET_PROTOCOL_FEATURES,
 			      fe->acked_protocol_features, NULL, 0);
 		if (ret < 0)
@@ -429,10 +478,10 @@ int vu_frontend_negotiate(struct vu_frontend *fe)
 			  NULL);
 }
 
-int vu_frontend_get_config(struct vu_frontend *fe, uint32_t offset,
-			   void *buf, uint32_t size)
+int vu_frontend_get_config(struct vu_frontend *fe, uint32_t offset, void *buf,
+			   uint32_t size)
 {
-	struct vu_config_msg req = { .offset = offset, .size = size }, rep;
+	struct vu_config_msg req = {.offset = offset, .size = size}, rep;
 	uint32_t rep_size = 0;
 	int ret;
 
@@ -447,24 +496,27 @@ int vu_frontend_get_config(struct vu_frontend *fe, uint32_t offset,
 		return 0;
 	if (rep_size != VU_CONFIG_HDR_SIZE + size)
 		return fe_err(fe, -EPROTO,
-			      "GET_CONFIG: reply payload is %u bytes; the spec wants the request's %u (or 0 for an error)",
+			      "GET_CONFIG: reply payload is %u bytes; the spec "
+			      "wants the request's %u (or 0 for an error)",
 			      rep_size, VU_CONFIG_HDR_SIZE + size);
 	if (rep.offset != offset || rep.size != size)
 		return fe_err(fe, -EPROTO,
-			      "GET_CONFIG: reply describes offset %u size %u, asked offset %u size %u",
+			      "GET_CONFIG: reply describes offset %u size %u, "
+			      "asked offset %u size %u",
 			      rep.offset, rep.size, offset, size);
 	memcpy(buf, rep.region, size);
 	return (int)rep_size;
 }
 
-static int start_vring(struct vu_frontend *fe, struct split_vq *vq)
+static int start_vring(struct vu_frontend *fe, struct split_vq *vq,
+		       uint16_t base)
 {
-	struct vu_vring_state st = { .index = vq->index, .num = vq->num };
+	struct vu_vring_state st = {.index = vq->index, .num = vq->num};
 	struct vu_vring_addr addr = {
-		.index = vq->index,
-		.desc_user_addr = (uintptr_t)vq->desc,
-		.used_user_addr = (uintptr_t)vq->used,
-		.avail_user_addr = (uintptr_t)vq->avail,
+	    .index = vq->index,
+	    .desc_user_addr = (uintptr_t)vq->desc,
+	    .used_user_addr = (uintptr_t)vq->used,
+	    .avail_user_addr = (uintptr_t)vq->avail,
 	};
 	int ret;
 
@@ -472,7 +524,7 @@ static int start_vring(struct vu_frontend *fe, struct split_vq *vq)
 			 NULL, 0, NULL);
 	if (ret < 0)
 		return ret;
-	st.num = 0;
+	st.num = base;
 	ret = vu_request(fe, VU_SET_VRING_BASE, &st, sizeof(st), NULL, 0, false,
 			 NULL, 0, NULL);
 	if (ret < 0)
@@ -484,22 +536,39 @@ static int start_vring(struct vu_frontend *fe, struct split_vq *vq)
 	ret = set_u64(fe, VU_SET_VRING_KICK, vq->index, &vq->kick_fd, 1);
 	if (ret < 0)
 		return ret;
+	if (fe->opt.kick_call_gap_ms) {
+		struct timespec ts = {fe->opt.kick_call_gap_ms / 1000,
+				      (fe->opt.kick_call_gap_ms % 1000) *
+					  1000000L};
+
+		nanosleep(&ts, NULL);
+	}
 	return set_u64(fe, VU_SET_VRING_CALL, vq->index, &vq->call_fd, 1);
 }
 
-int vu_frontend_start(struct vu_frontend *fe)
+static int set_vring_enable(struct vu_frontend *fe, bool enable)
 {
-	struct vu_mem_table mt = { 0 };
-	int fds[GUEST_RAM_MAX_REGIONS];
-	unsigned int i, n;
+	unsigned int i;
 	int ret;
 
-	fe->acked_features = (1ull << VU_F_VIRTIO_VERSION_1) |
-			     (fe->opt.extra_features & fe->backend_features) |
-			     (fe->backend_features & (1ull << VU_F_PROTOCOL_FEATURES));
-	ret = set_u64(fe, VU_SET_FEATURES, fe->acked_features, NULL, 0);
-	if (ret < 0)
-		return ret;
+	if (!(fe->acked_features & (1ull << VU_F_PROTOCOL_FEATURES)))
+		return 0;
+	for (i = 0; i < fe->nvqs; i++) {
+		struct vu_vring_state st = {.index = i, .num = enable};
+
+		ret = vu_request(fe, VU_SET_VRING_ENABLE, &st, sizeof(st), NULL,
+				 0, false, NULL, 0, NULL);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int send_mem_table(struct vu_frontend *fe)
+{
+	struct vu_mem_table mt = {0};
+	int fds[GUEST_RAM_MAX_REGIONS];
+	unsigned int i;
 
 	mt.nregions = fe->ram.nregions;
 	for (i = 0; i < fe->ram.nregions; i++) {
@@ -510,45 +579,98 @@ int vu_frontend_start(struct vu_frontend *fe)
 		fds[i] = fe->ram.region[i].fd;
 	}
 	/* QEMU sends the whole 8-slot table whatever nregions is. */
-	ret = vu_request(fe, VU_SET_MEM_TABLE, &mt, sizeof(mt), fds,
-			 fe->ram.nregions, false, NULL, 0, NULL);
+	return vu_request(fe, VU_SET_MEM_TABLE, &mt, sizeof(mt), fds,
+			  fe->ram.nregions, false, NULL, 0, NULL);
+}
+
+int vu_frontend_start(struct vu_frontend *fe)
+{
+	bool resume = fe->stopped;
+	unsigned int i, n;
+	int ret;
+
+	fe->acked_features =
+	    (1ull << VU_F_VIRTIO_VERSION_1) |
+	    (fe->opt.extra_features & fe->backend_features) |
+	    (fe->backend_features & (1ull << VU_F_PROTOCOL_FEATURES));
+	ret = set_u64(fe, VU_SET_FEATURES, fe->acked_features, NULL, 0);
+	if (ret < 0)
+		return ret;
+	ret = send_mem_table(fe);
 	if (ret < 0)
 		return ret;
 
-	n = fe->opt.num_queues ? fe->opt.num_queues : fe->backend_queue_num;
-	if (!n)
-		return fe_err(fe, -EPROTO,
-			      "the back-end reported no queue count (MQ not negotiated) and vu_options.num_queues is 0");
-	if (n > VU_MAX_QUEUES)
-		return fe_err(fe, -EINVAL, "%u queues requested, at most %d",
-			      n, VU_MAX_QUEUES);
-	free_vqs(fe);
-	fe->vq = calloc(n, sizeof(*fe->vq));
-	if (!fe->vq)
-		return fe_err(fe, -ENOMEM, "out of memory for %u queues", n);
-	for (i = 0; i < n; i++) {
-		ret = split_vq_init(&fe->vq[i], &fe->ram, i, fe->opt.queue_size);
-		if (ret < 0) {
-			fe->nvqs = i;
-			return fe_err(fe, ret,
-				      "queue %u: cannot lay out a %u-entry ring in guest RAM: %s",
-				      i, fe->opt.queue_size, strerror(-ret));
+	if (!resume) {
+		n = fe->opt.num_queues ? fe->opt.num_queues
+				       : fe->backend_queue_num;
+		if (!n)
+			return fe_err(
+			    fe, -EPROTO,
+			    "the back-end reported no queue count (MQ not "
+			    "negotiated) and vu_options.num_queues is 0");
+		if (n > VU_MAX_QUEUES)
+			return fe_err(fe, -EINVAL,
+				      "%u queues requested, at most %d", n,
+				      VU_MAX_QUEUES);
+		free_vqs(fe);
+		fe->vq = calloc(n, sizeof(*fe->vq));
+		if (!fe->vq)
+			return fe_err(fe, -ENOMEM,
+				      "out of memory for %u queues", n);
+		for (i = 0; i < n; i++) {
+			ret = split_vq_init(&fe->vq[i], &fe->ram, i,
+					    fe->opt.queue_size);
+			if (ret < 0)
+				return fe_err(fe, ret,
+					      "queue %u: cannot lay out a "
+					      "%u-entry ring in guest RAM: %s",
+					      i, fe->opt.queue_size,
+					      strerror(-ret));
+			fe->nvqs = i + 1;
 		}
-		fe->nvqs = i + 1;
-		ret = start_vring(fe, &fe->vq[i]);
+	}
+	for (i = 0; i < fe->nvqs; i++) {
+		struct split_vq *vq = &fe->vq[i];
+
+		vq->event_idx =
+		    fe->acked_features & (1ull << VU_F_RING_EVENT_IDX);
+		/* a resumed ring continues where the device stopped */
+		ret = start_vring(fe, vq,
+				  resume ? (uint16_t)vq->stopped_base : 0);
 		if (ret < 0)
 			return ret;
 	}
-	if (fe->acked_features & (1ull << VU_F_PROTOCOL_FEATURES)) {
-		for (i = 0; i < n; i++) {
-			struct vu_vring_state st = { .index = i, .num = 1 };
+	ret = set_vring_enable(fe, true);
+	if (ret < 0)
+		return ret;
+	fe->stopped = false;
+	return 0;
+}
 
-			ret = vu_request(fe, VU_SET_VRING_ENABLE, &st, sizeof(st),
-					 NULL, 0, false, NULL, 0, NULL);
-			if (ret < 0)
-				return ret;
-		}
+int vu_frontend_stop(struct vu_frontend *fe)
+{
+	unsigned int i;
+	int ret;
+
+	ret = set_vring_enable(fe, false);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < fe->nvqs; i++) {
+		struct vu_vring_state st = {.index = i}, rep = {0};
+		uint32_t size = 0;
+
+		ret = vu_request(fe, VU_GET_VRING_BASE, &st, sizeof(st), NULL,
+				 0, false, &rep, sizeof(rep), &size);
+		if (ret < 0)
+			return ret;
+		if (size != sizeof(rep) || rep.index != i)
+			return fe_err(
+			    fe, -EPROTO,
+			    "GET_VRING_BASE %u: reply of %u bytes for ring %u",
+			    i, size, rep.index);
+		fe->vq[i].stopped_base = rep.num;
 	}
+	fe->stopped = true;
 	return 0;
 }
 
@@ -564,10 +686,14 @@ struct vu_frontend *vu_frontend_open(const struct vu_options *opt, char *err,
 		goto fail;
 	/* QEMU reads the whole config space at realize, before starting. */
 	if (fe->opt.config_size) {
-		if (!(fe->acked_protocol_features & (1ull << VU_PROTOCOL_F_CONFIG))) {
-			fe_err(fe, -EPROTO,
-			       "back-end does not offer VHOST_USER_PROTOCOL_F_CONFIG (protocol features 0x%llx)",
-			       (unsigned long long)fe->backend_protocol_features);
+		if (!(fe->acked_protocol_features &
+		      (1ull << VU_PROTOCOL_F_CONFIG))) {
+			fe_err(
+			    fe, -EPROTO,
+			    "back-end does not offer "
+			    "VHOST_USER_PROTOCOL_F_CONFIG (protocol features "
+			    "0x%llx)",
+			    (unsigned long long)fe->backend_protocol_features);
 			goto fail;
 		}
 		ret = vu_frontend_get_config(fe, 0, fe->config,
@@ -575,7 +701,9 @@ struct vu_frontend *vu_frontend_open(const struct vu_options *opt, char *err,
 		if (ret < 0)
 			goto fail;
 		if (ret == 0) {
-			fe_err(fe, -EIO, "GET_CONFIG of %u bytes: back-end answered an empty payload (its error indication)",
+			fe_err(fe, -EIO,
+			       "GET_CONFIG of %u bytes: back-end answered an "
+			       "empty payload (its error indication)",
 			       fe->opt.config_size);
 			goto fail;
 		}
@@ -615,14 +743,22 @@ int vu_kick_and_wait(struct vu_frontend *fe, unsigned int q, int head,
 		return 0;
 	case -ETIMEDOUT:
 		return fe_err(fe, ret,
-			      "queue %u: back-end did not return head %d within %d ms (stall)",
+			      "queue %u: back-end did not return head %d "
+			      "within %d ms (stall)",
 			      q, head, fe->opt.timeout_ms);
 	case -ECONNRESET:
 		return fe_err(fe, ret,
-			      "queue %u: back-end closed the connection with head %d in flight",
+			      "queue %u: back-end closed the connection with "
+			      "head %d in flight",
 			      q, head);
 	case -EPROTO:
 		return fe_err(fe, ret, "%s", vq->bad_used_msg);
+	case -ENOMSG:
+		return fe_err(
+		    fe, ret,
+		    "queue %u: head %d was used but the back-end never "
+		    "signalled the call eventfd within %d ms (lost interrupt)",
+		    q, head, fe->opt.timeout_ms);
 	default:
 		return fe_err(fe, ret, "queue %u: waiting for head %d: %s", q,
 			      head, strerror(-ret));
@@ -643,7 +779,7 @@ int vu_call(struct vu_frontend *fe, unsigned int q, const struct vq_buf *out,
 
 bool vu_connection_alive(struct vu_frontend *fe, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = fe->sock, .events = POLLRDHUP };
+	struct pollfd pfd = {.fd = fe->sock, .events = POLLRDHUP};
 	int r;
 
 	if (fe->sock < 0)

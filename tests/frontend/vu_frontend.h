@@ -55,30 +55,31 @@ enum vu_request {
 	VU_CHECK_DEVICE_STATE = 43,
 };
 
-#define VU_FLAG_VERSION		0x1u
-#define VU_FLAG_REPLY		(1u << 2)
-#define VU_FLAG_NEED_REPLY	(1u << 3)
-#define VU_VRING_NOFD		(1ull << 8)
-#define VU_MAX_FDS		8
-#define VU_MAX_MEM_REGIONS	8
-#define VU_MAX_CONFIG_SIZE	256
-#define VU_MAX_QUEUES		256
+#define VU_FLAG_VERSION 0x1u
+#define VU_FLAG_REPLY (1u << 2)
+#define VU_FLAG_NEED_REPLY (1u << 3)
+#define VU_VRING_NOFD (1ull << 8)
+#define VU_MAX_FDS 8	  /* what a back-end must accept */
+#define VU_RAW_MAX_FDS 32 /* what vu_send_raw() can attach */
+#define VU_MAX_MEM_REGIONS 8
+#define VU_MAX_CONFIG_SIZE 256
+#define VU_MAX_QUEUES 256
 
 /* virtio / vhost-user feature bits */
-#define VU_F_VIRTIO_VERSION_1		32
-#define VU_F_PROTOCOL_FEATURES		30
-#define VU_F_RING_INDIRECT_DESC		28
-#define VU_F_RING_EVENT_IDX		29
+#define VU_F_VIRTIO_VERSION_1 32
+#define VU_F_PROTOCOL_FEATURES 30
+#define VU_F_RING_INDIRECT_DESC 28
+#define VU_F_RING_EVENT_IDX 29
 
-#define VU_PROTOCOL_F_MQ		0
-#define VU_PROTOCOL_F_LOG_SHMFD		1
-#define VU_PROTOCOL_F_REPLY_ACK		3
-#define VU_PROTOCOL_F_BACKEND_REQ	5
-#define VU_PROTOCOL_F_CONFIG		9
-#define VU_PROTOCOL_F_RESET_DEVICE	13
+#define VU_PROTOCOL_F_MQ 0
+#define VU_PROTOCOL_F_LOG_SHMFD 1
+#define VU_PROTOCOL_F_REPLY_ACK 3
+#define VU_PROTOCOL_F_BACKEND_REQ 5
+#define VU_PROTOCOL_F_CONFIG 9
+#define VU_PROTOCOL_F_RESET_DEVICE 13
 #define VU_PROTOCOL_F_CONFIGURE_MEM_SLOTS 15
-#define VU_PROTOCOL_F_STATUS		16
-#define VU_PROTOCOL_F_DEVICE_STATE	19
+#define VU_PROTOCOL_F_STATUS 16
+#define VU_PROTOCOL_F_DEVICE_STATE 19
 
 /* Wire header; all vhost-user numbers are host byte order. */
 struct vu_msg_hdr {
@@ -120,22 +121,28 @@ struct vu_config_msg {
 	uint32_t flags;
 	uint8_t region[VU_MAX_CONFIG_SIZE];
 };
-#define VU_CONFIG_HDR_SIZE	12
+#define VU_CONFIG_HDR_SIZE 12
 
 struct vu_options {
 	const char *socket_path;
-	uint64_t ram_size;		/* default 64 MiB */
-	unsigned int ram_regions;	/* 1 or 2, default 2 */
-	uint16_t queue_size;		/* default 128 */
+	uint64_t ram_size;	  /* default 64 MiB */
+	unsigned int ram_regions; /* 1 or 2, default 2 */
+	uint16_t queue_size;	  /* default 128 */
 	/* vrings to set up; 0 = as many as GET_QUEUE_NUM reports */
 	unsigned int num_queues;
 	/* virtio feature bits to accept besides VERSION_1, if offered */
 	uint64_t extra_features;
 	/* ask for a REPLY_ACK on every message without a reply (if offered) */
 	bool ack_every_message;
-	int timeout_ms;			/* default: env PVO_TEST_TIMEOUT_MS or 5000 */
+	int timeout_ms; /* default: env PVO_TEST_TIMEOUT_MS or 5000 */
 	/* vu_frontend_open(): GET_CONFIG of this many bytes into config[] */
 	uint32_t config_size;
+	/*
+	 * Pause between SET_VRING_KICK and SET_VRING_CALL (QEMU's order), to
+	 * make a back-end that processes a ring before it has the call fd
+	 * show it every time instead of now and then.
+	 */
+	unsigned int kick_call_gap_ms;
 };
 
 struct vu_frontend {
@@ -148,17 +155,18 @@ struct vu_frontend {
 	uint64_t acked_features;
 	uint64_t backend_protocol_features;
 	uint64_t acked_protocol_features;
-	uint32_t backend_queue_num;	/* GET_QUEUE_NUM, 0 without MQ */
-	uint8_t config[VU_MAX_CONFIG_SIZE];	/* see vu_options.config_size */
+	uint32_t backend_queue_num;	    /* GET_QUEUE_NUM, 0 without MQ */
+	uint8_t config[VU_MAX_CONFIG_SIZE]; /* see vu_options.config_size */
 
 	unsigned int nvqs;
-	struct split_vq *vq;		/* nvqs entries once started */
+	struct split_vq *vq; /* nvqs entries once started */
+	bool stopped;	     /* vu_frontend_stop() ran */
 
 	char err[512];
 };
 
-struct vu_frontend *vu_frontend_new(const struct vu_options *opt,
-				    char *err, size_t errlen);
+struct vu_frontend *vu_frontend_new(const struct vu_options *opt, char *err,
+				    size_t errlen);
 void vu_frontend_free(struct vu_frontend *fe);
 const char *vu_frontend_error(const struct vu_frontend *fe);
 
@@ -170,14 +178,21 @@ void vu_frontend_disconnect(struct vu_frontend *fe);
 int vu_frontend_negotiate(struct vu_frontend *fe);
 /* GET_CONFIG of [offset, offset+size); returns the payload size the
  * back-end answered (0 is its error indication) or -errno. */
-int vu_frontend_get_config(struct vu_frontend *fe, uint32_t offset,
-			   void *buf, uint32_t size);
+int vu_frontend_get_config(struct vu_frontend *fe, uint32_t offset, void *buf,
+			   uint32_t size);
 /* SET_FEATURES, SET_MEM_TABLE, every vring, SET_VRING_ENABLE. */
 int vu_frontend_start(struct vu_frontend *fe);
+/*
+ * QEMU's VM stop: SET_VRING_ENABLE 0 and GET_VRING_BASE on every ring
+ * (the device stops them; each base lands in split_vq.stopped_base). A
+ * later vu_frontend_start() resumes the same rings from the driver's
+ * avail index, as QEMU's continue does.
+ */
+int vu_frontend_stop(struct vu_frontend *fe);
 /* new + connect + negotiate (+ GET_CONFIG) + start; NULL with @err
  * filled on failure. */
-struct vu_frontend *vu_frontend_open(const struct vu_options *opt,
-				     char *err, size_t errlen);
+struct vu_frontend *vu_frontend_open(const struct vu_options *opt, char *err,
+				     size_t errlen);
 
 /* The queue @index, or NULL if it was not set up. */
 struct split_vq *vu_vq(struct vu_frontend *fe, unsigned int index);
@@ -185,7 +200,8 @@ struct split_vq *vu_vq(struct vu_frontend *fe, unsigned int index);
 /*
  * Submit out buffers then in buffers on queue @q, kick, and wait for the
  * used entry. Returns 0 with *used_len set; -ETIMEDOUT if the back-end did
- * not answer within the timeout, -ECONNRESET if it closed the connection.
+ * not answer within the timeout, -ECONNRESET if it closed the connection,
+ * -ENOMSG if it used the chain without signalling the call eventfd.
  */
 int vu_call(struct vu_frontend *fe, unsigned int q, const struct vq_buf *out,
 	    unsigned int nout, const struct vq_buf *in, unsigned int nin,

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Front-end message checks; see vhost_msg.h. */
+#include <errno.h>
+#include <poll.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <glib.h>
+
+#include "log.h"
+#include "vhost_msg.h"
+
+#define READ_TIMEOUT_MS 1000
+
+enum fd_rule {
+	FDS_NONE,	/* no fd may come with the message */
+	FDS_ONE,	/* exactly one */
+	FDS_VRING,	/* one unless the NOFD bit is set in the u64 */
+	FDS_REGIONS,	/* one per memory region */
+	FDS_ANY,	/* zero or one (REM_MEM_REG) */
+};
+
+struct msg_rule {
+	uint32_t min_size;	/* payload bytes */
+	enum fd_rule fds;
+	bool vring_index;	/* payload names a vring: check the index */
+};
+
+#define U64 sizeof(uint64_t)
+#define MEMREG sizeof(VhostUserMemRegMsg)
+
+static const struct msg_rule rules[VHOST_USER_MAX] = {
+	[VHOST_USER_SET_FEATURES] = { U64, FDS_NONE },
+	[VHOST_USER_SET_MEM_TABLE] = { 8, FDS_REGIONS },
+	[VHOST_USER_SET_LOG_BASE] = { sizeof(VhostUserLog), FDS_ONE },
+	[VHOST_USER_SET_LOG_FD] = { 0, FDS_ONE },
+	[VHOST_USER_SET_VRING_NUM] = { 8, FDS_NONE, true },
+	[VHOST_USER_SET_VRING_ADDR] = { sizeof(struct vhost_vring_addr),
+					FDS_NONE, true },
+	[VHOST_USER_SET_VRING_BASE] = { 8, FDS_NONE, true },
+	[VHOST_USER_GET_VRING_BASE] = { 8, FDS_NONE, true },
+	[VHOST_USER_SET_VRING_KICK] = { U64, FDS_VRING, true },
+	[VHOST_USER_SET_VRING_CALL] = { U64, FDS_VRING, true },
+	[VHOST_USER_SET_VRING_ERR] = { U64, FDS_VRING, true },
+	[VHOST_USER_SET_PROTOCOL_FEATURES] = { U64, FDS_NONE },
+	[VHOST_USER_SET_VRING_ENABLE] = { 8, FDS_NONE, true },
+	[VHOST_USER_SET_BACKEND_REQ_FD] = { 0, FDS_ONE },
+	[VHOST_USER_GET_CONFIG] = { VHOST_USER_CONFIG_HDR_SIZE, FDS_NONE },
+	[VHOST_USER_SET_CONFIG] = { VHOST_USER_CONFIG_HDR_SIZE, FDS_NONE },
+	[VHOST_USER_SET_INFLIGHT_FD] = { sizeof(VhostUserInflight), FDS_ONE },
+	[VHOST_USER_ADD_MEM_REG] = { MEMREG, FDS_ONE },
+	[VHOST_USER_REM_MEM_REG] = { MEMREG, FDS_ANY },
+};
+
+void pvo_vhost_msg_close_fds(VhostUserMsg *m)
+{
+	int i;
+
+	for (i = 0; i < m->fd_num; i++)
+		close(m->fds[i]);
+	m->fd_num = 0;
+}
+
+static bool fail(char **why, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static bool fail(char **why, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	*why = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+bool pvo_vhost_msg_valid(VuDev *dev, const VhostUserMsg *m, char **why)
+{
+	const char *name = vu_request_to_string(m->request);
+	const struct msg_rule *r;
+	int want_fds = 0;
+
+	if (m->request <= VHOST_USER_NONE || m->request >= VHOST_USER_MAX)
+		return fail(why, "unknown vhost-user request %d", m->request);
+	r = &rules[m->request];
+	if (m->size < r->min_size)
+		return fail(why, "%s: payload of %u bytes, needs %u", name,
+			    m->size, r->min_size);
+	if (r->vring_index) {
+		/* vring messages carry the index in their first 32 bits,
+		 * fd-passing ones in the low byte of a u64 */
+		unsigned int idx = r->fds == FDS_VRING ?
+					   (m->payload.u64 &
+					    VHOST_USER_VRING_IDX_MASK) :
+					   m->payload.state.index;
+
+		if (idx >= dev->max_queues)
+			return fail(why, "%s: vring %u does not exist (%u "
+					 "queues)",
+				    name, idx, dev->max_queues);
+	}
+	switch (r->fds) {
+	case FDS_NONE:
+		want_fds = 0;
+		break;
+	case FDS_ONE:
+		want_fds = 1;
+		break;
+	case FDS_VRING:
+		want_fds = (m->payload.u64 & VHOST_USER_VRING_NOFD_MASK) ? 0 :
+									  1;
+		break;
+	case FDS_ANY:
+		want_fds = m->fd_num <= 1 ? m->fd_num : 1;
+		break;
+	case FDS_REGIONS: {
+		uint32_t n = m->payload.memory.nregions;
+
+		if (n == 0 || n > VHOST_MEMORY_BASELINE_NREGIONS)
+			return fail(why, "%s: %u memory regions (1..%d)", name,
+				    n, VHOST_MEMORY_BASELINE_NREGIONS);
+		if (m->size < offsetof(VhostUserMemory, regions) +
+				      n * sizeof(VhostUserMemoryRegion))
+			return fail(why, "%s: payload too short for %u regions",
+				    name, n);
+		want_fds = n;
+		break;
+	}
+	}
+	if (m->fd_num != want_fds)
+		return fail(why, "%s: came with %d file descriptors, needs %d",
+			    name, m->fd_num, want_fds);
+	return true;
+}
+
+void pvo_vhost_msg_get_config(VhostUserMsg *m,
+			      void (*fill)(void *opaque, struct pvo_config *c),
+			      void *opaque)
+{
+	/* VhostUserMsg is packed: work on copies, not member pointers. */
+	uint8_t *region = (uint8_t *)m + offsetof(VhostUserMsg, payload) +
+			  offsetof(VhostUserConfig, region);
+	uint32_t offset = m->payload.config.offset;
+	uint32_t size = m->payload.config.size;
+	uint8_t space[VHOST_USER_MAX_CONFIG_SIZE] = { 0 };
+
+	G_STATIC_ASSERT(sizeof(struct pvo_config) <= sizeof(space));
+	if (size == 0 || size > sizeof(space) || offset > sizeof(space) ||
+	    size > sizeof(space) - offset) {
+		m->size = 0;	/* tells the front-end the read failed */
+		return;
+	}
+	/* Bytes past struct pvo_config read as zero. */
+	fill(opaque, (struct pvo_config *)space);
+	memcpy(region, space + offset, size);
+	m->size = VHOST_USER_CONFIG_HDR_SIZE + size;
+}
+
+int pvo_vhost_msg_nack(VhostUserMsg *m)
+{
+	if (!(m->flags & VHOST_USER_NEED_REPLY_MASK))
+		return 0;
+	m->payload.u64 = 1;	/* non-zero: failed */
+	m->size = sizeof(m->payload.u64);
+	return 1;
+}
+
+bool pvo_vhost_msg_read(VuDev *dev, int fd, VhostUserMsg *m)
+{
+	char control[CMSG_SPACE(VHOST_MEMORY_BASELINE_NREGIONS * sizeof(int))];
+	struct iovec iov = { .iov_base = m, .iov_len = VHOST_USER_HDR_SIZE };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control,
+		.msg_controllen = sizeof(control),
+	};
+	struct cmsghdr *cmsg;
+	size_t got = 0;
+	ssize_t rc;
+
+	memset(control, 0, sizeof(control));
+	do {
+		rc = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	} while (rc < 0 && errno == EINTR);
+	m->fd_num = 0;
+	for (cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg)) {
+		size_t i, n;
+
+		if (cmsg->cmsg_level != SOL_SOCKET ||
+		    cmsg->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(cmsg) + i * sizeof(int),
+			       sizeof(int));
+			if (m->fd_num < VHOST_MEMORY_BASELINE_NREGIONS)
+				m->fds[m->fd_num++] = f;
+			else
+				close(f);
+		}
+	}
+	if (rc == 0)
+		goto fail;	/* the front-end closed the connection */
+	if (rc < 0 || (size_t)rc < VHOST_USER_HDR_SIZE ||
+	    (msg.msg_flags & MSG_CTRUNC) || m->size > sizeof(m->payload)) {
+		pvo_log(NULL, "malformed vhost-user message (%zd header "
+			      "bytes, payload size %u)",
+			rc, rc >= (ssize_t)VHOST_USER_HDR_SIZE ? m->size : 0);
+		goto fail;
+	}
+	while (got < m->size) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, READ_TIMEOUT_MS) <= 0) {
+			pvo_log(NULL, "vhost-user %s: payload did not arrive "
+				      "within %d ms",
+				vu_request_to_string(m->request),
+				READ_TIMEOUT_MS);
+			goto fail;
+		}
+		rc = read(fd, (char *)&m->payload + got, m->size - got);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc <= 0) {
+			pvo_log(NULL, "vhost-user %s: truncated payload",
+				vu_request_to_string(m->request));
+			goto fail;
+		}
+		got += rc;
+	}
+	return true;
+fail:
+	pvo_vhost_msg_close_fds(m);
+	return false;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * vhost-user messages from the front-end, checked before libvhost-user
+ * acts on them. libvhost-user trusts counts and sizes in messages (it
+ * closes fds it never received, indexes arrays with region counts, asserts
+ * on short payloads, exits on EOF); one daemon serves many VMs, so one
+ * misbehaving front-end must only lose its own session.
+ */
+#ifndef PVO_VHOST_MSG_H
+#define PVO_VHOST_MSG_H
+
+#include <stdbool.h>
+#include "libvhost-user.h"
+#include "pvo-device.h"
+
+/* read_msg callback for libvhost-user: never blocks long, never asserts. */
+bool pvo_vhost_msg_read(VuDev *dev, int fd, VhostUserMsg *m);
+
+/* False (with *why, g_free) if the message is malformed for its type. */
+bool pvo_vhost_msg_valid(VuDev *dev, const VhostUserMsg *m, char **why);
+
+void pvo_vhost_msg_close_fds(VhostUserMsg *m);
+
+/* Answer GET_CONFIG in place, honouring offset and size. */
+void pvo_vhost_msg_get_config(VhostUserMsg *m,
+			      void (*fill)(void *opaque, struct pvo_config *c),
+			      void *opaque);
+
+/* Turn m into a failure reply; returns whether a reply is to be sent. */
+int pvo_vhost_msg_nack(VhostUserMsg *m);
+
+#endif
