@@ -21,11 +21,11 @@ import time
 
 # A kernel console line: "[   12.345678] text" CR NL (printk.time=1).
 KERNEL_LINE = re.compile(r"\[\s*\d+\.\d+\][^\r\n]*\r\n")
-READY = re.compile(r"@@PVO-READY (\S+) errors=(\d+)@@")
+READY = re.compile(r"@@PVO-READY (\S+) errors=(\d+) uptime=([\d.]+)@@")
 # Lines the harness sends are kept well below the tty's 4 KiB line limit.
 CHUNK = 512
 # Bigger commands belong in a file on the host: the guest sees the host's /.
-MAX_COMMAND = 64 * 1024
+MAX_COMMAND = 32 * 1024
 
 
 class ConsoleError(Exception):
@@ -91,6 +91,8 @@ class Console:
     def note(self, msg):
         """Add a harness line to the log (not to the transcript)."""
         with self._cond:
+            if self._log.closed:
+                return
             self._log.write(("\n[pvo-harness %s] %s\n" % (time.strftime("%H:%M:%S"), msg)).encode())
             self._log.flush()
 
@@ -103,11 +105,12 @@ class Console:
         with self._cond:
             return self._text[since:]
 
-    def wait(self, pattern, timeout, since=0, fail=None, alive=None):
+    def wait(self, pattern, timeout, since=0, fail=None, alive=None, what=None):
         """Wait until pattern matches the kernel-stripped transcript after
         since. Returns (match, stripped text). fail: a regex that aborts the
         wait when it shows up (e.g. a kernel panic); alive(): False once QEMU
-        has exited. Raises ConsoleError on timeout, failure or console EOF."""
+        has exited; what: how to name the wait in a timeout error. Raises
+        ConsoleError on timeout, failure or console EOF."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
@@ -118,14 +121,15 @@ class Console:
                 if fail is not None:
                     f = fail.search(self._text[since:])
                     if f:
-                        raise ConsoleError("guest failed: %r" % f.group(0))
+                        raise ConsoleError("guest failed: %r" % f.group(0).strip())
                 if self._closed:
                     raise ConsoleError("console closed (QEMU exited?)")
                 if alive is not None and not alive():
                     raise ConsoleError("QEMU exited")
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise ConsoleError("timed out after %ds waiting for %r" % (timeout, pattern.pattern))
+                    raise ConsoleError("timed out after %ds waiting for %s"
+                                       % (timeout, what or repr(pattern.pattern)))
                 self._cond.wait(min(left, 0.5))
 
     def send(self, data):
@@ -151,7 +155,8 @@ class Console:
         lines.append("@R %s\n" % token)
         since = self.mark()
         self.send("".join(lines))
-        m, text = self.wait(end, timeout, since=since, alive=alive)
+        m, text = self.wait(end, timeout, since=since, alive=alive,
+                            what="the command to finish")
         start = text.find(begin)
         if start < 0 or start > m.start():
             raise ConsoleError("end marker without begin marker for token %s (console garbled?)" % token)

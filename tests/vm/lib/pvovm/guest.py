@@ -21,8 +21,8 @@ import re
 import shlex
 import signal
 import subprocess
+import sys
 import time
-import weakref
 
 from . import netdev as _netdev
 from . import paths
@@ -30,9 +30,10 @@ from .console import Console, ConsoleError, READY
 from .qmp import Qmp, QmpError
 
 # Console text that means the guest will never come up.
-BOOT_FAILURE = re.compile(r"Kernel panic - not syncing[^\r\n]*|pvo-init: FATAL[^\r\n]*")
+BOOT_FAILURE = re.compile(r"Kernel panic - not syncing[^\r\n]*\r?\n|pvo-init: FATAL[^\r\n]*\r?\n")
 
-_live = weakref.WeakSet()
+# Started guests, held until stop() so that atexit reaches every one of them.
+_live = set()
 _count = 0
 
 
@@ -58,6 +59,9 @@ def _stop_all():
 
 
 atexit.register(_stop_all)
+# A test killed with SIGTERM (e.g. by a CI timeout) still stops its guests.
+if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
 class Guest:
@@ -105,7 +109,7 @@ class Guest:
 
     def kernel_cmdline(self):
         args = ["console=ttyS0", "quiet", "printk.time=1", "panic=-1",
-                "pvo.layer=" + paths.LAYER, "pvo.hostname=" + self.hostname,
+                "pvo.hostname=" + self.hostname,
                 "pvo.mac=" + self.mac]
         if self.ips:
             args.append("pvo.ip=" + ",".join(self.ips))
@@ -115,7 +119,10 @@ class Guest:
 
     def qemu_command(self):
         accel = ["-accel", "kvm", "-cpu", "host"] if self.kvm else ["-accel", "tcg"]
-        cmd = [paths.QEMU, "-name", self.name, "-machine", "q35", *accel,
+        # Guest RAM is a shared memfd so vhost-user back-ends can map it.
+        cmd = [paths.QEMU, "-name", self.name,
+               "-object", "memory-backend-memfd,id=ram,size=%dM,share=on" % self.memory,
+               "-machine", "q35,memory-backend=ram", *accel,
                "-m", str(self.memory), "-smp", str(self.smp),
                "-nographic", "-nodefaults", "-no-user-config", "-no-reboot"]
         for d in paths.FIRMWARE_DIRS:
@@ -124,6 +131,8 @@ class Guest:
                 "-append", self.kernel_cmdline(),
                 "-fsdev", "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap",
                 "-device", "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot",
+                "-fsdev", "local,id=pvolayer,path=%s,security_model=none,readonly=on" % paths.LAYER,
+                "-device", "virtio-9p-pci,fsdev=pvolayer,mount_tag=pvolayer",
                 "-netdev", "%s,id=net0" % self.netdev,
                 "-device", "virtio-net-pci,netdev=net0,mac=%s,romfile=" % self.mac,
                 "-chardev", "socket,id=console,path=%s" % self.console_sock,
@@ -163,11 +172,11 @@ class Guest:
         """Wait until the guest agent is ready; sets self.boot_seconds."""
         try:
             m, _ = self.console.wait(READY, timeout * timeout_scale(), fail=BOOT_FAILURE,
-                                     alive=self.alive)
+                                     alive=self.alive, what="the guest agent")
         except ConsoleError as err:
             self._fail("boot: %s" % err)
         self.boot_seconds = time.monotonic() - self._started
-        self.console.note("booted in %.1fs" % self.boot_seconds)
+        self.console.note("booted in %.1fs (guest kernel uptime %ss)" % (self.boot_seconds, m.group(3)))
         if int(m.group(2)):
             self._fail("boot: the guest agent reported %s set-up error(s) "
                        "(lines 'pvo-agent: ERROR')" % m.group(2))
@@ -189,6 +198,7 @@ class Guest:
             if self.proc is not None:
                 self.console.note("QEMU exited with status %s" % self.proc.returncode)
             self.console.close()
+            self.console = None
         if self.dir is not None:
             paths.remove_private_dir(self.dir)
             self.dir = None
@@ -202,12 +212,22 @@ class Guest:
         return False
 
     def _fail(self, what):
-        alive = self.alive()
+        exited = self.proc is not None and self.proc.poll() is not None
         self.stop()
         where = "console log: %s" % self.console_log
-        if not alive or "QEMU" in what:
+        if exited:
+            what += "; QEMU exited with status %s: %s" % (self.proc.returncode, self._qemu_said())
             where += ", QEMU log: %s" % self.qemu_log
         raise GuestError("%s: %s (%s)" % (self.name, what, where))
+
+    def _qemu_said(self):
+        """The last line QEMU wrote (its error message, if it failed)."""
+        try:
+            with open(self.qemu_log, errors="replace") as log:
+                lines = [ln.strip() for ln in log if ln.strip() and not ln.startswith("# ")]
+        except OSError:
+            return "(no QEMU log)"
+        return lines[-1] if lines else "(nothing)"
 
     # -- commands -----------------------------------------------------------
 

@@ -10,7 +10,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))))
 BUILD = os.path.join(REPO, "build")
 GUEST_DIR = os.path.join(BUILD, "guest")
-KERNEL = os.path.join(GUEST_DIR, "vmlinuz")
+# The uncompressed ELF, booted through its PVH entry (no decompression).
+KERNEL = os.path.join(GUEST_DIR, "vmlinux")
 INITRAMFS = os.path.join(GUEST_DIR, "initramfs.cpio.gz")
 LAYER = os.path.join(GUEST_DIR, "layer")
 RDMA_STAGE = os.path.join(BUILD, "rdma-core-stage")
