@@ -37,10 +37,11 @@ unsigned int pvo_ib_mtu_for(unsigned int eth_mtu)
 	return e;
 }
 
+/* The queue count is a device limit, not a quota: the user-context quota
+ * is enforced by ALLOC_UCONTEXT, so any QEMU doorbells= value works. */
 unsigned int pvo_device_max_queues(const struct pvo_vm_config *vm)
 {
-	return MIN(PVO_MAX_QUEUES, PVO_VQ_DB_FIRST_USER +
-				   vm->quota.max_ucontexts);
+	return PVO_MAX_QUEUES;
 }
 
 void pvo_device_config(const struct pvo_vm_config *vm, struct pvo_config *c)

@@ -19,7 +19,7 @@
 #define PVO_DEV_FW_VER 0x0000000100000000ull /* 1.0.0: bits 47-32.31-16.15-0 */
 
 /* Virtqueues this back-end serves for a VM: ctrl + event + kernel doorbell
- * + one doorbell per allowed user context. */
+ * + user doorbells, PVO_MAX_QUEUES in all. */
 unsigned int pvo_device_max_queues(const struct pvo_vm_config *vm);
 
 void pvo_device_config(const struct pvo_vm_config *vm, struct pvo_config *c);
