@@ -38,9 +38,10 @@ rdma-core:
 guest: driver rdma-core
 	@scripts/build-guest.sh
 
-test-programs: backend
+test-programs: backend rdma-core
 	@$(MAKE) -s -C tests/unit
 	@$(MAKE) -s -C tests/frontend SAN=1
+	@$(MAKE) -s -C tests/vm/progs
 
 # Tests: unit tests and front-end tests need no guest; VM tests boot TCG
 # guests. Logs of guest consoles: build/test-logs/<test>/.
