@@ -4,6 +4,7 @@
 #   make         build everything (cached: a no-change rebuild takes seconds)
 #   make check   deps + build + all tests (TAP through prove)
 #   make demo    start a back-end and a guest, print ibv_devinfo from inside
+#   make bench   native data-path benchmarks (ratios vs memcpy, same run)
 #
 # Third-party builds (QEMU, rdma-core) are cached in $(PVO_CACHE) keyed on
 # their inputs; project outputs go to build/.
@@ -29,8 +30,8 @@ backend:
 	@$(MAKE) -s -C backend SAN=1
 
 driver:
-	@echo "driver: building pvrdma_overlay.ko for $(KVER)"
-	@$(MAKE) -s -C guest-driver KDIR=$(KDIR)
+	@echo "driver: building pvrdma_overlay.ko (and the kcheck test module) for $(KVER)"
+	@$(MAKE) -s -C guest-driver KDIR=$(KDIR) all kcheck
 
 rdma-core:
 	@scripts/build-rdma-core.sh
@@ -46,8 +47,10 @@ test-programs: backend rdma-core
 # Tests: unit tests and front-end tests need no guest; VM tests boot TCG
 # guests. Logs of guest consoles: build/test-logs/<test>/.
 # (globbed by the shell at run time: the binaries exist only after build)
-UNIT_TESTS = build/tests/unit/t-* tests/backend/t-* build/tests/frontend/t-*
-VM_TESTS = tests/vm/t-*
+UNIT_TESTS = build/tests/unit/t-* tests/backend/t-* build/tests/frontend/t-* \
+	qemu-device/tests/device-qtest.py
+VM_TESTS = tests/vm/t-* guest-provider/tests/t-provider \
+	guest-driver/tests/check-in-guest
 
 check: deps build
 	@echo "check: running tests (guest consoles are logged under build/test-logs/)"
@@ -61,9 +64,13 @@ check-unit: backend test-programs
 demo: deps build
 	@scripts/demo.sh
 
+# Benchmarks (not part of check): ratios measured in the same run.
+bench: backend test-programs
+	@bench/run.sh
+
 clean:
 	rm -rf build
 	$(MAKE) -s -C guest-driver clean KDIR=$(KDIR) || true
 
 .PHONY: all deps build qemu backend driver rdma-core guest test-programs \
-	check check-unit demo clean
+	check check-unit demo bench clean

@@ -9,10 +9,16 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "ah.h"
+#include "cq.h"
 #include "ctrl.h"
 #include "device.h"
+#include "doorbell.h"
 #include "iov.h"
 #include "log.h"
+#include "mr.h"
+#include "qp.h"
+#include "srq.h"
 
 struct cmd_desc {
 	const char *name;
@@ -139,7 +145,7 @@ static enum pvo_status cmd_alloc_ucontext(struct pvo_vm *vm, uint32_t ctx,
 	if (ctx != PVO_CTX_KERNEL)
 		return PVO_STATUS_EINVAL;
 	for (q = PVO_VQ_DB_FIRST_USER; q < nq; q++)
-		if (!(vm->db_queues_busy & (1ull << q)) &&
+		if (!vm->db_queue_ctx[q] &&
 		    vm->connected && q < vm->vug.parent.max_queues &&
 		    vu_queue_started(&vm->vug.parent,
 				     vu_get_queue(&vm->vug.parent, q)))
@@ -162,7 +168,7 @@ static enum pvo_status cmd_alloc_ucontext(struct pvo_vm *vm, uint32_t ctx,
 		return PVO_STATUS_ENOSPC;
 	}
 	uctx->db_queue = q;
-	vm->db_queues_busy |= 1ull << q;
+	vm->db_queue_ctx[q] = uctx->handle;
 	r->ctx = htole32(uctx->handle);
 	r->db_queue = htole32(q);
 	return PVO_STATUS_OK;
@@ -208,9 +214,12 @@ static enum pvo_status cmd_dealloc_pd(struct pvo_vm *vm, uint32_t ctx,
 
 	if (c->reserved)
 		return PVO_STATUS_EINVAL;
-	pd = pvo_table_remove(&vm->pds, le32toh(c->pd), ctx);
+	pd = pvo_table_get(&vm->pds, le32toh(c->pd), ctx);
 	if (!pd)
 		return PVO_STATUS_ENOENT;
+	if (pd->refcnt)
+		return PVO_STATUS_EBUSY;
+	pvo_table_remove(&vm->pds, pd->handle, ctx);
 	g_free(pd);
 	return PVO_STATUS_OK;
 }
@@ -234,6 +243,31 @@ static const struct cmd_desc cmds[PVO_CMD_MAX] = {
 	CMD(DEALLOC_UCONTEXT, cmd_dealloc_ucontext, 0, 0),
 	CMD(ALLOC_PD, cmd_alloc_pd, 0, sizeof(struct pvo_resp_alloc_pd)),
 	CMD(DEALLOC_PD, cmd_dealloc_pd, sizeof(struct pvo_cmd_dealloc_pd), 0),
+	CMD(SET_DB_RING, pvo_cmd_set_db_ring,
+	    sizeof(struct pvo_cmd_set_db_ring), 0),
+	CMD(CREATE_CQ, pvo_cmd_create_cq, sizeof(struct pvo_cmd_create_cq),
+	    sizeof(struct pvo_resp_create_cq)),
+	CMD(DESTROY_CQ, pvo_cmd_destroy_cq, sizeof(struct pvo_cmd_handle), 0),
+	CMD(REG_MR, pvo_cmd_reg_mr, sizeof(struct pvo_cmd_reg_mr),
+	    sizeof(struct pvo_resp_reg_mr)),
+	CMD(DEREG_MR, pvo_cmd_dereg_mr, sizeof(struct pvo_cmd_handle), 0),
+	CMD(CREATE_QP, pvo_cmd_create_qp, sizeof(struct pvo_cmd_create_qp),
+	    sizeof(struct pvo_resp_create_qp)),
+	CMD(MODIFY_QP, pvo_cmd_modify_qp, sizeof(struct pvo_cmd_modify_qp), 0),
+	CMD(QUERY_QP, pvo_cmd_query_qp, sizeof(struct pvo_cmd_handle),
+	    sizeof(struct pvo_qp_attr)),
+	CMD(DESTROY_QP, pvo_cmd_destroy_qp, sizeof(struct pvo_cmd_handle), 0),
+	CMD(CREATE_SRQ, pvo_cmd_create_srq, sizeof(struct pvo_cmd_create_srq),
+	    sizeof(struct pvo_resp_create_srq)),
+	CMD(MODIFY_SRQ, pvo_cmd_modify_srq, sizeof(struct pvo_cmd_modify_srq),
+	    0),
+	CMD(QUERY_SRQ, pvo_cmd_query_srq, sizeof(struct pvo_cmd_handle),
+	    sizeof(struct pvo_resp_query_srq)),
+	CMD(DESTROY_SRQ, pvo_cmd_destroy_srq, sizeof(struct pvo_cmd_handle),
+	    0),
+	CMD(CREATE_AH, pvo_cmd_create_ah, sizeof(struct pvo_cmd_create_ah),
+	    sizeof(struct pvo_resp_create_ah)),
+	CMD(DESTROY_AH, pvo_cmd_destroy_ah, sizeof(struct pvo_cmd_handle), 0),
 };
 
 const char *pvo_cmd_name(unsigned int opcode)
@@ -247,14 +281,18 @@ static enum pvo_status dispatch(struct pvo_vm *vm, const uint8_t *req,
 				size_t req_len, uint8_t *body, size_t body_room,
 				size_t *body_len)
 {
-	const struct pvo_cmd_hdr *h = (const void *)req;
+	struct pvo_cmd_hdr hdr, *h = &hdr;
+	uint64_t in[PVO_CTRL_MAX_MSG / sizeof(uint64_t)];
+	uint64_t out[PVO_CTRL_MAX_MSG / sizeof(uint64_t)];
 	const struct cmd_desc *d;
+	enum pvo_status st;
 	unsigned int opcode;
 	uint32_t ctx;
 
 	*body_len = 0;
 	if (req_len < sizeof(*h))
 		return PVO_STATUS_EINVAL;
+	memcpy(&hdr, req, sizeof(hdr));
 	opcode = le16toh(h->opcode);
 	ctx = le32toh(h->ctx);
 	if (opcode >= PVO_CMD_MAX || !cmds[opcode].fn)
@@ -267,9 +305,13 @@ static enum pvo_status dispatch(struct pvo_vm *vm, const uint8_t *req,
 	if (ctx != PVO_CTX_KERNEL &&
 	    !pvo_table_get(&vm->ucontexts, ctx, PVO_CTX_KERNEL))
 		return PVO_STATUS_ENOENT;
-	memset(body, 0, d->resp_len);
+	/* Handlers see the bodies as their structs: aligned copies. */
+	memcpy(in, req + sizeof(*h), d->req_len);
+	memset(out, 0, d->resp_len);
+	st = d->fn(vm, ctx, in, out);
+	memcpy(body, out, d->resp_len);
 	*body_len = d->resp_len;
-	return d->fn(vm, ctx, req + sizeof(*h), body);
+	return st;
 }
 
 size_t pvo_ctrl_execute(struct pvo_vm *vm, const void *req, size_t req_len,
@@ -303,7 +345,7 @@ size_t pvo_ctrl_execute(struct pvo_vm *vm, const void *req, size_t req_len,
 void pvo_ctrl_process(struct pvo_vm *vm, VuDev *dev, int qidx)
 {
 	VuVirtq *vq = vu_get_queue(dev, qidx);
-	uint8_t req[PVO_CTRL_MAX_MSG], resp[PVO_CTRL_MAX_MSG];
+	uint64_t req[PVO_CTRL_MAX_MSG / 8], resp[PVO_CTRL_MAX_MSG / 8];
 	VuVirtqElement *elem;
 
 	while ((elem = vu_queue_pop(dev, vq, sizeof(*elem)))) {

@@ -44,6 +44,12 @@ unsigned int pvo_device_max_queues(const struct pvo_vm_config *vm)
 	return PVO_MAX_QUEUES;
 }
 
+uint64_t pvo_device_max_mr_size(const struct pvo_vm_config *vm)
+{
+	return MIN(vm->quota.max_mr_size,
+		   (uint64_t)PVO_PDIR_MAX_PAGES * PVO_PAGE_SIZE);
+}
+
 void pvo_device_config(const struct pvo_vm_config *vm, struct pvo_config *c)
 {
 	int i;
@@ -70,7 +76,7 @@ void pvo_device_attr(const struct pvo_vm_config *vm,
 	a->fw_ver = htole64(PVO_DEV_FW_VER);
 	memcpy(&a->node_guid, eui, 8);
 	memcpy(&a->sys_image_guid, eui, 8);
-	a->max_mr_size = htole64(q->max_mr_size);
+	a->max_mr_size = htole64(pvo_device_max_mr_size(vm));
 	a->page_size_cap = htole64(0x1000);
 	a->device_cap_flags = htole64(IB_DEVICE_PORT_ACTIVE_EVENT |
 				      IB_DEVICE_SYS_IMAGE_GUID |

@@ -28,6 +28,10 @@ void pvo_device_attr(const struct pvo_vm_config *vm,
 void pvo_device_port_attr(const struct pvo_vm_config *vm,
 			  struct pvo_resp_query_port *p);
 
+/* Largest MR: the VM's max-mr-size quota, at most what one page
+ * directory describes (1 GiB). */
+uint64_t pvo_device_max_mr_size(const struct pvo_vm_config *vm);
+
 /* IB MTU enum (1 = 256 .. 5 = 4096) usable on an Ethernet MTU. */
 unsigned int pvo_ib_mtu_for(unsigned int eth_mtu);
 

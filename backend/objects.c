@@ -115,3 +115,10 @@ uint32_t pvo_table_next(const struct pvo_table *t, uint32_t prev_handle,
 	}
 	return 0;
 }
+
+void *pvo_table_at(const struct pvo_table *t, uint32_t index)
+{
+	if (index == 0 || index > t->size || !t->slots[index - 1].used)
+		return NULL;
+	return t->slots[index - 1].obj;
+}

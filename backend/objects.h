@@ -52,4 +52,8 @@ static inline uint32_t pvo_handle_index(uint32_t handle)
 
 uint32_t pvo_handle_owner(const struct pvo_table *t, uint32_t handle);
 
+/* Object in slot index (1-based, as in handles) whatever its owner, or
+ * NULL: for names that are not handles (MR keys). */
+void *pvo_table_at(const struct pvo_table *t, uint32_t index);
+
 #endif

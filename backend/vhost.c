@@ -18,6 +18,8 @@
 
 #include "ctrl.h"
 #include "device.h"
+#include "doorbell.h"
+#include "event.h"
 #include "log.h"
 #include "vhost.h"
 #include "vhost_msg.h"
@@ -66,6 +68,17 @@ static void ctrl_kick(VuDev *dev, int qidx)
 	pvo_ctrl_process(vm_of(dev), dev, qidx);
 }
 
+/* The driver posted event buffers: hand over what waits. */
+static void event_kick(VuDev *dev, int qidx)
+{
+	pvo_event_flush(vm_of(dev));
+}
+
+static void doorbell_kick(VuDev *dev, int qidx)
+{
+	pvo_doorbell_kick(vm_of(dev), qidx);
+}
+
 static void queue_set_started(VuDev *dev, int qidx, bool started)
 {
 	struct pvo_vm *vm = vm_of(dev);
@@ -73,10 +86,20 @@ static void queue_set_started(VuDev *dev, int qidx, bool started)
 
 	pvo_debug(pvo_vm_name(vm), "queue %d %s", qidx,
 		  started ? "started" : "stopped");
-	if (qidx != PVO_VQ_CTRL)
-		return;	/* event and doorbell queues are used on demand */
 	if (!started) {
 		vu_set_queue_handler(dev, vq, NULL);
+		return;
+	}
+	if (qidx == PVO_VQ_EVENT) {
+		vu_set_queue_handler(dev, vq, event_kick);
+		pvo_event_flush(vm);
+		return;
+	}
+	if (qidx >= PVO_VQ_DB_KERNEL) {
+		vu_set_queue_handler(dev, vq, doorbell_kick);
+		/* Kicks that came while the queue was stopped are lost:
+		 * look at the records once. */
+		pvo_doorbell_kick(vm, qidx);
 		return;
 	}
 	/*

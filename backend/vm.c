@@ -3,40 +3,78 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ah.h"
+#include "cq.h"
 #include "log.h"
+#include "mr.h"
+#include "qp.h"
+#include "srq.h"
+#include "transport.h"
 #include "vm.h"
 
 struct pvo_vm *pvo_vm_new(const struct pvo_vm_config *cfg)
 {
 	struct pvo_vm *vm = g_new0(struct pvo_vm, 1);
+	const struct pvo_quota *q = &cfg->quota;
 
 	vm->cfg = cfg;
 	vm->listen_fd = -1;
 	vm->conn_fd = -1;
-	pvo_table_init(&vm->ucontexts, "ucontext", cfg->quota.max_ucontexts);
-	pvo_table_init(&vm->pds, "PD", cfg->quota.max_pd);
+	pvo_table_init(&vm->ucontexts, "ucontext", q->max_ucontexts);
+	pvo_table_init(&vm->pds, "PD", q->max_pd);
+	pvo_table_init(&vm->cqs, "CQ", q->max_cq);
+	pvo_table_init(&vm->mrs, "MR", q->max_mr);
+	pvo_table_init(&vm->qps, "QP", q->max_qp);
+	pvo_table_init(&vm->srqs, "SRQ", q->max_srq);
+	pvo_table_init(&vm->ahs, "AH", q->max_ah);
+	vm->qpn_map = g_hash_table_new(g_direct_hash, g_direct_equal);
+	vm->next_qpn = 2;
+	pvo_local_register(vm);
 	return vm;
 }
 
-static void destroy_pds_of(struct pvo_vm *vm, uint32_t ctx)
+struct pvo_ucontext *pvo_vm_ctx(struct pvo_vm *vm, uint32_t ctx)
 {
-	struct pvo_pd *pd;
-	uint32_t h = 0;
+	if (ctx == PVO_CTX_KERNEL)
+		return &vm->kernel;
+	return pvo_table_get(&vm->ucontexts, ctx, PVO_CTX_KERNEL);
+}
+
+/*
+ * Frees every object of one context (all = every context), users before
+ * what they use: QPs, then SRQs, AHs, MRs, CQs, PDs.
+ */
+static void destroy_objects(struct pvo_vm *vm, uint32_t ctx, bool all)
+{
+	uint32_t h;
 	void *obj;
 
-	while ((h = pvo_table_next(&vm->pds, h, &obj))) {
-		pd = obj;
-		if (pd->ctx != ctx)
-			continue;
-		pvo_table_remove(&vm->pds, h, ctx);
-		g_free(pd);
+#define EACH(table)                                           \
+	for (h = 0; (h = pvo_table_next(&vm->table, h, &obj));) \
+		if (all || pvo_handle_owner(&vm->table, h) == ctx)
+	EACH(qps)
+		pvo_qp_free(vm, obj);
+	EACH(srqs)
+		pvo_srq_free(vm, obj);
+	EACH(ahs)
+		pvo_ah_free(vm, obj);
+	EACH(mrs)
+		pvo_mr_free(vm, obj);
+	EACH(cqs)
+		pvo_cq_free(vm, obj);
+	EACH(pds) {
+		pvo_table_remove(&vm->pds, h, ((struct pvo_pd *)obj)->ctx);
+		g_free(obj);
 	}
+#undef EACH
 }
 
 void pvo_vm_destroy_ucontext(struct pvo_vm *vm, struct pvo_ucontext *uctx)
 {
-	destroy_pds_of(vm, uctx->handle);
-	vm->db_queues_busy &= ~(1ull << uctx->db_queue);
+	destroy_objects(vm, uctx->handle, false);
+	if (uctx->db_queue < PVO_MAX_QUEUES &&
+	    vm->db_queue_ctx[uctx->db_queue] == uctx->handle)
+		vm->db_queue_ctx[uctx->db_queue] = 0;
 	pvo_table_remove(&vm->ucontexts, uctx->handle, PVO_CTX_KERNEL);
 	g_free(uctx);
 }
@@ -46,19 +84,30 @@ void pvo_vm_reset_guest_state(struct pvo_vm *vm)
 	uint32_t h = 0;
 	void *obj;
 
+	/* QPs go first, inside destroy_objects: from here on no peer
+	 * reaches this VM. */
+	destroy_objects(vm, 0, true);
 	while ((h = pvo_table_next(&vm->ucontexts, h, &obj)))
 		pvo_vm_destroy_ucontext(vm, obj);
-	destroy_pds_of(vm, PVO_CTX_KERNEL);
+	memset(&vm->kernel, 0, sizeof(vm->kernel));
 	memset(&vm->gids, 0, sizeof(vm->gids));
-	vm->db_queues_busy = 0;
+	memset(vm->db_queue_ctx, 0, sizeof(vm->db_queue_ctx));
+	pvo_event_reset(vm);
 }
 
 void pvo_vm_free(struct pvo_vm *vm)
 {
 	if (!vm)
 		return;
+	pvo_local_unregister(vm);
 	pvo_vm_reset_guest_state(vm);
 	pvo_table_destroy(&vm->ucontexts);
 	pvo_table_destroy(&vm->pds);
+	pvo_table_destroy(&vm->cqs);
+	pvo_table_destroy(&vm->mrs);
+	pvo_table_destroy(&vm->qps);
+	pvo_table_destroy(&vm->srqs);
+	pvo_table_destroy(&vm->ahs);
+	g_hash_table_destroy(vm->qpn_map);
 	g_free(vm);
 }

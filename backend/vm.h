@@ -15,6 +15,8 @@
 #include "libvhost-user-glib.h"
 
 #include "config.h"
+#include "doorbell.h"
+#include "event.h"
 #include "gid.h"
 #include "log.h"
 #include "objects.h"
@@ -25,14 +27,20 @@
 	((type *)((char *)(ptr) - offsetof(type, member)))
 #endif
 
+struct pvo_qp;
+
+/* A user context (or, as vm->kernel, the guest kernel's own). */
 struct pvo_ucontext {
-	uint32_t handle;
+	uint32_t handle;	/* PVO_CTX_KERNEL for the kernel */
 	uint32_t db_queue;	/* doorbell virtqueue / BAR 2 page */
+	struct pvo_db_ring db;	/* SET_DB_RING */
+	uint32_t nqps;		/* QPs of the context: <= PVO_DB_RING_ENTRIES */
 };
 
 struct pvo_pd {
 	uint32_t handle;
 	uint32_t ctx;
+	uint32_t refcnt;	/* MRs, QPs, SRQs, AHs in it */
 };
 
 struct pvo_vm_stats {
@@ -54,8 +62,19 @@ struct pvo_vm {
 	/* guest-visible state */
 	struct pvo_table ucontexts;
 	struct pvo_table pds;
-	uint64_t db_queues_busy;	/* bit q: doorbell queue q assigned */
+	struct pvo_table cqs;
+	struct pvo_table mrs;
+	struct pvo_table qps;
+	struct pvo_table srqs;
+	struct pvo_table ahs;
+	struct pvo_ucontext kernel;	/* ctx 0: doorbell ring, QP count */
+	uint32_t db_queue_ctx[PVO_MAX_QUEUES];	/* ucontext per queue, 0 free */
+	GHashTable *qpn_map;	/* QPN -> struct pvo_qp, what peers reach */
+	uint32_t next_qpn;
+	struct pvo_qp *gsi_qp;
+	uint8_t mr_tag;		/* low byte of the next MR key */
 	struct pvo_gid_table gids;
+	struct pvo_event_queue events;
 	struct pvo_vm_stats stats;
 	struct pvo_ratelimit guest_log;	/* for guest-triggered messages */
 };
@@ -68,6 +87,9 @@ void pvo_vm_reset_guest_state(struct pvo_vm *vm);
 
 /* Object lifetime, shared by commands and reset. */
 void pvo_vm_destroy_ucontext(struct pvo_vm *vm, struct pvo_ucontext *uctx);
+
+/* The context named by a command header (kernel or user), or NULL. */
+struct pvo_ucontext *pvo_vm_ctx(struct pvo_vm *vm, uint32_t ctx);
 
 /* Log a message the guest can cause (refusals, quota hits). */
 #define pvo_vm_warn(vm, ...)                                         \

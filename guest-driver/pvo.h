@@ -14,6 +14,7 @@
 #include <linux/version.h>
 #include <linux/virtio.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 
 #include "pvo-device.h"
 
@@ -25,6 +26,23 @@
 #define PVO_API_6_11	(KERNEL_VERSION(6, 11, 0) <= LINUX_VERSION_CODE)
 
 struct pvo_ibdev;
+
+/* One 4 KiB DMA-coherent page the device reads or writes. */
+struct pvo_dma_page {
+	void *va;
+	dma_addr_t dma;
+};
+
+/*
+ * The kernel's doorbell record page (pvo_db.c): kernel QPs append their
+ * handle here and kick virtqueue PVO_VQ_DB_KERNEL.
+ */
+struct pvo_kdb {
+	struct pvo_dma_page page;
+	spinlock_t lock;		/* record ring producer */
+	atomic_t nqps;			/* kernel QPs: at most one record each */
+	bool registered;		/* SET_DB_RING succeeded */
+};
 
 /* Control queue (pvo_ctrl.c) */
 struct pvo_ctrl {
@@ -44,6 +62,7 @@ struct pvo_event_queue {
 
 struct pvo_dev {
 	struct virtio_device *vdev;
+	struct device *dma_dev;		/* the PCI function; DMA = guest-physical */
 
 	/* from the config space */
 	u8 mac[ETH_ALEN];
@@ -58,6 +77,21 @@ struct pvo_dev {
 	struct virtqueue **vqs;		/* num_queues entries */
 	struct pvo_ctrl ctrl;
 	struct pvo_event_queue events;
+	struct pvo_kdb kdb;
+
+	/*
+	 * Objects by device handle, for events (looked up under
+	 * events.lock), and kernel QPs by QP number, for poll_cq.
+	 */
+	struct xarray cqs;
+	struct xarray qps;
+	struct xarray srqs;
+	struct xarray kqpns;
+
+	/* Kernel AHs destroyed in atomic context (pvo_ah.c). */
+	spinlock_t ah_gc_lock;
+	struct list_head ah_gc;
+	struct work_struct ah_gc_work;
 
 	/*
 	 * Netdev binding (pvo_netdev.c). netdev and netdev_lost are written
@@ -66,6 +100,7 @@ struct pvo_dev {
 	struct workqueue_struct *wq;
 	struct work_struct sync_work;	/* (un)bind to the netdev */
 	struct work_struct port_work;	/* report port state changes */
+	struct work_struct fatal_work;	/* report a device fatal event */
 	struct notifier_block netdev_nb;
 	struct net_device *netdev;
 	netdevice_tracker netdev_tracker;
@@ -82,6 +117,11 @@ void pvo_ctrl_done(struct virtqueue *vq);
 void pvo_ctrl_shutdown(struct pvo_dev *dev);
 int pvo_ctrl_cmd(struct pvo_dev *dev, u16 opcode, u32 ctx,
 		 const void *req, size_t req_len, void *resp, size_t resp_len);
+int pvo_ctrl_cmd_atomic(struct pvo_dev *dev, u16 opcode, u32 ctx,
+			const void *req, size_t req_len, void *resp,
+			size_t resp_len);
+int pvo_ctrl_handle_cmd(struct pvo_dev *dev, u16 opcode, u32 ctx,
+			u32 handle);
 const char *pvo_cmd_name(u16 opcode);
 
 /* pvo_event.c */
@@ -89,12 +129,19 @@ int pvo_event_init(struct pvo_dev *dev, struct virtqueue *vq);
 void pvo_event_start(struct pvo_dev *dev);
 void pvo_event_done(struct virtqueue *vq);
 void pvo_event_shutdown(struct pvo_dev *dev);
+void pvo_event_sync(struct pvo_dev *dev);
+
+/* pvo_db.c */
+int pvo_kdb_init(struct pvo_dev *dev);
+void pvo_kdb_free(struct pvo_dev *dev);
+void pvo_kdb_ring(struct pvo_dev *dev, u32 qp_handle);
 
 /* pvo_netdev.c */
 void pvo_netdev_init(struct pvo_dev *dev);
 int pvo_netdev_start(struct pvo_dev *dev);
 void pvo_netdev_stop(struct pvo_dev *dev);
 void pvo_netdev_port_changed(struct pvo_dev *dev);
+void pvo_netdev_device_fatal(struct pvo_dev *dev);
 
 /* pvo_verbs.c */
 int pvo_check_device(struct pvo_dev *dev);
@@ -102,5 +149,15 @@ struct pvo_ibdev *pvo_ib_register(struct pvo_dev *dev,
 				  struct net_device *netdev);
 void pvo_ib_unregister(struct pvo_ibdev *pib);
 void pvo_ib_port_update(struct pvo_ibdev *pib);
+void pvo_ib_device_fatal(struct pvo_ibdev *pib);
+
+/* pvo_cq.c, pvo_qp.c, pvo_srq.c: events from the device (atomic context) */
+void pvo_cq_event(struct pvo_dev *dev, u32 type, u32 handle);
+void pvo_qp_event(struct pvo_dev *dev, u32 type, u32 handle);
+void pvo_srq_event(struct pvo_dev *dev, u32 type, u32 handle);
+
+/* pvo_ah.c */
+void pvo_ah_gc_init(struct pvo_dev *dev);
+void pvo_ah_gc_flush(struct pvo_dev *dev);
 
 #endif /* PVO_H */

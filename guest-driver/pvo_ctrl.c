@@ -7,6 +7,7 @@
  */
 
 #include <linux/dma-mapping.h>
+#include <linux/ktime.h>
 #include <linux/moduleparam.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
@@ -19,12 +20,19 @@ module_param(ctrl_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(ctrl_timeout_ms,
 		 "How long a control command waits for the back-end (ms, default 10000)");
 
+static unsigned int ctrl_atomic_timeout_ms = 1000;
+module_param(ctrl_atomic_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(ctrl_atomic_timeout_ms,
+		 "How long a control command issued in atomic context (address handles for ib_cm) spins for the back-end (ms, default 1000)");
+
 struct pvo_ctrl_req {
 	struct completion done;
 	bool abandoned;		/* the waiter gave up; whoever reaps frees */
 	bool reset;		/* reaped by a device reset, not answered */
 	u32 used_len;		/* bytes the device wrote */
 	size_t resp_off;	/* offset of the writable part in buf */
+	size_t out_len;		/* device-readable bytes */
+	size_t in_len;		/* device-writable bytes */
 	u8 buf[];
 };
 
@@ -39,6 +47,21 @@ static const char * const pvo_cmd_names[PVO_CMD_MAX] = {
 	[PVO_CMD_DEALLOC_UCONTEXT] = "DEALLOC_UCONTEXT",
 	[PVO_CMD_ALLOC_PD] = "ALLOC_PD",
 	[PVO_CMD_DEALLOC_PD] = "DEALLOC_PD",
+	[PVO_CMD_SET_DB_RING] = "SET_DB_RING",
+	[PVO_CMD_CREATE_CQ] = "CREATE_CQ",
+	[PVO_CMD_DESTROY_CQ] = "DESTROY_CQ",
+	[PVO_CMD_REG_MR] = "REG_MR",
+	[PVO_CMD_DEREG_MR] = "DEREG_MR",
+	[PVO_CMD_CREATE_QP] = "CREATE_QP",
+	[PVO_CMD_MODIFY_QP] = "MODIFY_QP",
+	[PVO_CMD_QUERY_QP] = "QUERY_QP",
+	[PVO_CMD_DESTROY_QP] = "DESTROY_QP",
+	[PVO_CMD_CREATE_SRQ] = "CREATE_SRQ",
+	[PVO_CMD_MODIFY_SRQ] = "MODIFY_SRQ",
+	[PVO_CMD_QUERY_SRQ] = "QUERY_SRQ",
+	[PVO_CMD_DESTROY_SRQ] = "DESTROY_SRQ",
+	[PVO_CMD_CREATE_AH] = "CREATE_AH",
+	[PVO_CMD_DESTROY_AH] = "DESTROY_AH",
 };
 
 const char *pvo_cmd_name(u16 opcode)
@@ -117,6 +140,16 @@ void pvo_ctrl_done(struct virtqueue *vq)
 	spin_unlock_irqrestore(&ctrl->lock, flags);
 }
 
+/* Called with ctrl->lock held: reap without waiting for the interrupt. */
+static void pvo_ctrl_reap(struct pvo_ctrl *ctrl)
+{
+	struct pvo_ctrl_req *req;
+	unsigned int len;
+
+	while ((req = virtqueue_get_buf(ctrl->vq, &len)))
+		pvo_ctrl_finish(ctrl, req, len, false);
+}
+
 /*
  * After the device is reset: nothing will answer any more, so fail the
  * commands still queued and refuse new ones.
@@ -170,6 +203,79 @@ static int pvo_ctrl_result(struct pvo_dev *dev, u16 opcode,
 	return 0;
 }
 
+/* A request with the command header and body filled in. */
+static struct pvo_ctrl_req *pvo_ctrl_req_new(u16 opcode, u32 ctx,
+					     const void *req, size_t req_len,
+					     size_t resp_len, gfp_t gfp)
+{
+	size_t out_len = sizeof(struct pvo_cmd_hdr) + req_len;
+	size_t in_len = sizeof(struct pvo_resp_hdr) + resp_len;
+	struct pvo_ctrl_req *creq;
+	struct pvo_cmd_hdr *hdr;
+	size_t resp_off;
+
+	/* The device writes the response: keep it off the request's lines. */
+	resp_off = ALIGN(out_len, dma_get_cache_alignment());
+	creq = kzalloc(struct_size(creq, buf, resp_off + in_len), gfp);
+	if (!creq)
+		return NULL;
+	init_completion(&creq->done);
+	creq->resp_off = resp_off;
+	creq->out_len = out_len;
+	creq->in_len = in_len;
+	hdr = (struct pvo_cmd_hdr *)creq->buf;
+	hdr->opcode = cpu_to_le16(opcode);
+	hdr->flags = 0;
+	hdr->ctx = cpu_to_le32(ctx);
+	if (req_len)
+		memcpy(hdr + 1, req, req_len);
+	return creq;
+}
+
+/* Queue @creq (a slot is held) and kick; on error the slot is returned. */
+static int pvo_ctrl_queue(struct pvo_dev *dev, u16 opcode,
+			  struct pvo_ctrl_req *creq)
+{
+	struct pvo_ctrl *ctrl = &dev->ctrl;
+	struct scatterlist out_sg, in_sg, *sgs[2];
+	unsigned long flags;
+	bool kick = false;
+	int err;
+
+	sg_init_one(&out_sg, creq->buf, creq->out_len);
+	sg_init_one(&in_sg, creq->buf + creq->resp_off, creq->in_len);
+	sgs[0] = &out_sg;
+	sgs[1] = &in_sg;
+
+	spin_lock_irqsave(&ctrl->lock, flags);
+	if (ctrl->dead) {
+		err = -ENODEV;
+	} else {
+		err = virtqueue_add_sgs(ctrl->vq, sgs, 1, 1, creq, GFP_ATOMIC);
+		kick = !err && virtqueue_kick_prepare(ctrl->vq);
+	}
+	spin_unlock_irqrestore(&ctrl->lock, flags);
+	if (err) {
+		up(&ctrl->slots);
+		if (err != -ENODEV)
+			dev_err_ratelimited(&dev->vdev->dev,
+					    "control command %s: cannot queue it: %d\n",
+					    pvo_cmd_name(opcode), err);
+		return err;
+	}
+	if (kick)
+		virtqueue_notify(ctrl->vq);
+	return 0;
+}
+
+static void pvo_ctrl_log_timeout(struct pvo_dev *dev, u16 opcode,
+				 unsigned int ms)
+{
+	dev_err_ratelimited(&dev->vdev->dev,
+			    "control command %s (opcode %u) timed out after %u ms; the back-end (pvrdma-overlayd) is not answering: check that it runs and read its log\n",
+			    pvo_cmd_name(opcode), opcode, ms);
+}
+
 /**
  * pvo_ctrl_cmd - execute one control command and wait for its response
  * @dev: the device
@@ -189,35 +295,16 @@ int pvo_ctrl_cmd(struct pvo_dev *dev, u16 opcode, u32 ctx,
 {
 	struct pvo_ctrl *ctrl = &dev->ctrl;
 	unsigned long timeout = msecs_to_jiffies(ctrl_timeout_ms);
-	size_t out_len = sizeof(struct pvo_cmd_hdr) + req_len;
-	size_t in_len = sizeof(struct pvo_resp_hdr) + resp_len;
-	struct scatterlist out_sg, in_sg, *sgs[2];
 	struct pvo_ctrl_req *creq;
-	struct pvo_cmd_hdr *hdr;
 	unsigned long flags;
-	size_t resp_off;
-	bool kick = false;
 	int err;
 
 	might_sleep();
 
-	/* The device writes the response: keep it off the request's lines. */
-	resp_off = ALIGN(out_len, dma_get_cache_alignment());
-	creq = kzalloc(struct_size(creq, buf, resp_off + in_len), GFP_KERNEL);
+	creq = pvo_ctrl_req_new(opcode, ctx, req, req_len, resp_len,
+				GFP_KERNEL);
 	if (!creq)
 		return -ENOMEM;
-	init_completion(&creq->done);
-	creq->resp_off = resp_off;
-	hdr = (struct pvo_cmd_hdr *)creq->buf;
-	hdr->opcode = cpu_to_le16(opcode);
-	hdr->flags = 0;
-	hdr->ctx = cpu_to_le32(ctx);
-	if (req_len)
-		memcpy(hdr + 1, req, req_len);
-	sg_init_one(&out_sg, creq->buf, out_len);
-	sg_init_one(&in_sg, creq->buf + resp_off, in_len);
-	sgs[0] = &out_sg;
-	sgs[1] = &in_sg;
 
 	if (down_timeout(&ctrl->slots, timeout)) {
 		dev_err(&dev->vdev->dev,
@@ -226,26 +313,11 @@ int pvo_ctrl_cmd(struct pvo_dev *dev, u16 opcode, u32 ctx,
 		kfree(creq);
 		return -ETIMEDOUT;
 	}
-
-	spin_lock_irqsave(&ctrl->lock, flags);
-	if (ctrl->dead) {
-		err = -ENODEV;
-	} else {
-		err = virtqueue_add_sgs(ctrl->vq, sgs, 1, 1, creq, GFP_ATOMIC);
-		kick = !err && virtqueue_kick_prepare(ctrl->vq);
-	}
-	spin_unlock_irqrestore(&ctrl->lock, flags);
+	err = pvo_ctrl_queue(dev, opcode, creq);
 	if (err) {
-		up(&ctrl->slots);
 		kfree(creq);
-		if (err != -ENODEV)
-			dev_err_ratelimited(&dev->vdev->dev,
-					    "control command %s: cannot queue it: %d\n",
-					    pvo_cmd_name(opcode), err);
 		return err;
 	}
-	if (kick)
-		virtqueue_notify(ctrl->vq);
 
 	/*
 	 * Not interruptible: destroy commands run while a process exits with
@@ -257,9 +329,7 @@ int pvo_ctrl_cmd(struct pvo_dev *dev, u16 opcode, u32 ctx,
 			/* The device still owns the buffers: reaping frees. */
 			creq->abandoned = true;
 			spin_unlock_irqrestore(&ctrl->lock, flags);
-			dev_err(&dev->vdev->dev,
-				"control command %s (opcode %u) timed out after %u ms; the back-end (pvrdma-overlayd) is not answering: check that it runs and read its log\n",
-				pvo_cmd_name(opcode), opcode, ctrl_timeout_ms);
+			pvo_ctrl_log_timeout(dev, opcode, ctrl_timeout_ms);
 			return -ETIMEDOUT;
 		}
 		spin_unlock_irqrestore(&ctrl->lock, flags);
@@ -268,4 +338,74 @@ int pvo_ctrl_cmd(struct pvo_dev *dev, u16 opcode, u32 ctx,
 	err = pvo_ctrl_result(dev, opcode, creq, resp, resp_len);
 	kfree(creq);
 	return err;
+}
+
+/**
+ * pvo_ctrl_cmd_atomic - pvo_ctrl_cmd() for callers that cannot sleep
+ * @dev: the device
+ * @opcode: enum pvo_cmd_opcode
+ * @ctx: acting context
+ * @req: request body
+ * @req_len: size of the request body
+ * @resp: response body
+ * @resp_len: size of the response body
+ *
+ * ib_cm creates address handles under spinlocks with interrupts off, so
+ * the completion interrupt may never come on this CPU: poll the used ring
+ * instead, for at most ctrl_atomic_timeout_ms. Fails with -EBUSY rather
+ * than wait for a free slot.
+ */
+int pvo_ctrl_cmd_atomic(struct pvo_dev *dev, u16 opcode, u32 ctx,
+			const void *req, size_t req_len, void *resp,
+			size_t resp_len)
+{
+	struct pvo_ctrl *ctrl = &dev->ctrl;
+	struct pvo_ctrl_req *creq;
+	unsigned long flags;
+	ktime_t deadline;
+	bool done;
+	int err;
+
+	creq = pvo_ctrl_req_new(opcode, ctx, req, req_len, resp_len,
+				GFP_ATOMIC);
+	if (!creq)
+		return -ENOMEM;
+	if (down_trylock(&ctrl->slots)) {
+		kfree(creq);
+		return -EBUSY;
+	}
+	err = pvo_ctrl_queue(dev, opcode, creq);
+	if (err) {
+		kfree(creq);
+		return err;
+	}
+
+	deadline = ktime_add_ms(ktime_get(), ctrl_atomic_timeout_ms);
+	for (;;) {
+		spin_lock_irqsave(&ctrl->lock, flags);
+		pvo_ctrl_reap(ctrl);
+		done = completion_done(&creq->done);
+		if (!done && ktime_after(ktime_get(), deadline)) {
+			creq->abandoned = true;
+			spin_unlock_irqrestore(&ctrl->lock, flags);
+			pvo_ctrl_log_timeout(dev, opcode, ctrl_atomic_timeout_ms);
+			return -ETIMEDOUT;
+		}
+		spin_unlock_irqrestore(&ctrl->lock, flags);
+		if (done)
+			break;
+		cpu_relax();
+	}
+
+	err = pvo_ctrl_result(dev, opcode, creq, resp, resp_len);
+	kfree(creq);
+	return err;
+}
+
+/* A command whose body is one handle: DEREG_MR, DESTROY_*. */
+int pvo_ctrl_handle_cmd(struct pvo_dev *dev, u16 opcode, u32 ctx, u32 handle)
+{
+	struct pvo_cmd_handle cmd = { .handle = cpu_to_le32(handle) };
+
+	return pvo_ctrl_cmd(dev, opcode, ctx, &cmd, sizeof(cmd), NULL, 0);
 }

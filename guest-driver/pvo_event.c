@@ -3,7 +3,11 @@
  * pvrdma_overlay: the event queue. The driver keeps device-writable buffers
  * of one struct pvo_event each posted; the back-end fills one per event.
  * Port events are handed to the netdev binding, which combines them with
- * the netdev's state; CQ and QP events belong to the data path.
+ * the netdev's state; CQ, QP and SRQ events go to the object's handler.
+ *
+ * Events are handled under the queue's lock. Objects are found by handle
+ * in xarrays; a destroy verb erases its object and then calls
+ * pvo_event_sync(), so no handler still runs for it once it is freed.
  */
 
 #include <linux/scatterlist.h>
@@ -78,13 +82,24 @@ static void pvo_event_handle(struct pvo_dev *dev, const struct pvo_event *ev)
 		pvo_netdev_port_changed(dev);
 		return;
 	case PVO_EV_CQ_COMP:
+	case PVO_EV_CQ_ERR:
+		pvo_cq_event(dev, type, handle);
+		return;
 	case PVO_EV_QP_FATAL:
 	case PVO_EV_QP_LAST_WQE:
+	case PVO_EV_QP_REQ_ERR:
+	case PVO_EV_QP_ACCESS_ERR:
+	case PVO_EV_COMM_EST:
+	case PVO_EV_SQ_DRAINED:
+		pvo_qp_event(dev, type, handle);
+		return;
+	case PVO_EV_SRQ_LIMIT:
+		pvo_srq_event(dev, type, handle);
+		return;
 	case PVO_EV_DEVICE_FATAL:
-		/* CQ / QP / device events arrive with the data path. */
-		dev_info_ratelimited(&dev->vdev->dev,
-				     "event type %u (handle %u) ignored: this driver has no CQs or QPs yet\n",
-				     type, handle);
+		dev_err(&dev->vdev->dev,
+			"the back-end reports a fatal device error; read its log, then reload the driver\n");
+		pvo_netdev_device_fatal(dev);
 		return;
 	default:
 		dev_warn_ratelimited(&dev->vdev->dev,
@@ -128,6 +143,18 @@ void pvo_event_done(struct virtqueue *vq)
 	if (reposted)
 		virtqueue_kick(vq);
 	spin_unlock_irqrestore(&q->lock, flags);
+}
+
+/*
+ * Wait for event handlers that may have found an object before it was
+ * erased from its xarray.
+ */
+void pvo_event_sync(struct pvo_dev *dev)
+{
+	struct pvo_event_queue *q = &dev->events;
+
+	spin_lock_irq(&q->lock);
+	spin_unlock_irq(&q->lock);
 }
 
 /* After the device is reset: take the buffers back and free them. */

@@ -81,6 +81,16 @@ static int pvo_map_doorbells(struct pvo_dev *dev)
 		return -ENODEV;
 	}
 
+	/*
+	 * DMA through the PCI function: the ib_device uses it for umems and
+	 * kernel ULP mappings, and without a vIOMMU its DMA addresses are the
+	 * guest-physical addresses the back-end expects.
+	 */
+	dev->dma_dev = parent;
+	if (device_iommu_mapped(parent))
+		dev_warn(&dev->vdev->dev,
+			 "the device sits behind an IOMMU; the back-end expects guest-physical addresses, so use iommu=pt or no vIOMMU\n");
+
 	dev->db_phys = pci_resource_start(pdev, PVO_DOORBELL_BAR);
 	dev->db_len = need;
 	if (!request_mem_region(dev->db_phys, dev->db_len, KBUILD_MODNAME)) {
@@ -181,6 +191,11 @@ static int pvo_probe(struct virtio_device *vdev)
 	dev->vdev = vdev;
 	vdev->priv = dev;
 	pvo_netdev_init(dev);
+	pvo_ah_gc_init(dev);
+	xa_init(&dev->cqs);
+	xa_init(&dev->qps);
+	xa_init(&dev->srqs);
+	xa_init(&dev->kqpns);
 
 	if (virtio_has_feature(vdev, VIRTIO_F_ACCESS_PLATFORM))
 		dev_warn(&vdev->dev,
@@ -215,6 +230,9 @@ static int pvo_probe(struct virtio_device *vdev)
 	err = pvo_check_device(dev);
 	if (err)
 		goto err_queues;
+	err = pvo_kdb_init(dev);
+	if (err)
+		goto err_queues;
 	err = pvo_netdev_start(dev);
 	if (err)
 		goto err_queues;
@@ -225,6 +243,7 @@ static int pvo_probe(struct virtio_device *vdev)
 
 err_queues:
 	pvo_stop_queues(dev);
+	pvo_kdb_free(dev);
 err_unmap:
 	pvo_unmap_doorbells(dev);
 err_free:
@@ -240,7 +259,12 @@ static void pvo_remove(struct virtio_device *vdev)
 
 	/* First the ib_device: its teardown still talks to the back-end. */
 	pvo_netdev_stop(dev);
+	pvo_ah_gc_flush(dev);
 	pvo_stop_queues(dev);
+	/* The device is reset: it no longer touches the kernel's pages. */
+	pvo_kdb_free(dev);
+	WARN_ON(!xa_empty(&dev->cqs) || !xa_empty(&dev->qps) ||
+		!xa_empty(&dev->srqs) || !xa_empty(&dev->kqpns));
 	pvo_unmap_doorbells(dev);
 	kfree(dev->vqs);
 	kfree(dev);

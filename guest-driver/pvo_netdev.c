@@ -141,6 +141,14 @@ static void pvo_netdev_port_work(struct work_struct *work)
 		pvo_ib_port_update(dev->ibdev);
 }
 
+static void pvo_netdev_fatal_work(struct work_struct *work)
+{
+	struct pvo_dev *dev = container_of(work, struct pvo_dev, fatal_work);
+
+	if (dev->ibdev)
+		pvo_ib_device_fatal(dev->ibdev);
+}
+
 static int pvo_netdev_event(struct notifier_block *nb, unsigned long event,
 			    void *ptr)
 {
@@ -177,6 +185,12 @@ void pvo_netdev_port_changed(struct pvo_dev *dev)
 	pvo_netdev_queue(dev, &dev->port_work);
 }
 
+/* The back-end reported a fatal error (may be interrupt context). */
+void pvo_netdev_device_fatal(struct pvo_dev *dev)
+{
+	pvo_netdev_queue(dev, &dev->fatal_work);
+}
+
 /* Before the event queue runs: port events are dropped until started. */
 void pvo_netdev_init(struct pvo_dev *dev)
 {
@@ -184,6 +198,7 @@ void pvo_netdev_init(struct pvo_dev *dev)
 	dev->removing = true;
 	INIT_WORK(&dev->sync_work, pvo_netdev_sync);
 	INIT_WORK(&dev->port_work, pvo_netdev_port_work);
+	INIT_WORK(&dev->fatal_work, pvo_netdev_fatal_work);
 	dev->netdev_nb.notifier_call = pvo_netdev_event;
 }
 

@@ -2,7 +2,8 @@
 /*
  * pvrdma_overlay: the ib_device and its verbs. One port, RoCE v2 only.
  * Device, port, P_Key, GID, user context and PD verbs go to the back-end
- * through the control queue; QPs, CQs and MRs come with the data path.
+ * through the control queue; the data path objects have a file each
+ * (pvo_cq.c, pvo_qp.c, pvo_post.c, pvo_srq.c, pvo_ah.c, pvo_mr.c).
  */
 
 #include <linux/mm.h>
@@ -19,18 +20,17 @@
 #define PVO_MAX_GID_TBL_LEN	1024
 
 /*
- * Device capabilities the driver passes on from the back-end. Anything
- * that needs kernel support the driver does not have yet (memory
- * management extensions, memory windows, XRC, ...) is masked; the data
- * path widens this set as it implements them.
+ * Device capabilities the driver passes on from the back-end, if the
+ * back-end reports them. Anything the driver does not implement (memory
+ * management extensions, memory windows, XRC, SRQ resizing, ...) is
+ * masked.
  */
 #define PVO_DEVICE_CAP_FLAGS	(IB_DEVICE_SYS_IMAGE_GUID |		\
 				 IB_DEVICE_RC_RNR_NAK_GEN |		\
 				 IB_DEVICE_PORT_ACTIVE_EVENT |		\
 				 IB_DEVICE_CURR_QP_STATE_MOD |		\
 				 IB_DEVICE_UD_AV_PORT_ENFORCE |		\
-				 IB_DEVICE_N_NOTIFY_CQ |		\
-				 IB_DEVICE_SRQ_RESIZE)
+				 IB_DEVICE_N_NOTIFY_CQ)
 
 static int pvo_cmd_query_device(struct pvo_dev *dev,
 				struct pvo_resp_query_device *r)
@@ -106,6 +106,8 @@ static int pvo_query_device(struct ib_device *ibdev,
 	attr->hw_ver = le32_to_cpu(r.hw_ver);
 	attr->device_cap_flags = le64_to_cpu(r.device_cap_flags) &
 				 PVO_DEVICE_CAP_FLAGS;
+	/* ib_core's kernel PDs use PVO_LOCAL_DMA_LKEY (no DMA MR needed). */
+	attr->kernel_cap_flags = IBK_LOCAL_DMA_LKEY;
 	attr->max_qp = pvo_limit(r.max_qp);
 	attr->max_qp_wr = pvo_limit(r.max_qp_wr);
 	attr->max_send_sge = pvo_limit(r.max_send_sge);
@@ -297,7 +299,8 @@ static void pvo_get_dev_fw_str(struct ib_device *ibdev, char *str)
 		 (u32)(fw >> 32), (u32)(fw >> 16) & 0xffff, (u32)fw & 0xffff);
 }
 
-static void pvo_ucontext_free(struct pvo_dev *dev, u32 ctx)
+/* Returns false if the back-end may still use the context's pages. */
+static bool pvo_ucontext_free(struct pvo_dev *dev, u32 ctx)
 {
 	int err;
 
@@ -307,6 +310,7 @@ static void pvo_ucontext_free(struct pvo_dev *dev, u32 ctx)
 		dev_warn(&dev->vdev->dev,
 			 "DEALLOC_UCONTEXT %u failed: %d; the back-end keeps its objects until the device is reset\n",
 			 ctx, err);
+	return !pvo_destroy_failed_in_use(err);
 }
 
 static int pvo_alloc_ucontext(struct ib_ucontext *ibuc,
@@ -345,9 +349,14 @@ static int pvo_alloc_ucontext(struct ib_ucontext *ibuc,
 		goto err_free;
 	}
 
+	err = pvo_db_user_init(dev, uc);
+	if (err)
+		goto err_free;
+
 	uresp.ctx = uc->ctx;
 	uresp.db_queue = uc->db_queue;
 	uresp.interface_version = PVO_INTERFACE_VERSION;
+	uresp.max_inline_data = to_pvo_ibdev(ibuc->device)->max_inline;
 	err = ib_copy_to_udata(udata, &uresp,
 			       min(udata->outlen, sizeof(uresp)));
 	if (err)
@@ -355,41 +364,58 @@ static int pvo_alloc_ucontext(struct ib_ucontext *ibuc,
 	return 0;
 
 err_free:
-	pvo_ucontext_free(dev, uc->ctx);
+	pvo_db_user_free(dev, uc, !pvo_ucontext_free(dev, uc->ctx));
 	return err;
 }
 
 static void pvo_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
-	pvo_ucontext_free(to_pvo_dev(ibuc->device), to_pvo_uc(ibuc)->ctx);
+	struct pvo_dev *dev = to_pvo_dev(ibuc->device);
+	struct pvo_ucontext *uc = to_pvo_uc(ibuc);
+
+	pvo_db_user_free(dev, uc, !pvo_ucontext_free(dev, uc->ctx));
 }
 
 /*
  * Hot unplug and module unload with contexts open: ib_core zaps our
- * doorbell mappings and then frees the objects through the normal
- * dealloc verbs; there is nothing else to detach.
+ * mappings (doorbell page, record page) first, then destroys the
+ * context's objects through the normal verbs and deallocates the context,
+ * which frees the record page; there is nothing else to detach.
  */
 static void pvo_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
-/* Offset PVO_MMAP_DOORBELL: the context's doorbell page, uncached. */
+/*
+ * Offset PVO_MMAP_DOORBELL: the context's doorbell page, uncached.
+ * Offset PVO_MMAP_DB_RING: its doorbell record page, ordinary cached
+ * memory. Both through rdma_user_mmap_io(), so that disassociation zaps
+ * them before the pages go away.
+ */
 static int pvo_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct pvo_ucontext *uc = to_pvo_uc(ibuc);
 	struct pvo_dev *dev = to_pvo_dev(ibuc->device);
 	phys_addr_t page;
 
-	if (vma->vm_pgoff != PVO_MMAP_DOORBELL ||
-	    vma->vm_end - vma->vm_start != PAGE_SIZE)
+	if (vma->vm_end - vma->vm_start != PAGE_SIZE)
 		return -EINVAL;
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
 
-	page = dev->db_phys + (phys_addr_t)uc->db_queue *
-			      PVO_DOORBELL_PAGE_SIZE;
-	return rdma_user_mmap_io(ibuc, vma, PHYS_PFN(page), PAGE_SIZE,
-				 pgprot_noncached(vma->vm_page_prot), NULL);
+	switch (vma->vm_pgoff) {
+	case PVO_MMAP_DOORBELL:
+		page = dev->db_phys + (phys_addr_t)uc->db_queue *
+				      PVO_DOORBELL_PAGE_SIZE;
+		return rdma_user_mmap_io(ibuc, vma, PHYS_PFN(page), PAGE_SIZE,
+					 pgprot_noncached(vma->vm_page_prot),
+					 NULL);
+	case PVO_MMAP_DB_RING:
+		return rdma_user_mmap_io(ibuc, vma, page_to_pfn(uc->db_ring),
+					 PAGE_SIZE, vma->vm_page_prot, NULL);
+	default:
+		return -EINVAL;
+	}
 }
 
 static void pvo_pd_free(struct pvo_dev *dev, struct pvo_pd *pd)
@@ -449,98 +475,6 @@ static int pvo_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
-/*
- * Data path: QPs, CQs and MRs are the next milestone (rings in guest
- * memory, page lists, the kernel doorbell queue). ib_core only treats a
- * device as a kernel verbs provider if these exist, so until then they
- * fail with -EOPNOTSUPP. No QP, CQ or MR can be created, so the destroy
- * verbs have nothing to do.
- */
-static void pvo_no_data_path(struct ib_device *ibdev, const char *verb)
-{
-	ibdev_info_ratelimited(ibdev,
-			       "%s: not supported yet (no QPs, CQs or MRs in this driver version)\n",
-			       verb);
-}
-
-static int pvo_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-			 struct ib_udata *udata)
-{
-	pvo_no_data_path(ibqp->device, "create_qp");
-	return -EOPNOTSUPP;
-}
-
-static int pvo_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-			 int attr_mask, struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-static int pvo_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
-{
-	return 0;
-}
-
-static int pvo_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-			 const struct ib_send_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-static int pvo_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-			 const struct ib_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-#if PVO_API_6_11
-static int pvo_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-			 struct uverbs_attr_bundle *attrs)
-#else
-static int pvo_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-			 struct ib_udata *udata)
-#endif
-{
-	pvo_no_data_path(ibcq->device, "create_cq");
-	return -EOPNOTSUPP;
-}
-
-static int pvo_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
-{
-	return 0;
-}
-
-static int pvo_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
-{
-	return -EOPNOTSUPP;
-}
-
-static int pvo_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
-{
-	return -EOPNOTSUPP;
-}
-
-static struct ib_mr *pvo_get_dma_mr(struct ib_pd *ibpd, int access)
-{
-	pvo_no_data_path(ibpd->device, "get_dma_mr");
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static struct ib_mr *pvo_reg_user_mr(struct ib_pd *ibpd, u64 start,
-				     u64 length, u64 virt_addr, int access,
-				     struct ib_udata *udata)
-{
-	pvo_no_data_path(ibpd->device, "reg_user_mr");
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static int pvo_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
-{
-	return 0;
-}
-
 static const struct ib_device_ops pvo_dev_ops = {
 	.owner = THIS_MODULE,
 	/* The provider matches the virtio modalias; no upstream id needed. */
@@ -550,14 +484,19 @@ static const struct ib_device_ops pvo_dev_ops = {
 	.add_gid = pvo_add_gid,
 	.alloc_pd = pvo_alloc_pd,
 	.alloc_ucontext = pvo_alloc_ucontext,
+	.create_ah = pvo_create_ah,
 	.create_cq = pvo_create_cq,
 	.create_qp = pvo_create_qp,
+	.create_srq = pvo_create_srq,
+	.create_user_ah = pvo_create_ah,
 	.dealloc_pd = pvo_dealloc_pd,
 	.dealloc_ucontext = pvo_dealloc_ucontext,
 	.del_gid = pvo_del_gid,
 	.dereg_mr = pvo_dereg_mr,
+	.destroy_ah = pvo_destroy_ah,
 	.destroy_cq = pvo_destroy_cq,
 	.destroy_qp = pvo_destroy_qp,
+	.destroy_srq = pvo_destroy_srq,
 	.disassociate_ucontext = pvo_disassociate_ucontext,
 	.get_dev_fw_str = pvo_get_dev_fw_str,
 	.get_dma_mr = pvo_get_dma_mr,
@@ -565,18 +504,24 @@ static const struct ib_device_ops pvo_dev_ops = {
 	.get_port_immutable = pvo_get_port_immutable,
 	.mmap = pvo_mmap,
 	.modify_qp = pvo_modify_qp,
+	.modify_srq = pvo_modify_srq,
 	.poll_cq = pvo_poll_cq,
 	.post_recv = pvo_post_recv,
 	.post_send = pvo_post_send,
+	.post_srq_recv = pvo_post_srq_recv,
 	.query_device = pvo_query_device,
 	.query_pkey = pvo_query_pkey,
 	.query_port = pvo_query_port,
+	.query_qp = pvo_query_qp,
+	.query_srq = pvo_query_srq,
 	.reg_user_mr = pvo_reg_user_mr,
 	.req_notify_cq = pvo_req_notify_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, pvo_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, pvo_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, pvo_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, pvo_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, pvo_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, pvo_ucontext, ibuc),
 };
 
@@ -600,6 +545,7 @@ struct pvo_ibdev *pvo_ib_register(struct pvo_dev *dev,
 	pib->dev = dev;
 	pib->netdev = netdev;
 	pib->fw_ver = le64_to_cpu(qd.fw_ver);
+	pib->max_inline = le32_to_cpu(qd.max_inline_data);
 	pib->port_state = IB_PORT_DOWN;
 
 	ibdev = &pib->ibdev;
@@ -607,6 +553,7 @@ struct pvo_ibdev *pvo_ib_register(struct pvo_dev *dev,
 	ibdev->node_guid = qd.node_guid;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;
+	ibdev->local_dma_lkey = PVO_LOCAL_DMA_LKEY;
 	/* The provider finds the virtio modalias through the parent. */
 	ibdev->dev.parent = &dev->vdev->dev;
 	strscpy(ibdev->node_desc, "pvrdma-overlay", sizeof(ibdev->node_desc));
@@ -660,4 +607,16 @@ void pvo_ib_port_update(struct pvo_ibdev *pib)
 	ib_dispatch_event(&ev);
 	ibdev_info(&pib->ibdev, "port %u is %s\n", PVO_PORT,
 		   pvo_port_state_name(state));
+}
+
+/* The back-end reported a fatal error: tell ib_core's clients. */
+void pvo_ib_device_fatal(struct pvo_ibdev *pib)
+{
+	struct ib_event ev = {
+		.device = &pib->ibdev,
+		.element.port_num = PVO_PORT,
+		.event = IB_EVENT_DEVICE_FATAL,
+	};
+
+	ib_dispatch_event(&ev);
 }

@@ -14,5 +14,13 @@ DECLARE_DRV_CMD(pvo_uverbs_get_context, IB_USER_VERBS_CMD_GET_CONTEXT,
 		empty, pvo_alloc_ucontext_resp);
 DECLARE_DRV_CMD(pvo_uverbs_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
 		empty, pvo_alloc_pd_resp);
+DECLARE_DRV_CMD(pvo_uverbs_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
+		pvo_create_cq, pvo_create_cq_resp);
+DECLARE_DRV_CMD(pvo_uverbs_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		pvo_create_qp, pvo_create_qp_resp);
+DECLARE_DRV_CMD(pvo_uverbs_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		pvo_create_srq, pvo_create_srq_resp);
+DECLARE_DRV_CMD(pvo_uverbs_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
+		empty, pvo_create_ah_resp);
 
 #endif /* PVO_ABI_H */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Provider registration: which uverbs devices are ours, and the life cycle
- * of a device and of a user context (with its doorbell page).
+ * of a device and of a user context (with its doorbell page and doorbell
+ * record page).
  */
 #include <assert.h>
 #include <errno.h>
@@ -23,19 +24,59 @@ static const struct verbs_context_ops pvo_ctx_ops = {
 	.query_port = pvo_query_port,
 	.alloc_pd = pvo_alloc_pd,
 	.dealloc_pd = pvo_dealloc_pd,
+	.reg_mr = pvo_reg_mr,
+	.dereg_mr = pvo_dereg_mr,
+	.create_cq = pvo_create_cq,
+	.destroy_cq = pvo_destroy_cq,
+	.poll_cq = pvo_poll_cq,
+	.req_notify_cq = pvo_req_notify_cq,
+	.create_qp = pvo_create_qp,
+	.query_qp = pvo_query_qp,
+	.modify_qp = pvo_modify_qp,
+	.destroy_qp = pvo_destroy_qp,
+	.post_send = pvo_post_send,
+	.post_recv = pvo_post_recv,
+	.create_srq = pvo_create_srq,
+	.modify_srq = pvo_modify_srq,
+	.query_srq = pvo_query_srq,
+	.destroy_srq = pvo_destroy_srq,
+	.post_srq_recv = pvo_post_srq_recv,
+	.create_ah = pvo_create_ah,
+	.destroy_ah = pvo_destroy_ah,
 };
 
-static int pvo_map_doorbell(struct pvo_context *ctx, struct pvo_device *dev)
+/* Maps page `pgoff' of the uverbs fd; NULL with errno set on failure. */
+static void *pvo_map_page(struct pvo_context *ctx, struct pvo_device *dev,
+			  off_t pgoff, int prot)
 {
-	off_t offset = (off_t)PVO_MMAP_DOORBELL * dev->page_size;
+	void *p;
 
-	ctx->db_page = mmap(NULL, dev->page_size, PROT_WRITE, MAP_SHARED,
-			    ctx->ibv_ctx.context.cmd_fd, offset);
-	if (ctx->db_page == MAP_FAILED) {
-		ctx->db_page = NULL;
-		return errno;
-	}
-	ctx->db_page_size = dev->page_size;
+	p = mmap(NULL, dev->page_size, prot, MAP_SHARED,
+		 ctx->ibv_ctx.context.cmd_fd, pgoff * (off_t)dev->page_size);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* The limits create_cq / create_qp / create_srq check requests against. */
+static int pvo_read_limits(struct pvo_context *ctx, uint32_t max_inline)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+	struct ibv_device_attr_ex attr = {};
+	int ret;
+
+	ret = ibv_cmd_query_device_any(&ctx->ibv_ctx.context, NULL, &attr,
+				       sizeof(attr), &resp, &resp_size);
+	if (ret)
+		return ret;
+
+	ctx->limits.max_qp_wr = attr.orig_attr.max_qp_wr;
+	ctx->limits.max_sge = attr.orig_attr.max_sge;
+	ctx->limits.max_cqe = attr.orig_attr.max_cqe;
+	ctx->limits.max_srq_wr = attr.orig_attr.max_srq_wr;
+	ctx->limits.max_srq_sge = attr.orig_attr.max_srq_sge;
+	/* uverbs query_device does not carry it; the context response does */
+	ctx->limits.max_inline_data = max_inline ? max_inline :
+				      PVO_MAX_INLINE_DATA;
 	return 0;
 }
 
@@ -78,17 +119,46 @@ static struct verbs_context *pvo_alloc_context(struct ibv_device *ibdev,
 	ctx->handle = resp.ctx;
 	ctx->db_queue = resp.db_queue;
 
-	ret = pvo_map_doorbell(ctx, dev);
+	/* the ops before the first command that is not GET_CONTEXT */
+	verbs_set_ops(&ctx->ibv_ctx, &pvo_ctx_ops);
+
+	ret = pvo_read_limits(ctx, resp.max_inline_data);
 	if (ret) {
+		verbs_err(&ctx->ibv_ctx,
+			  "pvrdma_overlay: %s: querying the device limits failed: %s\n",
+			  ibdev->name, strerror(ret));
+		goto err_uninit;
+	}
+
+	ctx->db_page = pvo_map_page(ctx, dev, PVO_MMAP_DOORBELL, PROT_WRITE);
+	if (!ctx->db_page) {
+		ret = errno;
 		verbs_err(&ctx->ibv_ctx,
 			  "pvrdma_overlay: %s: mapping the doorbell page (queue %u) failed: %s\n",
 			  ibdev->name, ctx->db_queue, strerror(ret));
 		goto err_uninit;
 	}
 
-	verbs_set_ops(&ctx->ibv_ctx, &pvo_ctx_ops);
+	ctx->db_ring = pvo_map_page(ctx, dev, PVO_MMAP_DB_RING,
+				    PROT_READ | PROT_WRITE);
+	if (!ctx->db_ring) {
+		ret = errno;
+		verbs_err(&ctx->ibv_ctx,
+			  "pvrdma_overlay: %s: mapping the doorbell record page failed: %s; the kernel log (dmesg) has the driver's reason\n",
+			  ibdev->name, strerror(ret));
+		goto err_unmap_db;
+	}
+
+	ret = pthread_spin_init(&ctx->db_lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_unmap_ring;
+
 	return &ctx->ibv_ctx;
 
+err_unmap_ring:
+	munmap(ctx->db_ring, dev->page_size);
+err_unmap_db:
+	munmap(ctx->db_page, dev->page_size);
 err_uninit:
 	/* Closes cmd_fd, which releases the kernel's ucontext too. */
 	verbs_uninit_context(&ctx->ibv_ctx);
@@ -100,8 +170,11 @@ err_uninit:
 static void pvo_free_context(struct ibv_context *ibctx)
 {
 	struct pvo_context *ctx = to_pvo_ctx(ibctx);
+	struct pvo_device *dev = to_pvo_dev(ibctx->device);
 
-	munmap(ctx->db_page, ctx->db_page_size);
+	pthread_spin_destroy(&ctx->db_lock);
+	munmap(ctx->db_ring, dev->page_size);
+	munmap(ctx->db_page, dev->page_size);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 }

@@ -6,6 +6,8 @@
 #ifndef PVRDMA_OVERLAY_H
 #define PVRDMA_OVERLAY_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,12 +15,29 @@
 #include <infiniband/driver.h>
 
 #include "pvo-abi.h"
+#include "pvo-device.h"
+
+/*
+ * The device's max_inline_data when the kernel does not say
+ * (pvo_alloc_ucontext_resp.max_inline_data 0).
+ */
+#define PVO_MAX_INLINE_DATA	256
 
 /* One per uverbs device the match table accepted. */
 struct pvo_device {
 	struct verbs_device ibv_dev;
 	size_t page_size;		/* mmap granularity of the uverbs fd */
 	unsigned int abi_version;	/* kernel uverbs ABI of the device */
+};
+
+/* Device limits the provider checks before it asks the kernel. */
+struct pvo_limits {
+	uint32_t max_qp_wr;
+	uint32_t max_sge;
+	uint32_t max_cqe;
+	uint32_t max_srq_wr;
+	uint32_t max_srq_sge;
+	uint32_t max_inline_data;
 };
 
 /* One per ibv_open_device(); owns a back-end context and its doorbell. */
@@ -32,12 +51,70 @@ struct pvo_context {
 	 * publishing work in the shared rings; nothing ever reads it.
 	 */
 	void *db_page;
-	size_t db_page_size;
+	/*
+	 * The doorbell record page (struct pvo_ring_hdr, then
+	 * PVO_DB_RING_ENTRIES QP handles): the provider produces, the
+	 * device consumes. db_lock serialises the producers.
+	 */
+	void *db_ring;
+	pthread_spinlock_t db_lock;
+	struct pvo_limits limits;
 };
 
 struct pvo_pd {
 	struct ibv_pd ibv_pd;
 	uint32_t pdn;			/* back-end PD handle */
+};
+
+/*
+ * A ring the provider allocated for the device (layout of pvo-device.h):
+ * page 0 is the struct pvo_ring_hdr, entries follow from page 1. The
+ * kernel pins the pages and hands their list to the device.
+ */
+struct pvo_ring {
+	void *buf;
+	size_t buf_size;		/* whole guest pages */
+	size_t ring_size;		/* bytes the device sees */
+	struct pvo_ring_hdr *hdr;
+	uint8_t *entries;
+	uint32_t num_entries;		/* power of two */
+	unsigned int shift;		/* log2 of the entry stride */
+};
+
+/* A work queue the provider produces into: SQ, RQ or SRQ. */
+struct pvo_wq {
+	struct pvo_ring ring;
+	uint32_t max_sge;
+	pthread_spinlock_t lock;	/* one poster at a time */
+};
+
+struct pvo_cq {
+	struct ibv_cq ibv_cq;
+	uint32_t handle;		/* device CQ handle */
+	struct pvo_ring ring;
+	pthread_spinlock_t lock;	/* one poller at a time */
+};
+
+struct pvo_srq {
+	struct ibv_srq ibv_srq;
+	uint32_t handle;
+	uint32_t srqn;
+	struct pvo_wq rq;
+};
+
+struct pvo_qp {
+	struct ibv_qp ibv_qp;
+	uint32_t handle;		/* device QP handle: doorbell records */
+	struct pvo_wq sq;
+	struct pvo_wq rq;		/* unused with an SRQ */
+	bool has_srq;
+	bool sq_sig_all;
+	uint32_t max_inline_data;
+};
+
+struct pvo_ah {
+	struct ibv_ah ibv_ah;
+	uint32_t handle;		/* device AH handle for UD WQEs */
 };
 
 static inline struct pvo_device *to_pvo_dev(struct ibv_device *ibdev)
@@ -55,6 +132,26 @@ static inline struct pvo_pd *to_pvo_pd(struct ibv_pd *ibpd)
 	return container_of(ibpd, struct pvo_pd, ibv_pd);
 }
 
+static inline struct pvo_cq *to_pvo_cq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct pvo_cq, ibv_cq);
+}
+
+static inline struct pvo_qp *to_pvo_qp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct pvo_qp, ibv_qp);
+}
+
+static inline struct pvo_srq *to_pvo_srq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct pvo_srq, ibv_srq);
+}
+
+static inline struct pvo_ah *to_pvo_ah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct pvo_ah, ibv_ah);
+}
+
 /* verbs.c */
 int pvo_query_device(struct ibv_context *ibctx,
 		     const struct ibv_query_device_ex_input *input,
@@ -63,5 +160,57 @@ int pvo_query_port(struct ibv_context *ibctx, uint8_t port,
 		   struct ibv_port_attr *attr);
 struct ibv_pd *pvo_alloc_pd(struct ibv_context *ibctx);
 int pvo_dealloc_pd(struct ibv_pd *ibpd);
+struct ibv_mr *pvo_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
+			  uint64_t hca_va, int access);
+int pvo_dereg_mr(struct verbs_mr *vmr);
+struct ibv_ah *pvo_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr);
+int pvo_destroy_ah(struct ibv_ah *ibah);
+
+/* cq.c */
+int pvo_cq_alloc_ring(struct pvo_cq *cq, uint32_t cqe, uint32_t max_cqe,
+		      size_t page_size);
+void pvo_cq_free_ring(struct pvo_cq *cq);
+struct ibv_cq *pvo_create_cq(struct ibv_context *ibctx, int cqe,
+			     struct ibv_comp_channel *channel,
+			     int comp_vector);
+int pvo_destroy_cq(struct ibv_cq *ibcq);
+
+/* poll.c: the data path of CQs */
+int pvo_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
+int pvo_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+void pvo_cq_clean(struct pvo_cq *cq, uint32_t qpn);
+
+/* qp.c */
+int pvo_qp_alloc_rings(struct pvo_qp *qp, const struct ibv_qp_init_attr *attr,
+		       size_t page_size);
+void pvo_qp_free_rings(struct pvo_qp *qp);
+struct ibv_qp *pvo_create_qp(struct ibv_pd *ibpd,
+			     struct ibv_qp_init_attr *attr);
+int pvo_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		 int attr_mask, struct ibv_qp_init_attr *init_attr);
+int pvo_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		  int attr_mask);
+int pvo_destroy_qp(struct ibv_qp *ibqp);
+
+/* srq.c */
+int pvo_srq_alloc_ring(struct pvo_srq *srq, const struct ibv_srq_attr *attr,
+		       size_t page_size);
+struct ibv_srq *pvo_create_srq(struct ibv_pd *ibpd,
+			       struct ibv_srq_init_attr *attr);
+int pvo_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		   int attr_mask);
+int pvo_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int pvo_destroy_srq(struct ibv_srq *ibsrq);
+
+/* send.c: the data path of send queues */
+int pvo_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		  struct ibv_send_wr **bad_wr);
+void pvo_ring_doorbell(struct pvo_context *ctx, struct pvo_qp *qp);
+
+/* recv.c: the data path of receive queues */
+int pvo_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		  struct ibv_recv_wr **bad_wr);
+int pvo_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
 
 #endif /* PVRDMA_OVERLAY_H */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Control-path verbs that go straight to the kernel driver: device and
- * port queries, protection domains.
+ * port queries, protection domains, memory regions, address handles.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -74,5 +74,82 @@ int pvo_dealloc_pd(struct ibv_pd *ibpd)
 		return ret;
 
 	free(to_pvo_pd(ibpd));
+	return 0;
+}
+
+/* The kernel pins the pages and gives the device their list. */
+struct ibv_mr *pvo_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
+			  uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct ibv_reg_mr cmd;
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_reg_mr(ibpd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+int pvo_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret;
+
+	ret = ibv_cmd_dereg_mr(vmr);
+	if (ret)
+		return ret;
+
+	free(vmr);
+	return 0;
+}
+
+/*
+ * The device keeps the validated address vector; UD work requests name it
+ * by the handle the kernel returns.
+ */
+struct ibv_ah *pvo_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
+{
+	struct pvo_uverbs_create_ah_resp resp = {};
+	struct pvo_ah *ah;
+	int ret;
+
+	ah = calloc(1, sizeof(*ah));
+	if (!ah) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_create_ah(ibpd, &ah->ibv_ah, attr, &resp.ibv_resp,
+				sizeof(resp));
+	if (ret) {
+		free(ah);
+		errno = ret;
+		return NULL;
+	}
+
+	ah->handle = resp.ah;
+	return &ah->ibv_ah;
+}
+
+int pvo_destroy_ah(struct ibv_ah *ibah)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_ah(ibah);
+	if (ret)
+		return ret;
+
+	free(to_pvo_ah(ibah));
 	return 0;
 }

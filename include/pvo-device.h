@@ -16,7 +16,7 @@
 #define PVO_VIRTIO_ID		42	/* "RDMA device" in the virtio spec */
 #define PVO_PCI_VENDOR_ID	0x1af4
 #define PVO_PCI_DEVICE_ID	0x106a	/* 0x1040 + PVO_VIRTIO_ID */
-#define PVO_INTERFACE_VERSION	1
+#define PVO_INTERFACE_VERSION	2
 
 /* Virtqueues. Queue 2 is the kernel's doorbell queue; 3.. go to ucontexts. */
 #define PVO_VQ_CTRL		0
@@ -59,6 +59,22 @@ enum pvo_cmd_opcode {
 	PVO_CMD_DEALLOC_UCONTEXT = 8,
 	PVO_CMD_ALLOC_PD = 9,
 	PVO_CMD_DEALLOC_PD = 10,
+	/* data path (interface version 2) */
+	PVO_CMD_SET_DB_RING = 11,
+	PVO_CMD_CREATE_CQ = 12,
+	PVO_CMD_DESTROY_CQ = 13,
+	PVO_CMD_REG_MR = 14,
+	PVO_CMD_DEREG_MR = 15,
+	PVO_CMD_CREATE_QP = 16,
+	PVO_CMD_MODIFY_QP = 17,
+	PVO_CMD_QUERY_QP = 18,
+	PVO_CMD_DESTROY_QP = 19,
+	PVO_CMD_CREATE_SRQ = 20,
+	PVO_CMD_MODIFY_SRQ = 21,
+	PVO_CMD_QUERY_SRQ = 22,
+	PVO_CMD_DESTROY_SRQ = 23,
+	PVO_CMD_CREATE_AH = 24,
+	PVO_CMD_DESTROY_AH = 25,
 	PVO_CMD_MAX
 };
 
@@ -198,6 +214,12 @@ enum pvo_event_type {
 	PVO_EV_PORT_ACTIVE = 4,	/* handle = port */
 	PVO_EV_PORT_ERR = 5,	/* handle = port */
 	PVO_EV_DEVICE_FATAL = 6,
+	PVO_EV_CQ_ERR = 7,	/* handle = CQ (overrun) */
+	PVO_EV_SRQ_LIMIT = 8,	/* handle = SRQ */
+	PVO_EV_QP_REQ_ERR = 9,	/* handle = QP */
+	PVO_EV_QP_ACCESS_ERR = 10,	/* handle = QP */
+	PVO_EV_COMM_EST = 11,	/* handle = QP */
+	PVO_EV_SQ_DRAINED = 12,	/* handle = QP */
 };
 
 struct pvo_event {
@@ -205,5 +227,463 @@ struct pvo_event {
 	__le32 handle;
 	__le64 reserved;
 };
+
+/*
+ * ======================= Data path (version 2) =======================
+ *
+ * Memory the device reads or writes is described by guest-physical page
+ * lists. All pages are 4 KiB (PVO_PAGE_SIZE), whatever the guest uses.
+ */
+#define PVO_PAGE_SHIFT		12
+#define PVO_PAGE_SIZE		(1u << PVO_PAGE_SHIFT)
+#define PVO_PDIR_ENTRIES	512	/* le64 GPAs per directory/table page */
+#define PVO_PDIR_MAX_PAGES	(PVO_PDIR_ENTRIES * PVO_PDIR_ENTRIES)
+
+/*
+ * A two-level page directory: dir_gpa is one page of up to 512 le64 GPAs of
+ * table pages; each table page holds up to 512 le64 GPAs of data pages, in
+ * order. Entry i of the list is table[i / 512][i % 512]. Every GPA is
+ * page-aligned and must lie in guest RAM. Up to 1 GiB per list.
+ */
+struct pvo_pdir {
+	__le64 dir_gpa;
+	__le32 npages;
+	__le32 reserved;
+};
+
+/*
+ * Rings (SQ, RQ, SRQ, CQ, doorbell records) live in guest memory: page 0
+ * of the ring's page list is this header, the entries follow from page 1
+ * on, entry i at byte (i & (entries - 1)) * stride of the entry area
+ * (entries and stride are powers of two; an entry never straddles a page
+ * because stride <= 4096). Counters run freely (wrap at 2^32); a ring holds
+ * prod - cons entries. Producer and consumer each own one counter on its
+ * own cache line. Writers publish entries before their counter (release),
+ * readers read the counter before entries (acquire).
+ */
+struct pvo_ring_hdr {
+	__le32 prod;		/* entries produced */
+	__le32 reserved0[15];
+	__le32 cons;		/* entries consumed */
+	__le32 reserved1[15];
+	__le32 arm;		/* CQ: PVO_CQ_ARM_*; device clears on event */
+	__le32 db_pending;	/* SQ: a doorbell record for this QP waits */
+	__le32 reserved2[14];
+};
+
+/* CQ arming: the driver or provider sets arm, then re-checks the ring. The
+ * device, after publishing a CQE, clears arm with a compare-and-exchange and
+ * raises PVO_EV_CQ_COMP when arm was NEXT, or SOLICITED and the CQE is
+ * solicited or an error; a SOLICITED arm stays set through unsolicited
+ * successful CQEs. */
+#define PVO_CQ_ARM_NEXT		1
+#define PVO_CQ_ARM_SOLICITED	2
+
+/*
+ * Doorbell records: each context (and the kernel) registers one page with
+ * PVO_CMD_SET_DB_RING: a pvo_ring_hdr-style header (prod at byte 0, cons at
+ * byte 64) followed by PVO_DB_RING_ENTRIES le32 QP handles. To ring a QP:
+ * publish the WQEs and the SQ prod, then (full barrier) exchange the SQ's
+ * db_pending with 1; if it was 0, append the QP handle to the record ring,
+ * publish its prod, and write the context's doorbell page. The device pops
+ * records, clears db_pending (full barrier) and then reads the SQ prod, so
+ * a QP appears at most once in the ring and no post is missed. Receive
+ * queues need no doorbell. The device advances the record ring's cons
+ * before it clears the QP's db_pending, so the ring never holds more
+ * records than the context has QPs (at most PVO_DB_RING_ENTRIES).
+ *
+ * Ordering rules the device follows (guests rely on them):
+ * - an SQ/RQ/SRQ cons passes a WQE before that WQE's CQE is published, so
+ *   a poster that reposts on every completion never sees a false full ring;
+ * - on the transition to RESET the device drops outstanding WQEs without
+ *   CQEs and sets each ring's cons to its prod;
+ * - a doorbell for a QP in ERR flushes its SQ and RQ (so a receive posted
+ *   to a QP in error gets its WR_FLUSH_ERR once the poster rings);
+ * - rings may have 1 entry (a QP with max_send_wr or max_recv_wr 0);
+ * - a CQ's entries must be >= the requested cqe (not cqe + 1).
+ */
+#define PVO_DB_RING_ENTRIES	512	/* power of two: record i is entry i % 512 */
+#define PVO_DB_RING_ENTRY_OFF	128
+
+/* PVO_CMD_SET_DB_RING: the record page of hdr.ctx (kernel: PVO_CTX_KERNEL,
+ * kicked through virtqueue PVO_VQ_DB_KERNEL). EBUSY if already set. */
+struct pvo_cmd_set_db_ring {
+	__le64 gpa;
+};
+
+/* ---- memory keys ---- */
+
+/* lkey of guest-physical SGEs; only kernel QPs (ctx 0) may use it */
+#define PVO_LOCAL_DMA_LKEY	0x00000001u
+
+/* IB access flags (uverbs values) */
+#define PVO_ACCESS_LOCAL_WRITE		(1 << 0)
+#define PVO_ACCESS_REMOTE_WRITE		(1 << 1)
+#define PVO_ACCESS_REMOTE_READ		(1 << 2)
+#define PVO_ACCESS_REMOTE_ATOMIC	(1 << 3)
+
+/* PVO_CMD_REG_MR: pages of the registered range, from the page holding
+ * iova & ~4095; lkey == rkey. The device checks every access against
+ * [iova, iova + length) and the access flags. */
+struct pvo_cmd_reg_mr {
+	__le32 pd;
+	__le32 access;		/* PVO_ACCESS_* */
+	__le64 iova;		/* the address SGEs / RDMA use for byte 0 */
+	__le64 length;
+	struct pvo_pdir pages;
+};
+
+struct pvo_resp_reg_mr {
+	__le32 mr;		/* handle for DEREG_MR */
+	__le32 key;		/* lkey == rkey: index << 8 | 8-bit tag */
+};
+
+struct pvo_cmd_handle {		/* DEREG_MR, DESTROY_*, QUERY_* */
+	__le32 handle;
+	__le32 reserved;
+};
+
+/* ---- completion queues ---- */
+
+/* CQ ring: entries of struct pvo_cqe (64 bytes). EBUSY on destroy while a
+ * QP or SRQ uses it. */
+struct pvo_cmd_create_cq {
+	__le32 entries;		/* power of two, <= max_cqe */
+	__le32 reserved;
+	struct pvo_pdir ring;	/* 1 + ceil(entries * 64 / 4096) pages */
+};
+
+struct pvo_resp_create_cq {
+	__le32 cq;
+	__le32 reserved;
+};
+
+/* Work completion opcodes and status: ibverbs (enum ibv_wc_opcode /
+ * ibv_wc_status) values. */
+enum pvo_wc_opcode {
+	PVO_WC_SEND = 0,
+	PVO_WC_RDMA_WRITE = 1,
+	PVO_WC_RDMA_READ = 2,
+	PVO_WC_COMP_SWAP = 3,
+	PVO_WC_FETCH_ADD = 4,
+	PVO_WC_RECV = 128,
+	PVO_WC_RECV_RDMA_WITH_IMM = 129,
+};
+
+enum pvo_wc_status {
+	PVO_WC_SUCCESS = 0,
+	PVO_WC_LOC_LEN_ERR = 1,
+	PVO_WC_LOC_QP_OP_ERR = 2,
+	PVO_WC_LOC_PROT_ERR = 4,
+	PVO_WC_WR_FLUSH_ERR = 5,
+	PVO_WC_BAD_RESP_ERR = 7,
+	PVO_WC_LOC_ACCESS_ERR = 8,
+	PVO_WC_REM_INV_REQ_ERR = 9,
+	PVO_WC_REM_ACCESS_ERR = 10,
+	PVO_WC_REM_OP_ERR = 11,
+	PVO_WC_RETRY_EXC_ERR = 12,
+	PVO_WC_RNR_RETRY_EXC_ERR = 13,
+	PVO_WC_FATAL_ERR = 19,
+	PVO_WC_GENERAL_ERR = 21,
+};
+
+#define PVO_WC_F_GRH		(1 << 0)	/* a GRH leads the buffer */
+#define PVO_WC_F_IMM		(1 << 1)	/* imm_data valid */
+#define PVO_WC_F_SOLICITED	(1 << 2)	/* for arming only */
+
+/* rdma_network_type of a received GRH (kernel enum values) */
+#define PVO_NET_IPV4	2
+#define PVO_NET_IPV6	3
+
+struct pvo_cqe {
+	__le64 wr_id;
+	__le32 qpn;		/* the local QP's number */
+	__le32 byte_len;
+	__u8 opcode;		/* enum pvo_wc_opcode */
+	__u8 status;		/* enum pvo_wc_status */
+	__u8 flags;		/* PVO_WC_F_* */
+	__u8 network_hdr_type;	/* PVO_NET_*, with PVO_WC_F_GRH */
+	__be32 imm_data;
+	__le32 src_qp;		/* UD / GSI */
+	__le32 vendor_err;
+	__le16 pkey_index;
+	__u8 smac[6];		/* UD / GSI: the sender's MAC */
+	__u8 sl;
+	__u8 reserved[23];
+};
+
+/* ---- address handles ---- */
+
+struct pvo_av {
+	__u8 dgid[16];
+	__u8 dmac[6];
+	__u8 sgid_index;
+	__u8 hop_limit;
+	__le32 flow_label;
+	__u8 traffic_class;
+	__u8 sl;
+	__le16 reserved;
+};
+
+/* PVO_CMD_CREATE_AH: UD WQEs name the AH by handle (the device keeps the
+ * validated address). DESTROY_AH with pvo_cmd_handle. */
+struct pvo_cmd_create_ah {
+	__le32 pd;
+	__le32 reserved;
+	struct pvo_av av;
+};
+
+struct pvo_resp_create_ah {
+	__le32 ah;
+	__le32 reserved;
+};
+
+/* ---- shared receive queues ---- */
+
+/* SRQ ring: entries of struct pvo_recv_wqe with stride 1 << wqe_shift. */
+struct pvo_cmd_create_srq {
+	__le32 pd;
+	__le32 entries;		/* power of two, <= max_srq_wr + 1 */
+	__le32 max_sge;
+	__le32 srq_limit;
+	__u8 wqe_shift;		/* == pvo_recv_wqe_shift(max_sge) */
+	__u8 reserved[7];
+	struct pvo_pdir ring;
+};
+
+struct pvo_resp_create_srq {
+	__le32 srq;
+	__le32 srqn;
+};
+
+#define PVO_SRQ_MAX_WR		(1 << 0)	/* ibv_srq_attr_mask values */
+#define PVO_SRQ_LIMIT		(1 << 1)
+
+struct pvo_cmd_modify_srq {
+	__le32 srq;
+	__le32 attr_mask;	/* only PVO_SRQ_LIMIT (no resize) */
+	__le32 max_wr;
+	__le32 srq_limit;	/* arms PVO_EV_SRQ_LIMIT; 0 disarms */
+};
+
+struct pvo_resp_query_srq {
+	__le32 max_wr;
+	__le32 max_sge;
+	__le32 srq_limit;
+	__le32 reserved;
+};
+
+/* ---- queue pairs ---- */
+
+/* QP types and states: IB values */
+#define PVO_QPT_GSI	1
+#define PVO_QPT_RC	2
+#define PVO_QPT_UC	3
+#define PVO_QPT_UD	4
+
+#define PVO_QPS_RESET	0
+#define PVO_QPS_INIT	1
+#define PVO_QPS_RTR	2
+#define PVO_QPS_RTS	3
+#define PVO_QPS_SQD	4
+#define PVO_QPS_SQE	5
+#define PVO_QPS_ERR	6
+
+/*
+ * PVO_CMD_CREATE_QP. SQ entries have stride 1 << sq_wqe_shift where
+ * sq_wqe_shift == pvo_send_wqe_shift(max_send_sge, max_inline_data); RQ
+ * entries 1 << rq_wqe_shift == pvo_recv_wqe_shift(max_recv_sge). With an
+ * SRQ, rq_entries and rq.npages are 0. GSI: kernel only, one per device,
+ * gets QPN 1. The device checks that PD, CQs and SRQ belong to hdr.ctx.
+ */
+struct pvo_cmd_create_qp {
+	__le32 pd;
+	__le32 send_cq;
+	__le32 recv_cq;
+	__le32 srq;		/* 0: own RQ */
+	__u8 qp_type;		/* PVO_QPT_* */
+	__u8 sq_sig_all;
+	__u8 sq_wqe_shift;
+	__u8 rq_wqe_shift;
+	__le32 sq_entries;	/* power of two >= max_send_wr */
+	__le32 rq_entries;
+	__le32 max_send_sge;
+	__le32 max_recv_sge;
+	__le32 max_inline_data;
+	struct pvo_pdir sq;
+	struct pvo_pdir rq;
+};
+
+struct pvo_resp_create_qp {
+	__le32 qp;		/* handle: doorbell records, commands */
+	__le32 qpn;		/* 24-bit QP number on the wire */
+};
+
+/* attr_mask bits: IB_QP_* / IBV_QP_* values */
+#define PVO_QP_STATE			(1 << 0)
+#define PVO_QP_CUR_STATE		(1 << 1)
+#define PVO_QP_EN_SQD_ASYNC_NOTIFY	(1 << 2)
+#define PVO_QP_ACCESS_FLAGS		(1 << 3)
+#define PVO_QP_PKEY_INDEX		(1 << 4)
+#define PVO_QP_PORT			(1 << 5)
+#define PVO_QP_QKEY			(1 << 6)
+#define PVO_QP_AV			(1 << 7)
+#define PVO_QP_PATH_MTU			(1 << 8)
+#define PVO_QP_TIMEOUT			(1 << 9)
+#define PVO_QP_RETRY_CNT		(1 << 10)
+#define PVO_QP_RNR_RETRY		(1 << 11)
+#define PVO_QP_RQ_PSN			(1 << 12)
+#define PVO_QP_MAX_QP_RD_ATOMIC		(1 << 13)
+#define PVO_QP_ALT_PATH			(1 << 14)
+#define PVO_QP_MIN_RNR_TIMER		(1 << 15)
+#define PVO_QP_SQ_PSN			(1 << 16)
+#define PVO_QP_MAX_DEST_RD_ATOMIC	(1 << 17)
+#define PVO_QP_PATH_MIG_STATE		(1 << 18)
+#define PVO_QP_CAP			(1 << 19)
+#define PVO_QP_DEST_QPN			(1 << 20)
+
+struct pvo_qp_attr {
+	__le32 qp_state;
+	__le32 cur_qp_state;
+	__le32 path_mtu;	/* IB MTU enum */
+	__le32 qkey;
+	__le32 rq_psn;
+	__le32 sq_psn;
+	__le32 dest_qp_num;
+	__le32 qp_access_flags;	/* PVO_ACCESS_* remote bits */
+	__le16 pkey_index;
+	__u8 port_num;
+	__u8 max_rd_atomic;
+	__u8 max_dest_rd_atomic;
+	__u8 min_rnr_timer;
+	__u8 timeout;
+	__u8 retry_cnt;
+	__u8 rnr_retry;
+	__u8 sq_draining;	/* QUERY_QP */
+	__u8 en_sqd_async_notify;
+	__u8 reserved;
+	struct pvo_av av;	/* primary path */
+	__le32 max_send_wr;	/* QUERY_QP: capabilities */
+	__le32 max_recv_wr;
+	__le32 max_send_sge;
+	__le32 max_recv_sge;
+	__le32 max_inline_data;
+	__le32 reserved2[2];
+};
+
+/* PVO_CMD_MODIFY_QP: the device checks the transition and the attributes
+ * it requires (IB spec); EINVAL otherwise. Moving to ERR flushes. */
+struct pvo_cmd_modify_qp {
+	__le32 qp;
+	__le32 attr_mask;
+	struct pvo_qp_attr attr;
+};
+
+/* PVO_CMD_QUERY_QP: pvo_cmd_handle -> struct pvo_qp_attr */
+
+/* ---- work requests ---- */
+
+/* Send opcodes: ibv_wr_opcode values */
+enum pvo_wr_opcode {
+	PVO_WR_RDMA_WRITE = 0,
+	PVO_WR_RDMA_WRITE_WITH_IMM = 1,
+	PVO_WR_SEND = 2,
+	PVO_WR_SEND_WITH_IMM = 3,
+	PVO_WR_RDMA_READ = 4,
+	PVO_WR_ATOMIC_CMP_AND_SWP = 5,
+	PVO_WR_ATOMIC_FETCH_AND_ADD = 6,
+};
+
+#define PVO_WQE_F_SIGNALED	(1 << 0)
+#define PVO_WQE_F_SOLICITED	(1 << 1)
+#define PVO_WQE_F_INLINE	(1 << 2)	/* data follows the header */
+#define PVO_WQE_F_FENCE		(1 << 3)
+
+struct pvo_sge {
+	__le64 addr;
+	__le32 length;
+	__le32 lkey;
+};
+
+/* A send WQE: 64-byte header, then num_sge pvo_sge or, with
+ * PVO_WQE_F_INLINE, inline_len bytes of data. */
+struct pvo_send_wqe {
+	__le64 wr_id;
+	__u8 opcode;		/* enum pvo_wr_opcode */
+	__u8 flags;		/* PVO_WQE_F_* */
+	__u8 num_sge;
+	__u8 reserved0;
+	__le32 inline_len;
+	__be32 imm_data;
+	__le32 reserved1;
+	union {
+		struct {
+			__le64 remote_addr;
+			__le32 rkey;
+			__le32 reserved;
+		} rdma;
+		struct {
+			__le64 remote_addr;
+			__le64 compare_add;
+			__le64 swap;
+			__le32 rkey;
+			__le32 reserved;
+		} atomic;
+		struct {
+			__le32 ah;
+			__le32 remote_qpn;
+			__le32 remote_qkey;
+			__le32 reserved;
+		} ud;
+		__u8 raw[40];
+	} u;
+};
+
+/* A receive WQE (RQ and SRQ): 16-byte header, then num_sge pvo_sge. */
+struct pvo_recv_wqe {
+	__le64 wr_id;
+	__u8 num_sge;
+	__u8 reserved[7];
+};
+
+static inline unsigned int pvo_ilog2_up(unsigned int v)
+{
+	unsigned int s = 0;
+
+	while ((1u << s) < v)
+		s++;
+	return s;
+}
+
+/* Stride (log2) of SQ entries for the given capabilities: at least 128. */
+static inline unsigned int pvo_send_wqe_shift(unsigned int max_sge,
+					      unsigned int max_inline)
+{
+	unsigned int sz = max_sge * sizeof(struct pvo_sge);
+
+	if (max_inline > sz)
+		sz = max_inline;
+	sz += sizeof(struct pvo_send_wqe);
+	return pvo_ilog2_up(sz < 128 ? 128 : sz);
+}
+
+/* Stride (log2) of RQ / SRQ entries: at least 32. */
+static inline unsigned int pvo_recv_wqe_shift(unsigned int max_sge)
+{
+	unsigned int sz = sizeof(struct pvo_recv_wqe) +
+			  (max_sge ? max_sge : 1) * sizeof(struct pvo_sge);
+
+	return pvo_ilog2_up(sz < 32 ? 32 : sz);
+}
+
+/* Pages of a ring with entries of the given stride, header included. */
+static inline unsigned int pvo_ring_pages(unsigned int entries,
+					  unsigned int shift)
+{
+	unsigned long bytes = (unsigned long)entries << shift;
+
+	return 1 + (unsigned int)((bytes + PVO_PAGE_SIZE - 1) >>
+				  PVO_PAGE_SHIFT);
+}
 
 #endif /* PVO_DEVICE_H */

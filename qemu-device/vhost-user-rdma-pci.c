@@ -96,6 +96,8 @@ static void pvo_pci_class_init(ObjectClass *klass, void *data)
                "needs chardev=)";
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
     device_class_set_props(dc, pvo_pci_properties);
+    object_class_property_set_description(klass, "vectors",
+        "MSI-X vectors (default: one per virtqueue + 1 for config)");
     pcidev_k->vendor_id = PCI_VENDOR_ID_REDHAT_QUMRANET;
     pcidev_k->device_id = 0; /* virtio-pci sets 0x1040 + virtio ID */
     pcidev_k->revision = 0x00;

@@ -375,6 +375,8 @@ static int pvo_connect(DeviceState *dev, Error **errp)
     s->vhost_dev.vqs = s->vhost_vqs;
     s->vhost_dev.vq_index = 0;
     s->vhost_dev.backend_features = 0;
+    /* vhost-user checks it against GET_QUEUE_NUM before touching a queue. */
+    s->vhost_dev.num_queues = s->num_queues;
     vhost_dev_set_config_notifier(&s->vhost_dev, &pvo_config_ops);
 
     s->vhost_user.supports_config = true;
@@ -382,8 +384,11 @@ static int pvo_connect(DeviceState *dev, Error **errp)
                          VHOST_BACKEND_TYPE_USER, 0, errp);
     if (ret < 0) {
         error_prepend(errp, "pvrdma-overlay: vhost-user handshake with the "
-                      "back-end on chardev '%s' failed: ",
-                      pvo_chardev_name(s));
+                      "back-end on chardev '%s' for %u virtqueues "
+                      "(doorbells=%" PRIu32 ") failed: ",
+                      pvo_chardev_name(s), s->num_queues, s->doorbells);
+        error_append_hint(errp, "If the back-end serves fewer queues, "
+                          "lower doorbells=.\n");
         return ret;
     }
 
@@ -610,10 +615,18 @@ static void pvo_device_unrealize(DeviceState *dev)
     vhost_user_cleanup(&s->vhost_user);
 }
 
-/* The migration blocker stops migration first; this guards snapshots. */
+/*
+ * Migration is refused by the blocker added at realize (with a message
+ * that says why); the back-end's state transfer will extend this vmsd.
+ */
 static const VMStateDescription pvo_vmstate = {
     .name = "pvrdma-overlay",
-    .unmigratable = 1,
+    .minimum_version_id = 1,
+    .version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_VIRTIO_DEVICE,
+        VMSTATE_END_OF_LIST()
+    },
 };
 
 static const Property pvo_properties[] = {
@@ -630,6 +643,12 @@ static void pvo_class_init(ObjectClass *klass, void *data)
     VirtioDeviceClass *vdc = VIRTIO_DEVICE_CLASS(klass);
 
     device_class_set_props(dc, pvo_properties);
+    object_class_property_set_description(klass, "chardev",
+        "vhost-user socket chardev of pvrdma-overlayd (required)");
+    object_class_property_set_description(klass, "doorbells",
+        "doorbell queues: 1 for the kernel + 1 per user context (1..64)");
+    object_class_property_set_description(klass, "queue-size",
+        "size of every virtqueue (power of 2, at most 1024)");
     dc->vmsd = &pvo_vmstate;
     dc->desc = "pvrdma-overlay paravirtual RDMA device (vhost-user)";
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);

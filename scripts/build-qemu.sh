@@ -1,16 +1,23 @@
 #!/bin/bash
 # build-qemu.sh: build QEMU with the pvrdma-overlay device (qemu-device/)
-# and point build/qemu at the build directory.
+# and point build/qemu at the result: build/qemu/qemu-system-x86_64.
 #
-# The build is cached in $PVO_CACHE/qemu-<key>, keyed by a hash of every
-# input (versions, this script, qemu-device/ sources and patches, the
-# device header, the configure flags): a rerun with no change only
-# re-points the symlink. A build runs in qemu-<key>.partial and is renamed
-# when it has finished, so an interrupted one never counts as done.
+# Two cache levels under $PVO_CACHE:
+#   qemu-base-<basekey>/  the patched QEMU tree (src/) and its configured
+#                         build directory (build/). basekey hashes what a
+#                         device change does not touch: versions.sh, this
+#                         script, the patches, the configure flags.
+#   qemu-<key>/build/     the finished qemu-system-x86_64 for one state of
+#                         the device sources (key = basekey + the sources +
+#                         include/pvo-device.h). Never changed once there.
+# A rerun with no change only re-points build/qemu (a second). A change of
+# the device sources or the header rebuilds incrementally in the base tree
+# (about a minute); anything else builds the base from scratch (5-10 min).
+# A finished build is copied into qemu-<key>.partial and renamed, so an
+# interrupted build never counts as done; ninja resumes it next time.
 #
-# Result: build/qemu/qemu-system-x86_64. Firmware comes from Debian's
-# seabios and qemu-system-data: run it with -L /usr/share/seabios
-# -L /usr/share/qemu (and romfile= on NICs).
+# Firmware comes from Debian's seabios and qemu-system-data: run QEMU with
+# -L /usr/share/seabios -L /usr/share/qemu (and romfile= on NICs).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,7 +36,7 @@ configure_flags=(
 	--disable-download	# offline: libfdt is not installed, so no fdt
 )
 
-# Sources copied into hw/virtio/ next to the in-tree vhost-user devices.
+# Copied into hw/virtio/ next to the in-tree vhost-user devices.
 device_sources=(
 	"$root/qemu-device/vhost-user-rdma.c"
 	"$root/qemu-device/vhost-user-rdma-pci.c"
@@ -45,18 +52,12 @@ patches=(
 log() { echo "qemu: $*"; }
 die() { echo "qemu: error: $*" >&2; exit 1; }
 
-# Everything that changes the binary; docs (*.md) do not.
-compute_key() {
+hash_files() {
 	local f
-	{
-		for f in "$here/versions.sh" "$here/build-qemu.sh" \
-			"$root/include/pvo-device.h" \
-			$(find "$root/qemu-device" -type f ! -name '*.md' | LC_ALL=C sort); do
-			printf '== %s\n' "${f#"$root"/}"
-			cat "$f"
-		done
-		printf '%s\n' "${configure_flags[@]}"
-	} | sha256sum | cut -c1-16
+	for f in "$@"; do
+		printf '== %s\n' "${f#"$root"/}"
+		cat "$f"
+	done
 }
 
 point_link() {
@@ -65,25 +66,45 @@ point_link() {
 	mv -T "$root/build/qemu.tmp" "$root/build/qemu"
 }
 
-# Keep the current build and the newest other one; drop the rest.
-prune_old_builds() {
-	local keep=$1 d n=0
-	for d in $(ls -dt "$PVO_CACHE"/qemu-* 2>/dev/null); do
-		[ -d "$d/build" ] || continue
+# Keep $1 and the newest other directory matching $2 (but not $3); drop
+# the rest.
+prune() {
+	local keep=$1 pattern=$2 exclude=${3:-} d n=0
+	# shellcheck disable=SC2045,SC2086 # newest first; no spaces in paths
+	for d in $(ls -dt $pattern 2>/dev/null); do
+		[ -d "$d" ] || continue
+		case "$d" in *.partial) continue ;; esac
+		# shellcheck disable=SC2254 # $exclude is a pattern
+		case "$d" in $exclude) continue ;; esac
 		[ "$d" = "$keep" ] && continue
 		n=$((n + 1))
 		if [ $n -ge 2 ]; then
-			log "removing old build $d"
+			log "removing old $d"
 			rm -rf "$d"
 		fi
 	done
 }
 
-# ninja in the background, one progress line every 30 s.
+# Copy the device sources into the tree, leaving unchanged files alone so
+# that ninja rebuilds only what changed.
+sync_sources() {
+	local f dst
+	for f in "${device_sources[@]}"; do
+		dst="$1/hw/virtio/$(basename "$f")"
+		cmp -s "$f" "$dst" || cp "$f" "$dst"
+	done
+}
+
+# ninja in the background, one progress line every 30 s. Only the
+# emulator: the rest of the default target (tests, keymaps, the data
+# bundle) is not used, firmware comes from Debian with -L.
 run_ninja() {
 	local builddir=$1 logfile=$2 pid status last
-	nice -n 10 ninja -C "$builddir" -j2 >"$logfile" 2>&1 &
+	nice -n 10 ninja -C "$builddir" -j2 qemu-system-x86_64 >"$logfile" 2>&1 &
 	pid=$!
+	# Do not leave ninja running when this script is stopped.
+	trap 'kill "$pid" 2>/dev/null; exit 143' TERM
+	trap 'kill "$pid" 2>/dev/null; exit 130' INT
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 30 &
 		wait $! || true
@@ -92,10 +113,30 @@ run_ninja() {
 	done
 	status=0
 	wait "$pid" || status=$?
+	trap - INT TERM
 	return $status
 }
 
-key=$(compute_key)
+# A source or patch dropped into qemu-device/ must not be silently ignored.
+for f in "$root"/qemu-device/*.[ch] "$root"/qemu-device/*.patch; do
+	case " ${device_sources[*]} ${patches[*]} " in
+	*" $f "*) ;;
+	*) die "$f is not listed in device_sources or patches in $0" ;;
+	esac
+done
+for f in "${device_sources[@]}" "${patches[@]}"; do
+	[ -f "$f" ] || die "$f is missing"
+done
+
+basekey=$({
+	hash_files "$here/versions.sh" "$here/build-qemu.sh" "${patches[@]}"
+	printf '%s\n' "${configure_flags[@]}"
+} | sha256sum | cut -c1-16)
+key=$({
+	echo "$basekey"
+	hash_files "${device_sources[@]}"
+} | sha256sum | cut -c1-16)
+base="$PVO_CACHE/qemu-base-$basekey"
 final="$PVO_CACHE/qemu-$key"
 
 if [ -x "$final/build/qemu-system-x86_64" ]; then
@@ -104,16 +145,13 @@ if [ -x "$final/build/qemu-system-x86_64" ]; then
 	exit 0
 fi
 
-for f in "${device_sources[@]}" "${patches[@]}"; do
-	[ -f "$f" ] || die "$f is missing"
-done
 for tool in meson ninja patch; do
 	command -v $tool >/dev/null || die "$tool not found: run 'make deps'"
 done
 [ -x /usr/bin/python3 ] || die "/usr/bin/python3 not found: run 'make deps'"
 
 mkdir -p "$PVO_CACHE"
-# One build at a time: a .partial dir seen under the lock is a leftover.
+# One build at a time; under the lock, a .partial dir is a leftover.
 exec 9>"$PVO_CACHE/qemu-build.lock"
 flock 9
 if [ -x "$final/build/qemu-system-x86_64" ]; then
@@ -121,46 +159,51 @@ if [ -x "$final/build/qemu-system-x86_64" ]; then
 	log "built meanwhile by another run: build/qemu -> $final/build"
 	exit 0
 fi
-rm -rf "$PVO_CACHE"/qemu-*.partial "$final"
+rm -rf "$PVO_CACHE"/qemu-*.partial
 
-pristine=$("$here/unpack.sh" qemu)
-work="$final.partial"
-mkdir -p "$work"
-
-log "copying QEMU $QEMU_VER source to $work/src"
-cp -a "$pristine" "$work/src"
-rm -f "$work/src/.unpacked"
-cp "${device_sources[@]}" "$work/src/hw/virtio/"
-for p in "${patches[@]}"; do
-	log "applying $(basename "$p")"
-	patch -d "$work/src" -p1 --batch --forward --no-backup-if-mismatch \
-		--quiet <"$p" || die "$(basename "$p") does not apply to QEMU $QEMU_VER"
-done
-
-log "configuring (log: $work/configure.log)"
-mkdir -p "$work/build"
-if ! (cd "$work/build" && nice -n 10 ../src/configure "${configure_flags[@]}") \
-	>"$work/configure.log" 2>&1; then
-	tail -n 30 "$work/configure.log" >&2
-	die "configure failed; full log in $work/configure.log"
+# The base tree: patched, configured once ('configured' stamp).
+if [ ! -f "$base/configured" ]; then
+	rm -rf "$base"
+	pristine=$("$here/unpack.sh" qemu)
+	log "copying QEMU $QEMU_VER source to $base/src"
+	mkdir -p "$base"
+	cp -a "$pristine" "$base/src"
+	rm -f "$base/src/.unpacked"
+	sync_sources "$base/src"
+	for p in "${patches[@]}"; do
+		log "applying $(basename "$p")"
+		patch -d "$base/src" -p1 --batch --forward --no-backup-if-mismatch \
+			--quiet <"$p" ||
+			die "$(basename "$p") does not apply to QEMU $QEMU_VER"
+	done
+	log "configuring (log: $base/configure.log)"
+	mkdir -p "$base/build"
+	if ! (cd "$base/build" &&
+		nice -n 10 ../src/configure "${configure_flags[@]}") \
+		>"$base/configure.log" 2>&1; then
+		tail -n 30 "$base/configure.log" >&2
+		die "configure failed; full log in $base/configure.log"
+	fi
+	touch "$base/configured"
+	log "building (5-10 min on 2 cores; log: $base/build.log)"
+else
+	sync_sources "$base/src"
+	log "building incrementally in $base (log: $base/build.log)"
 fi
 
-log "building (about 5 min on 2 cores; log: $work/build.log)"
 start=$(date +%s)
-if ! run_ninja "$work/build" "$work/build.log"; then
-	grep -a -B2 -A12 -m3 'error' "$work/build.log" >&2 || tail -n 40 "$work/build.log" >&2
-	die "build failed; full log in $work/build.log"
+if ! run_ninja "$base/build" "$base/build.log"; then
+	grep -a -B2 -A12 -m3 'error' "$base/build.log" >&2 ||
+		tail -n 40 "$base/build.log" >&2
+	die "build failed; full log in $base/build.log (remove $base to start over)"
 fi
-[ -x "$work/build/qemu-system-x86_64" ] || die "ninja finished but qemu-system-x86_64 is missing"
 log "built in $(($(date +%s) - start)) s"
 
-mv -T "$work" "$final"
-# The build tree's own symlinks (qemu-bundle/) named the .partial path.
-find "$final" -type l -lname "$work/*" | while read -r l; do
-	t=$(readlink "$l")
-	ln -sfn "$final${t#"$work"}" "$l"
-done
+mkdir -p "$final.partial/build"
+cp "$base/build/qemu-system-x86_64" "$final.partial/build/"
+mv -T "$final.partial" "$final"
 
 point_link "$final/build"
-prune_old_builds "$final"
+prune "$final" "$PVO_CACHE/qemu-*" "$PVO_CACHE/qemu-base-*"
+prune "$base" "$PVO_CACHE/qemu-base-*"
 log "done: build/qemu -> $final/build"

@@ -92,10 +92,12 @@ add_provider() {
 	local src=$1 f
 	local pdir=$src/providers/pvrdma_overlay
 
-	mkdir "$pdir"
+	mkdir "$pdir" "$pdir/tests"
 	for f in "$root"/guest-provider/CMakeLists.txt "$root"/guest-provider/*.[ch]; do
 		cp "$f" "$pdir/"
 	done
+	# test programs the provider's CMakeLists.txt builds (not installed)
+	cp "$root"/guest-provider/tests/*.c "$pdir/tests/"
 	cp "$root/include/pvo-device.h" "$pdir/"
 	cp "$root/include/rdma/pvrdma_overlay-abi.h" "$src/kernel-headers/rdma/"
 
@@ -185,6 +187,14 @@ check_stage() {
 		grep -q 'Failed to get IB devices list: Function not implemented' <<<"$out" ||
 			fail_check "ibv_devices on this host (no RDMA devices) printed: $out"
 	fi
+
+	# The data path against a fake device (guest-provider/tests/datapath-test.c).
+	local bin=$dir/build/bin
+	[ -x "$bin/pvo-verbs-check" ] ||
+		fail_check "$bin/pvo-verbs-check was not built"
+	out=$("$bin/pvo-datapath-test" 2>&1) ||
+		fail_check "$bin/pvo-datapath-test failed: $(grep -v '^ok' <<<"$out")"
+	echo "rdma-core: $(tail -n 1 <<<"$out")"
 
 	# A fake sysfs: matching, provider loading, context set-up.
 	local rc=0 log=$dir/fake-device-match.log

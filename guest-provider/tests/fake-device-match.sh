@@ -21,6 +21,16 @@ if [ $# -lt 1 ] || [ ! -d "$1/usr/lib/x86_64-linux-gnu" ]; then
 	exit 2
 fi
 stage=$(cd "$1" && pwd)
+# the versions the provider was built with
+top=$(cd "$(dirname "$0")/../.." && pwd)
+abi=$(sed -n 's/^#define PVO_UVERBS_ABI_VERSION[[:space:]]\+\([0-9]\+\).*/\1/p' \
+	"$top/include/rdma/pvrdma_overlay-abi.h")
+iface=$(sed -n 's/^#define PVO_INTERFACE_VERSION[[:space:]]\+\([0-9]\+\).*/\1/p' \
+	"$top/include/pvo-device.h")
+if [ -z "$abi" ] || [ -z "$iface" ]; then
+	echo "fake-device-match: cannot read PVO_UVERBS_ABI_VERSION / PVO_INTERFACE_VERSION from $top/include" >&2
+	exit 2
+fi
 
 if [ $# -eq 1 ]; then
 	[ -d /sys/module/ib_core ] &&
@@ -31,7 +41,7 @@ if [ $# -eq 1 ]; then
 		skip "cannot create a mount namespace (unshare -m needs root / CAP_SYS_ADMIN)"
 	work=$(mktemp -d)
 	rc=0
-	unshare -m "$0" "$stage" "$work" || rc=$?
+	unshare -m "$0" "$stage" "$work" "$abi" "$iface" || rc=$?
 	# The namespace is gone with its mounts: $work is plain files again.
 	if grep -q " $work" /proc/mounts; then
 		echo "fake-device-match: $work still has mounts; not removing it" >&2
@@ -42,7 +52,7 @@ if [ $# -eq 1 ]; then
 fi
 
 # --- inside the private mount namespace ---
-work=$2
+work=$2 abi=$3 iface=$4
 mount --make-rprivate /
 
 mount -t overlay overlay -o "lowerdir=$stage/usr:/usr" /usr
@@ -107,9 +117,9 @@ check "no devices: no device listed" test "$(grep -c '[0-9a-f]\{16\}$' "$work/ou
 
 # 2. Our device by modalias, by name, a foreign virtio device and an ABI
 #    our provider does not speak.
-fake_dev uverbs0 pvo0 1 5254:00ff:fe12:3456 virtio:d0000002Av00001AF4
-fake_dev uverbs1 pvrdma_overlay1 1 5254:00ff:fe12:3457
-fake_dev uverbs2 virtio_other2 1 5254:00ff:fe12:3458 virtio:d00000001v00001AF4
+fake_dev uverbs0 pvo0 "$abi" 5254:00ff:fe12:3456 virtio:d0000002Av00001AF4
+fake_dev uverbs1 pvrdma_overlay1 "$abi" 5254:00ff:fe12:3457
+fake_dev uverbs2 virtio_other2 "$abi" 5254:00ff:fe12:3458 virtio:d00000001v00001AF4
 fake_dev uverbs3 pvo3 99 5254:00ff:fe12:3459 virtio:d0000002Av00001AF4
 # libibverbs opens a uverbs node only if its numbers are the sysfs ones
 echo 1:3 >"$work/sys/class/infiniband_verbs/uverbs0/dev"
@@ -126,7 +136,7 @@ check "the refused device is not listed" lacks out pvo3
 #    version 0 that the stand-in answered, with advice.
 run /usr/bin/ibv_devinfo -d pvo0
 check "ibv_devinfo on the stand-in fails" rc_not 0
-check "the interface version mismatch is explained" has err "interface version 0 but this provider speaks 1; install"
+check "the interface version mismatch is explained" has err "interface version 0 but this provider speaks $iface; install"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -3,6 +3,7 @@
  * Start and stop pvrdma-overlayd for back-end tests.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -37,14 +38,10 @@ static const char *tmp_base(void)
 	return "/tmp";
 }
 
-int backend_start(struct backend_proc *bp, const char *const *args,
-		  int timeout_ms, char *err, size_t errlen)
+/* Fresh temp dir, binary path and log path; nothing started yet. */
+static int prepare(struct backend_proc *bp, char *err, size_t errlen)
 {
-	const char *argv[MAX_ARGS + 4];
 	const char *env = getenv("PVO_BACKEND");
-	unsigned int n = 0, i;
-	int waited = 0, logfd, nullfd;
-	pid_t parent = getpid();
 
 	memset(bp, 0, sizeof(*bp));
 	bp->pid = -1;
@@ -61,18 +58,30 @@ int backend_start(struct backend_proc *bp, const char *const *args,
 	if (!mkdtemp(bp->dir)) {
 		snprintf(err, errlen, "mkdtemp %s: %s", bp->dir,
 			 strerror(errno));
+		bp->dir[0] = 0;
 		return -errno;
 	}
 	snprintf(bp->socket_path, sizeof(bp->socket_path), "%s/vm.sock",
 		 bp->dir);
 	snprintf(bp->log_path, sizeof(bp->log_path), "%s/backend.log", bp->dir);
+	return 0;
+}
 
-	argv[n++] = bp->binary;
-	argv[n++] = "--socket";
-	argv[n++] = bp->socket_path;
-	for (i = 0; args && args[i] && n < MAX_ARGS + 3; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
+static bool is_socket(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/* fork/exec @argv with stderr into the log; wait for every @sockets. */
+static int spawn(struct backend_proc *bp, const char *const *argv,
+		 const char *const *sockets, unsigned int nsockets,
+		 int timeout_ms, char *err, size_t errlen)
+{
+	int waited = 0, logfd, nullfd;
+	pid_t parent = getpid();
+	unsigned int i;
 
 	logfd =
 	    open(bp->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -107,28 +116,105 @@ int backend_start(struct backend_proc *bp, const char *const *args,
 	}
 	close(logfd);
 
-	for (;;) {
-		struct stat st;
-
-		if (stat(bp->socket_path, &st) == 0 && S_ISSOCK(st.st_mode))
-			return 0;
+	for (i = 0; i < nsockets;) {
+		if (is_socket(sockets[i])) {
+			i++;
+			continue;
+		}
 		if (!backend_running(bp)) {
 			snprintf(err, errlen,
 				 "back-end %s %s before creating %s; see %s",
-				 bp->binary, backend_describe(bp),
-				 bp->socket_path, bp->log_path);
+				 bp->binary, backend_describe(bp), sockets[i],
+				 bp->log_path);
 			return -ECHILD;
 		}
 		if (waited >= timeout_ms) {
 			snprintf(
 			    err, errlen,
 			    "back-end did not create %s within %d ms; see %s",
-			    bp->socket_path, timeout_ms, bp->log_path);
+			    sockets[i], timeout_ms, bp->log_path);
 			return -ETIMEDOUT;
 		}
 		sleep_ms(10);
 		waited += 10;
 	}
+	return 0;
+}
+
+int backend_start(struct backend_proc *bp, const char *const *args,
+		  int timeout_ms, char *err, size_t errlen)
+{
+	const char *argv[MAX_ARGS + 4];
+	const char *sock[1];
+	unsigned int n = 0, i;
+	int ret;
+
+	ret = prepare(bp, err, errlen);
+	if (ret < 0)
+		return ret;
+	argv[n++] = bp->binary;
+	argv[n++] = "--socket";
+	argv[n++] = bp->socket_path;
+	for (i = 0; args && args[i] && n < MAX_ARGS + 3; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	sock[0] = bp->socket_path;
+	return spawn(bp, argv, sock, 1, timeout_ms, err, errlen);
+}
+
+const char *backend_vm_socket(const struct backend_proc *bp, const char *vm)
+{
+	static char buf[2][300];
+	static unsigned int slot;
+	char *b = buf[slot++ % 2];
+
+	snprintf(b, sizeof(buf[0]), "%s/%s.sock", bp->dir, vm);
+	return b;
+}
+
+int backend_start_config(struct backend_proc *bp, const char *config,
+			 const char *const *vms, const char *const *args,
+			 int timeout_ms, char *err, size_t errlen)
+{
+	const char *argv[MAX_ARGS + 4];
+	char sockets[MAX_ARGS][300];
+	const char *sock[MAX_ARGS];
+	unsigned int n = 0, i;
+	FILE *f;
+	int ret;
+
+	ret = prepare(bp, err, errlen);
+	if (ret < 0)
+		return ret;
+	snprintf(bp->config_path, sizeof(bp->config_path), "%s/backend.conf",
+		 bp->dir);
+	f = fopen(bp->config_path, "w");
+	if (!f) {
+		snprintf(err, errlen, "creating %s: %s", bp->config_path,
+			 strerror(errno));
+		return -errno;
+	}
+	fprintf(f, "[daemon]\nsocket-dir = %s\n\n%s\n", bp->dir, config);
+	if (fclose(f) != 0) {
+		snprintf(err, errlen, "writing %s: %s", bp->config_path,
+			 strerror(errno));
+		return -EIO;
+	}
+	argv[n++] = bp->binary;
+	argv[n++] = "--config";
+	argv[n++] = bp->config_path;
+	for (i = 0; args && args[i] && n < MAX_ARGS + 3; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	for (i = 0; vms && vms[i] && i < MAX_ARGS; i++) {
+		snprintf(sockets[i], sizeof(sockets[i]), "%s",
+			 backend_vm_socket(bp, vms[i]));
+		sock[i] = sockets[i];
+	}
+	if (i)
+		snprintf(bp->socket_path, sizeof(bp->socket_path), "%s",
+			 sockets[0]);
+	return spawn(bp, argv, sock, i, timeout_ms, err, errlen);
 }
 
 bool backend_running(struct backend_proc *bp)
@@ -224,11 +310,25 @@ void backend_dump_log(const struct backend_proc *bp, int lines)
 
 void backend_cleanup(struct backend_proc *bp, bool keep_log)
 {
+	struct dirent *de;
+	char path[600];
+	DIR *d;
+
 	if (!bp->dir[0])
 		return;
-	unlink(bp->socket_path);
-	if (keep_log)
-		return;
-	unlink(bp->log_path);
-	rmdir(bp->dir);
+	/* sockets always go; the log and config stay with keep_log */
+	d = opendir(bp->dir);
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		bool sock = n > 5 && !strcmp(de->d_name + n - 5, ".sock");
+
+		if (de->d_name[0] == '.' || (keep_log && !sock))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", bp->dir, de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	if (!keep_log)
+		rmdir(bp->dir);
 }

@@ -18,7 +18,8 @@ struct backend_proc {
 	char socket_path[300];
 	char log_path[300];
 	char binary[512];
-	int exit_status; /* waitpid status once reaped */
+	char config_path[300]; /* backend_start_config(): the file written */
+	int exit_status;       /* waitpid status once reaped */
 	bool reaped;
 };
 
@@ -30,6 +31,18 @@ struct backend_proc {
  */
 int backend_start(struct backend_proc *bp, const char *const *args,
 		  int timeout_ms, char *err, size_t errlen);
+/*
+ * Start the back-end on a config file: "[daemon] socket-dir = <dir>" and
+ * @config (tenant and vm sections without socket keys) are written to
+ * <dir>/backend.conf, and the back-end runs with "--config" on it plus
+ * @args. Waits for the socket of every VM named in @vms (NULL-terminated);
+ * backend_vm_socket() gives their paths.
+ */
+int backend_start_config(struct backend_proc *bp, const char *config,
+			 const char *const *vms, const char *const *args,
+			 int timeout_ms, char *err, size_t errlen);
+/* <dir>/<vm>.sock in a static buffer (two slots). */
+const char *backend_vm_socket(const struct backend_proc *bp, const char *vm);
 /* true while the process has not exited (reaps it if it has). */
 bool backend_running(struct backend_proc *bp);
 /*

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define GUEST_RAM_MAX_REGIONS 2
-#define GUEST_RAM_MAX_ALLOCS 1024
+#define GUEST_RAM_MAX_ALLOCS 4096
 #define GUEST_RAM_NO_ADDR UINT64_MAX
 /* The allocator leaves low memory alone, as a PC guest would. */
 #define GUEST_RAM_ALLOC_BASE 0x100000ULL

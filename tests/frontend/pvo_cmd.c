@@ -233,6 +233,124 @@ int pvo_dealloc_pd(struct vu_frontend *fe, uint32_t ctx, uint32_t pd)
 	return fixed_cmd(fe, PVO_CMD_DEALLOC_PD, ctx, &c, sizeof(c), NULL, 0);
 }
 
+int pvo_set_db_ring(struct vu_frontend *fe, uint32_t ctx, uint64_t gpa)
+{
+	struct pvo_cmd_set_db_ring c = {.gpa = htole64(gpa)};
+
+	return fixed_cmd(fe, PVO_CMD_SET_DB_RING, ctx, &c, sizeof(c), NULL, 0);
+}
+
+int pvo_create_cq(struct vu_frontend *fe, uint32_t ctx,
+		  const struct pvo_cmd_create_cq *c, uint32_t *cq)
+{
+	struct pvo_resp_create_cq r = {0};
+	int st;
+
+	st =
+	    fixed_cmd(fe, PVO_CMD_CREATE_CQ, ctx, c, sizeof(*c), &r, sizeof(r));
+	if (st == PVO_STATUS_OK)
+		*cq = le32toh(r.cq);
+	return st;
+}
+
+int pvo_reg_mr(struct vu_frontend *fe, uint32_t ctx,
+	       const struct pvo_cmd_reg_mr *c, uint32_t *mr, uint32_t *key)
+{
+	struct pvo_resp_reg_mr r = {0};
+	int st;
+
+	st = fixed_cmd(fe, PVO_CMD_REG_MR, ctx, c, sizeof(*c), &r, sizeof(r));
+	if (st == PVO_STATUS_OK) {
+		*mr = le32toh(r.mr);
+		*key = le32toh(r.key);
+	}
+	return st;
+}
+
+int pvo_create_qp(struct vu_frontend *fe, uint32_t ctx,
+		  const struct pvo_cmd_create_qp *c, uint32_t *qp,
+		  uint32_t *qpn)
+{
+	struct pvo_resp_create_qp r = {0};
+	int st;
+
+	st =
+	    fixed_cmd(fe, PVO_CMD_CREATE_QP, ctx, c, sizeof(*c), &r, sizeof(r));
+	if (st == PVO_STATUS_OK) {
+		*qp = le32toh(r.qp);
+		*qpn = le32toh(r.qpn);
+	}
+	return st;
+}
+
+int pvo_modify_qp(struct vu_frontend *fe, uint32_t ctx,
+		  const struct pvo_cmd_modify_qp *c)
+{
+	return fixed_cmd(fe, PVO_CMD_MODIFY_QP, ctx, c, sizeof(*c), NULL, 0);
+}
+
+int pvo_query_qp(struct vu_frontend *fe, uint32_t ctx, uint32_t qp,
+		 struct pvo_qp_attr *attr)
+{
+	struct pvo_cmd_handle c = {.handle = htole32(qp)};
+
+	return fixed_cmd(fe, PVO_CMD_QUERY_QP, ctx, &c, sizeof(c), attr,
+			 sizeof(*attr));
+}
+
+int pvo_create_srq(struct vu_frontend *fe, uint32_t ctx,
+		   const struct pvo_cmd_create_srq *c, uint32_t *srq,
+		   uint32_t *srqn)
+{
+	struct pvo_resp_create_srq r = {0};
+	int st;
+
+	st = fixed_cmd(fe, PVO_CMD_CREATE_SRQ, ctx, c, sizeof(*c), &r,
+		       sizeof(r));
+	if (st == PVO_STATUS_OK) {
+		*srq = le32toh(r.srq);
+		if (srqn)
+			*srqn = le32toh(r.srqn);
+	}
+	return st;
+}
+
+int pvo_modify_srq(struct vu_frontend *fe, uint32_t ctx,
+		   const struct pvo_cmd_modify_srq *c)
+{
+	return fixed_cmd(fe, PVO_CMD_MODIFY_SRQ, ctx, c, sizeof(*c), NULL, 0);
+}
+
+int pvo_query_srq(struct vu_frontend *fe, uint32_t ctx, uint32_t srq,
+		  struct pvo_resp_query_srq *r)
+{
+	struct pvo_cmd_handle c = {.handle = htole32(srq)};
+
+	return fixed_cmd(fe, PVO_CMD_QUERY_SRQ, ctx, &c, sizeof(c), r,
+			 sizeof(*r));
+}
+
+int pvo_create_ah(struct vu_frontend *fe, uint32_t ctx,
+		  const struct pvo_cmd_create_ah *c, uint32_t *ah)
+{
+	struct pvo_resp_create_ah r = {0};
+	int st;
+
+	st =
+	    fixed_cmd(fe, PVO_CMD_CREATE_AH, ctx, c, sizeof(*c), &r, sizeof(r));
+	if (st == PVO_STATUS_OK)
+		*ah = le32toh(r.ah);
+	return st;
+}
+
+int pvo_destroy(struct vu_frontend *fe, uint16_t opcode, uint32_t ctx,
+		uint32_t handle)
+{
+	struct pvo_cmd_handle c = {.handle = htole32(handle)};
+
+	return fixed_cmd(fe, opcode, ctx, &c, sizeof(c), NULL, 0);
+}
+
 const char *pvo_status_name(int status)
 {
 	static char buf[48];

@@ -64,6 +64,36 @@ int pvo_dealloc_ucontext(struct vu_frontend *fe, uint32_t ctx);
 int pvo_alloc_pd(struct vu_frontend *fe, uint32_t ctx, uint32_t *pd);
 int pvo_dealloc_pd(struct vu_frontend *fe, uint32_t ctx, uint32_t pd);
 
+/*
+ * Data-path commands (interface version 2). Bodies are in wire format
+ * (little-endian fields), so tests can send any bytes they like; handles
+ * come back in host order.
+ */
+int pvo_set_db_ring(struct vu_frontend *fe, uint32_t ctx, uint64_t gpa);
+int pvo_create_cq(struct vu_frontend *fe, uint32_t ctx,
+		  const struct pvo_cmd_create_cq *c, uint32_t *cq);
+int pvo_reg_mr(struct vu_frontend *fe, uint32_t ctx,
+	       const struct pvo_cmd_reg_mr *c, uint32_t *mr, uint32_t *key);
+int pvo_create_qp(struct vu_frontend *fe, uint32_t ctx,
+		  const struct pvo_cmd_create_qp *c, uint32_t *qp,
+		  uint32_t *qpn);
+int pvo_modify_qp(struct vu_frontend *fe, uint32_t ctx,
+		  const struct pvo_cmd_modify_qp *c);
+int pvo_query_qp(struct vu_frontend *fe, uint32_t ctx, uint32_t qp,
+		 struct pvo_qp_attr *attr);
+int pvo_create_srq(struct vu_frontend *fe, uint32_t ctx,
+		   const struct pvo_cmd_create_srq *c, uint32_t *srq,
+		   uint32_t *srqn);
+int pvo_modify_srq(struct vu_frontend *fe, uint32_t ctx,
+		   const struct pvo_cmd_modify_srq *c);
+int pvo_query_srq(struct vu_frontend *fe, uint32_t ctx, uint32_t srq,
+		  struct pvo_resp_query_srq *r);
+int pvo_create_ah(struct vu_frontend *fe, uint32_t ctx,
+		  const struct pvo_cmd_create_ah *c, uint32_t *ah);
+/* DESTROY_CQ, DEREG_MR, DESTROY_QP, DESTROY_SRQ, DESTROY_AH */
+int pvo_destroy(struct vu_frontend *fe, uint16_t opcode, uint32_t ctx,
+		uint32_t handle);
+
 /* "OK", "EINVAL", ... or "status N"; negative values name the errno. */
 const char *pvo_status_name(int status);
 

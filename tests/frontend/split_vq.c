@@ -385,6 +385,41 @@ int split_vq_wait(struct split_vq *vq, uint16_t head, int watch_fd,
 	}
 }
 
+int split_vq_pop_used(struct split_vq *vq, uint16_t *head, uint32_t *used_len)
+{
+	struct vring_used_elem *e;
+	uint16_t used_idx;
+	uint32_t id, len;
+
+	used_idx = le16toh(__atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE));
+	if (used_idx == vq->last_used_idx)
+		return 0;
+	if ((uint16_t)(used_idx - vq->last_used_idx) > vq->num) {
+		vq->bad_used++;
+		snprintf(vq->bad_used_msg, sizeof(vq->bad_used_msg),
+			 "queue %u: device moved used idx from %u to %u (ring "
+			 "size %u)",
+			 vq->index, vq->last_used_idx, used_idx, vq->num);
+		return -EPROTO;
+	}
+	e = &vq->used->ring[vq->last_used_idx % vq->num];
+	id = le32toh(e->id);
+	len = le32toh(e->len);
+	vq->last_used_idx++;
+	if (id >= vq->num || !vq->head[id].ndesc || vq->head[id].done) {
+		vq->bad_used++;
+		snprintf(vq->bad_used_msg, sizeof(vq->bad_used_msg),
+			 "queue %u: device returned head %u (len %u) that is "
+			 "not in flight",
+			 vq->index, id, len);
+		return -EPROTO;
+	}
+	*head = (uint16_t)id;
+	*used_len = len;
+	release_chain(vq, (uint16_t)id);
+	return 1;
+}
+
 unsigned int split_vq_in_flight(const struct split_vq *vq)
 {
 	unsigned int i, n = 0;

@@ -111,6 +111,15 @@ int split_vq_reap(struct split_vq *vq);
 int split_vq_wait(struct split_vq *vq, uint16_t head, int watch_fd,
 		  int timeout_ms, uint32_t *used_len);
 
+/*
+ * Take the next used entry in used-ring order and free its chain, for
+ * queues whose chains are not waited for one by one (the event queue).
+ * Returns 1 with *head / *used_len set, 0 if nothing new was used, or
+ * -EPROTO (message in bad_used_msg). Do not mix with split_vq_wait() on
+ * the same queue.
+ */
+int split_vq_pop_used(struct split_vq *vq, uint16_t *head, uint32_t *used_len);
+
 /* Chains handed to the device and not yet returned. */
 unsigned int split_vq_in_flight(const struct split_vq *vq);
 

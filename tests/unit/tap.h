@@ -6,10 +6,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static int tap_n, tap_failed;
+static int tap_n, tap_failed, tap_planned;
 
 static inline void tap_plan(int n)
 {
+	tap_planned = n;
 	printf("1..%d\n", n);
 }
 
@@ -39,6 +40,10 @@ static inline int tap_ok(int cond, const char *fmt, ...)
 
 static inline int tap_done(void)
 {
+	if (tap_n != tap_planned) {
+		printf("# planned %d tests, ran %d\n", tap_planned, tap_n);
+		return 1;
+	}
 	return tap_failed ? 1 : 0;
 }
 

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Completion queues; see cq.h. */
+#include <endian.h>
+#include <glib.h>
+
+#include "cq.h"
+#include "device.h"
+#include "event.h"
+#include "guest_mem.h"
+#include "vm.h"
+
+#define CQE_SHIFT 6
+G_STATIC_ASSERT(sizeof(struct pvo_cqe) == 1u << CQE_SHIFT);
+
+enum pvo_status pvo_cmd_create_cq(struct pvo_vm *vm, uint32_t ctx,
+				  const void *req, void *resp)
+{
+	const struct pvo_cmd_create_cq *c = req;
+	struct pvo_resp_create_cq *r = resp;
+	uint32_t entries = le32toh(c->entries);
+	enum pvo_status st;
+	struct pvo_cq *cq;
+
+	if (c->reserved)
+		return PVO_STATUS_EINVAL;
+	if (vm->cqs.count >= vm->cqs.limit) {
+		pvo_vm_warn(vm, "CQ quota reached (max-cq = %u)",
+			    vm->cfg->quota.max_cq);
+		return PVO_STATUS_ENOSPC;
+	}
+	cq = g_new0(struct pvo_cq, 1);
+	st = pvo_ring_init(&cq->ring, vm, &c->ring, entries, PVO_DEV_MAX_CQE,
+			   CQE_SHIFT);
+	if (st) {
+		g_free(cq);
+		return st;
+	}
+	/* A fresh ring: the guest starts consuming at its cons. */
+	pvo_ring_load(vm, &cq->ring, PVO_RING_CONS, &cq->prod);
+	cq->ctx = ctx;
+	cq->handle = pvo_table_add(&vm->cqs, cq, ctx);
+	if (!cq->handle) {
+		pvo_ring_fini(&cq->ring);
+		g_free(cq);
+		return PVO_STATUS_ENOSPC;
+	}
+	r->cq = htole32(cq->handle);
+	return PVO_STATUS_OK;
+}
+
+void pvo_cq_free(struct pvo_vm *vm, struct pvo_cq *cq)
+{
+	pvo_event_purge(vm, PVO_EVOBJ_CQ, cq->handle);
+	pvo_table_remove(&vm->cqs, cq->handle, cq->ctx);
+	pvo_ring_fini(&cq->ring);
+	g_free(cq);
+}
+
+enum pvo_status pvo_cmd_destroy_cq(struct pvo_vm *vm, uint32_t ctx,
+				   const void *req, void *resp)
+{
+	const struct pvo_cmd_handle *c = req;
+	struct pvo_cq *cq;
+
+	if (c->reserved)
+		return PVO_STATUS_EINVAL;
+	cq = pvo_table_get(&vm->cqs, le32toh(c->handle), ctx);
+	if (!cq)
+		return PVO_STATUS_ENOENT;
+	if (cq->refcnt)
+		return PVO_STATUS_EBUSY;
+	pvo_cq_free(vm, cq);
+	return PVO_STATUS_OK;
+}
+
+static void notify(struct pvo_vm *vm, struct pvo_cq *cq,
+		   const struct pvo_cqe *cqe)
+{
+	uint64_t gpa = pvo_ring_hdr_gpa(&cq->ring, PVO_RING_ARM);
+	bool sol =
+	    (cqe->flags & PVO_WC_F_SOLICITED) || cqe->status != PVO_WC_SUCCESS;
+	uint32_t arm;
+
+	/* The guest arms, then re-checks the ring; we publish, then look at
+	 * arm. Whoever comes second sees the other's write. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (;;) {
+		if (!pvo_gmem_load32(vm, gpa, &arm) || !arm)
+			return;
+		if (arm == PVO_CQ_ARM_SOLICITED && !sol)
+			return; /* stays armed for a solicited CQE */
+		if (pvo_gmem_cmpxchg32(vm, gpa, arm, 0))
+			break;
+	}
+	pvo_event_post(vm, PVO_EV_CQ_COMP, cq->handle);
+}
+
+bool pvo_cq_post(struct pvo_vm *vm, struct pvo_cq *cq,
+		 const struct pvo_cqe *cqe)
+{
+	uint32_t cons;
+
+	if (cq->error)
+		return false;
+	if (!pvo_ring_load(vm, &cq->ring, PVO_RING_CONS, &cons))
+		goto fail;
+	if (cq->prod - cons >= cq->ring.entries) {
+		pvo_vm_warn(vm,
+			    "CQ 0x%x overrun (%u entries): the guest "
+			    "polls too slowly or sized the CQ too small",
+			    cq->handle, cq->ring.entries);
+		goto fail;
+	}
+	if (!pvo_ring_write(vm, &cq->ring, cq->prod, cqe, sizeof(*cqe)))
+		goto fail;
+	cq->prod++;
+	if (!pvo_ring_store(vm, &cq->ring, PVO_RING_PROD, cq->prod))
+		goto fail;
+	notify(vm, cq, cqe);
+	return true;
+fail:
+	cq->error = true;
+	pvo_event_post(vm, PVO_EV_CQ_ERR, cq->handle);
+	return false;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Completion queues: a ring of struct pvo_cqe in guest memory that the
+ * device produces into, with arming for completion events.
+ */
+#ifndef PVO_CQ_H
+#define PVO_CQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ring.h"
+
+struct pvo_vm;
+
+struct pvo_cq {
+	uint32_t handle;
+	uint32_t ctx;
+	struct pvo_ring ring;
+	uint32_t prod;	 /* CQEs produced: the device's counter */
+	uint32_t refcnt; /* QPs using it */
+	bool error;	 /* overrun: no more CQEs */
+};
+
+enum pvo_status pvo_cmd_create_cq(struct pvo_vm *vm, uint32_t ctx,
+				  const void *req, void *resp);
+enum pvo_status pvo_cmd_destroy_cq(struct pvo_vm *vm, uint32_t ctx,
+				   const void *req, void *resp);
+void pvo_cq_free(struct pvo_vm *vm, struct pvo_cq *cq);
+
+/*
+ * Publishes one CQE and raises PVO_EV_CQ_COMP if the CQ is armed for it.
+ * False if the CQ overran (it is now in error, PVO_EV_CQ_ERR raised) or
+ * its ring is no longer guest RAM: the caller's QP must go to error.
+ */
+bool pvo_cq_post(struct pvo_vm *vm, struct pvo_cq *cq,
+		 const struct pvo_cqe *cqe);
+
+#endif

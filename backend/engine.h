@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The QP engine's roles, as in Linux rxe: the requester (req.c) turns
+ * send WQEs into messages, the completer (comp.c) turns the answers into
+ * send completions, retries and errors, the responder (resp.c) executes
+ * incoming messages against receive WQEs and MRs. Everything runs on the
+ * main loop; per-VM state is touched from that thread only.
+ */
+#ifndef PVO_ENGINE_H
+#define PVO_ENGINE_H
+
+#include <stdint.h>
+
+#include "pvo-device.h"
+
+struct pvo_qp;
+
+/* Start or continue work on the SQ (RTS; in SQD only the active WQE). */
+void pvo_req_run(struct pvo_qp *qp);
+
+/* Timer callback: pvo_req_run after a run used up its budget. */
+void pvo_req_resume(void *opaque);
+
+/* Send the active WQE (again). */
+void pvo_req_send(struct pvo_qp *qp);
+
+/*
+ * Complete the active WQE: release its SQ slot, post a CQE if it is
+ * signaled or failed, and on failure move the QP to error / SQE.
+ */
+void pvo_comp_complete(struct pvo_qp *qp, enum pvo_wc_status status);
+
+/* Timer callback of the requester (RNR back-off, local ACK timeout). */
+void pvo_comp_timer(void *opaque);
+
+/* ibv_wc_opcode of a send WQE opcode. */
+uint8_t pvo_wc_opcode_of(uint8_t wr_opcode);
+
+#endif

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Guest memory access; see guest_mem.h. */
+#include <endian.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <glib.h>
+
+#include "guest_mem.h"
+#include "vm.h"
+
+static const VuDevRegion *find_region(struct pvo_vm *vm, uint64_t gpa)
+{
+	const VuDev *dev = &vm->vug.parent;
+	unsigned int lo = 0, hi, mid;
+
+	if (!vm->connected || !dev->regions)
+		return NULL;
+	/* libvhost-user keeps the regions sorted by GPA, not overlapping */
+	hi = dev->nregions;
+	while (lo < hi) {
+		const VuDevRegion *r;
+
+		mid = lo + (hi - lo) / 2;
+		r = &dev->regions[mid];
+		if (gpa < r->gpa)
+			hi = mid;
+		else if (gpa - r->gpa >= r->size)
+			lo = mid + 1;
+		else
+			return r->mmap_addr ? r : NULL;
+	}
+	return NULL;
+}
+
+void *pvo_gmem_map(struct pvo_vm *vm, uint64_t gpa, uint64_t *avail)
+{
+	const VuDevRegion *r = find_region(vm, gpa);
+
+	if (!r)
+		return NULL;
+	*avail = r->size - (gpa - r->gpa);
+	return (void *)(uintptr_t)(r->mmap_addr + r->mmap_offset +
+				   (gpa - r->gpa));
+}
+
+void *pvo_gmem_ptr(struct pvo_vm *vm, uint64_t gpa, uint64_t len)
+{
+	uint64_t avail;
+	void *p = pvo_gmem_map(vm, gpa, &avail);
+
+	return p && len <= avail ? p : NULL;
+}
+
+bool pvo_gmem_is_ram(struct pvo_vm *vm, uint64_t gpa, uint64_t len)
+{
+	uint64_t avail;
+
+	if (gpa + len < gpa)
+		return false;
+	while (len) {
+		if (!pvo_gmem_map(vm, gpa, &avail))
+			return false;
+		if (avail >= len)
+			return true;
+		gpa += avail;
+		len -= avail;
+	}
+	return true;
+}
+
+bool pvo_gmem_read(struct pvo_vm *vm, uint64_t gpa, void *dst, size_t len)
+{
+	uint8_t *d = dst;
+	uint64_t avail;
+
+	if (gpa + len < gpa)
+		return false;
+	while (len) {
+		void *p = pvo_gmem_map(vm, gpa, &avail);
+		size_t n;
+
+		if (!p)
+			return false;
+		n = MIN(avail, len);
+		memcpy(d, p, n);
+		d += n;
+		gpa += n;
+		len -= n;
+	}
+	return true;
+}
+
+void pvo_gmem_log_dirty(struct pvo_vm *vm, uint64_t gpa, uint64_t len)
+{
+	VuDev *dev = &vm->vug.parent;
+	uint64_t page, last;
+
+	if (!len || !vm->connected || !dev->log_table ||
+	    !(dev->features & (1ull << VHOST_F_LOG_ALL)))
+		return;
+	page = gpa / VHOST_LOG_PAGE;
+	last = (gpa + len - 1) / VHOST_LOG_PAGE;
+	for (; page <= last; page++) {
+		/* The front-end sizes the log for all of guest RAM. */
+		if (page / 8 >= dev->log_size) {
+			pvo_vm_warn(vm,
+				    "dirty log of %" PRIu64 " bytes does not "
+				    "cover GPA 0x%" PRIx64
+				    ": migration may lose this write",
+				    dev->log_size, gpa);
+			break;
+		}
+		__atomic_fetch_or(&dev->log_table[page / 8],
+				  (uint8_t)(1u << (page % 8)),
+				  __ATOMIC_RELAXED);
+	}
+	if (dev->log_call_fd != -1)
+		eventfd_write(dev->log_call_fd, 1);
+}
+
+bool pvo_gmem_write(struct pvo_vm *vm, uint64_t gpa, const void *src,
+		    size_t len)
+{
+	const uint8_t *s = src;
+	uint64_t avail;
+
+	if (gpa + len < gpa)
+		return false;
+	while (len) {
+		void *p = pvo_gmem_map(vm, gpa, &avail);
+		size_t n;
+
+		if (!p)
+			return false;
+		n = MIN(avail, len);
+		/* memmove: a guest may copy between overlapping ranges of
+		 * its own memory (loopback) */
+		memmove(p, s, n);
+		pvo_gmem_log_dirty(vm, gpa, n);
+		s += n;
+		gpa += n;
+		len -= n;
+	}
+	return true;
+}
+
+static uint32_t *word32(struct pvo_vm *vm, uint64_t gpa)
+{
+	if (gpa & 3)
+		return NULL;
+	return pvo_gmem_ptr(vm, gpa, 4);
+}
+
+bool pvo_gmem_load32(struct pvo_vm *vm, uint64_t gpa, uint32_t *val)
+{
+	uint32_t *p = word32(vm, gpa);
+
+	*val = p ? le32toh(__atomic_load_n(p, __ATOMIC_ACQUIRE)) : 0;
+	return p;
+}
+
+bool pvo_gmem_store32(struct pvo_vm *vm, uint64_t gpa, uint32_t val)
+{
+	uint32_t *p = word32(vm, gpa);
+
+	if (!p)
+		return false;
+	__atomic_store_n(p, htole32(val), __ATOMIC_RELEASE);
+	pvo_gmem_log_dirty(vm, gpa, 4);
+	return true;
+}
+
+bool pvo_gmem_xchg32(struct pvo_vm *vm, uint64_t gpa, uint32_t val,
+		     uint32_t *old)
+{
+	uint32_t *p = word32(vm, gpa);
+
+	*old = 0;
+	if (!p)
+		return false;
+	*old = le32toh(__atomic_exchange_n(p, htole32(val), __ATOMIC_SEQ_CST));
+	pvo_gmem_log_dirty(vm, gpa, 4);
+	return true;
+}
+
+bool pvo_gmem_cmpxchg32(struct pvo_vm *vm, uint64_t gpa, uint32_t expect,
+			uint32_t val)
+{
+	uint32_t *p = word32(vm, gpa);
+	uint32_t e = htole32(expect);
+	bool ok;
+
+	if (!p)
+		return false;
+	ok = __atomic_compare_exchange_n(p, &e, htole32(val), false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	if (ok)
+		pvo_gmem_log_dirty(vm, gpa, 4);
+	return ok;
+}
+
+bool pvo_gmem_atomic64(struct pvo_vm *vm, uint64_t gpa, enum pvo_gmem_atomic op,
+		       uint64_t compare_add, uint64_t swap, uint64_t *orig)
+{
+	uint64_t *p = (gpa & 7) ? NULL : pvo_gmem_ptr(vm, gpa, 8);
+	uint64_t e;
+
+	if (!p)
+		return false;
+	if (op == PVO_GMEM_CMP_SWAP) {
+		e = htole64(compare_add);
+		__atomic_compare_exchange_n(p, &e, htole64(swap), false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		*orig = le64toh(e); /* holds the old value either way */
+	} else {
+		/* Guest memory is little-endian like the host (x86-64). */
+		G_STATIC_ASSERT(G_BYTE_ORDER == G_LITTLE_ENDIAN);
+		*orig = __atomic_fetch_add(p, compare_add, __ATOMIC_SEQ_CST);
+	}
+	pvo_gmem_log_dirty(vm, gpa, 8);
+	return true;
+}
+
+static enum pvo_status check_page(struct pvo_vm *vm, uint64_t gpa)
+{
+	if (gpa & (PVO_PAGE_SIZE - 1))
+		return PVO_STATUS_EINVAL;
+	if (!pvo_gmem_ptr(vm, gpa, PVO_PAGE_SIZE))
+		return PVO_STATUS_EFAULT;
+	return PVO_STATUS_OK;
+}
+
+enum pvo_status pvo_pdir_read(struct pvo_vm *vm, const struct pvo_pdir *pdir,
+			      uint32_t want_pages, uint64_t **pages)
+{
+	uint64_t dir_gpa = le64toh(pdir->dir_gpa);
+	uint32_t npages = le32toh(pdir->npages);
+	uint32_t ntables, t, i;
+	const uint64_t *dir, *tbl;
+	enum pvo_status st;
+	uint64_t *out;
+
+	*pages = NULL;
+	if (pdir->reserved || npages != want_pages || npages == 0 ||
+	    npages > PVO_PDIR_MAX_PAGES)
+		return PVO_STATUS_EINVAL;
+	st = check_page(vm, dir_gpa);
+	if (st)
+		return st;
+	ntables = (npages + PVO_PDIR_ENTRIES - 1) / PVO_PDIR_ENTRIES;
+	out = g_try_new(uint64_t, npages);
+	if (!out)
+		return PVO_STATUS_ENOMEM;
+	/* The guest may rewrite its directory while we walk it: read each
+	 * GPA once and check the value we keep. */
+	dir = pvo_gmem_ptr(vm, dir_gpa, PVO_PAGE_SIZE);
+	for (t = 0; t < ntables; t++) {
+		uint64_t tgpa =
+		    le64toh(__atomic_load_n(&dir[t], __ATOMIC_RELAXED));
+		uint32_t n = MIN(npages - t * PVO_PDIR_ENTRIES,
+				 (uint32_t)PVO_PDIR_ENTRIES);
+
+		st = check_page(vm, tgpa);
+		if (st)
+			goto fail;
+		tbl = pvo_gmem_ptr(vm, tgpa, PVO_PAGE_SIZE);
+		for (i = 0; i < n; i++) {
+			uint64_t g =
+			    le64toh(__atomic_load_n(&tbl[i], __ATOMIC_RELAXED));
+
+			st = check_page(vm, g);
+			if (st)
+				goto fail;
+			out[t * PVO_PDIR_ENTRIES + i] = g;
+		}
+	}
+	*pages = out;
+	return PVO_STATUS_OK;
+fail:
+	g_free(out);
+	return st;
+}

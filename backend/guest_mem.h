@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Guest memory as the vhost-user memory table of one VM describes it.
+ * Every address the guest gives us (page directories, rings, MR pages,
+ * SGEs of the local DMA key) is translated here, per access, so a memory
+ * table change never leaves a stale host pointer behind. Every write into
+ * guest memory goes through the helpers below, which also mark the vhost
+ * dirty log (live migration).
+ */
+#ifndef PVO_GUEST_MEM_H
+#define PVO_GUEST_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pvo-device.h"
+
+struct pvo_vm;
+
+/*
+ * Host address of gpa and in *avail the bytes that follow it in the same
+ * guest RAM region (host-contiguous). NULL if gpa is not guest RAM.
+ */
+void *pvo_gmem_map(struct pvo_vm *vm, uint64_t gpa, uint64_t *avail);
+
+/* Host address of [gpa, gpa + len) if it lies in one region, else NULL. */
+void *pvo_gmem_ptr(struct pvo_vm *vm, uint64_t gpa, uint64_t len);
+
+/* Whether [gpa, gpa + len) is guest RAM (it may span regions). */
+bool pvo_gmem_is_ram(struct pvo_vm *vm, uint64_t gpa, uint64_t len);
+
+/* Copy out of guest memory; false if any byte is not guest RAM. */
+bool pvo_gmem_read(struct pvo_vm *vm, uint64_t gpa, void *dst, size_t len);
+
+/*
+ * The one write path into guest memory: copies len bytes to gpa (which
+ * may span regions) and marks the pages dirty. False if any byte is not
+ * guest RAM; nothing past the first bad byte is written.
+ */
+bool pvo_gmem_write(struct pvo_vm *vm, uint64_t gpa, const void *src,
+		    size_t len);
+
+/* Marks [gpa, gpa + len) dirty after an in-place write (atomics below). */
+void pvo_gmem_log_dirty(struct pvo_vm *vm, uint64_t gpa, uint64_t len);
+
+/*
+ * Naturally aligned 32-bit words of shared rings: the counters and flags
+ * of struct pvo_ring_hdr. Loads acquire, stores release, exchanges are
+ * full barriers. A gpa that is not RAM or not aligned reads as 0 and is
+ * not written; the caller checks the return value where it matters.
+ */
+bool pvo_gmem_load32(struct pvo_vm *vm, uint64_t gpa, uint32_t *val);
+bool pvo_gmem_store32(struct pvo_vm *vm, uint64_t gpa, uint32_t val);
+bool pvo_gmem_xchg32(struct pvo_vm *vm, uint64_t gpa, uint32_t val,
+		     uint32_t *old);
+bool pvo_gmem_cmpxchg32(struct pvo_vm *vm, uint64_t gpa, uint32_t expect,
+			uint32_t val);
+
+/* 64-bit verbs atomics on guest memory (little-endian, 8-byte aligned). */
+enum pvo_gmem_atomic { PVO_GMEM_CMP_SWAP, PVO_GMEM_FETCH_ADD };
+bool pvo_gmem_atomic64(struct pvo_vm *vm, uint64_t gpa, enum pvo_gmem_atomic op,
+		       uint64_t compare_add, uint64_t swap, uint64_t *orig);
+
+/*
+ * Reads the page list of a struct pvo_pdir (fields still little-endian)
+ * into a new array of npages data-page GPAs (g_free). The directory must
+ * name exactly want_pages pages (1..PVO_PDIR_MAX_PAGES); every directory,
+ * table and data page must be page-aligned (EINVAL) and guest RAM
+ * (EFAULT). Returns a pvo_status.
+ */
+enum pvo_status pvo_pdir_read(struct pvo_vm *vm, const struct pvo_pdir *pdir,
+			      uint32_t want_pages, uint64_t **pages);
+
+#endif

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Queue pairs: the object, QPN allocation, the IB state machine with the
+ * attributes each transition requires, and flushing. The data path is in
+ * req.c (requester), comp.c (completer) and resp.c (responder).
+ */
+#ifndef PVO_QP_H
+#define PVO_QP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ah.h"
+#include "dma.h"
+#include "ring.h"
+#include "timer.h"
+
+struct pvo_vm;
+struct pvo_pd;
+struct pvo_cq;
+struct pvo_srq;
+
+#define PVO_QPN_GSI 1
+#define PVO_QPN_MAX 0xffffff
+#define PVO_GSI_QKEY 0x80010000u
+
+/* A send WQE copied out of the SQ and checked. */
+struct pvo_swqe {
+	uint32_t idx; /* SQ index */
+	uint64_t wr_id;
+	uint8_t opcode; /* enum pvo_wr_opcode */
+	uint8_t flags;	/* PVO_WQE_F_* */
+	bool signaled;
+	uint32_t imm_data; /* big-endian, as in the WQE */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint64_t compare_add;
+	uint64_t swap;
+	struct pvo_path path; /* where to: the QP's, or the AH's (UD) */
+	uint32_t remote_qpn;
+	uint32_t remote_qkey;
+	uint64_t length;    /* of the local data */
+	struct pvo_dma dma; /* local data: source or READ/atomic target */
+	uint8_t inline_data[PVO_DEV_MAX_INLINE];
+};
+
+/* Modify-able attributes (struct pvo_qp_attr, decoded). */
+struct pvo_qp_attrs {
+	uint32_t qkey;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t dest_qpn;
+	uint32_t access;  /* PVO_ACCESS_* */
+	uint8_t path_mtu; /* IB enum */
+	uint8_t min_rnr_timer;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint8_t en_sqd_async_notify;
+	struct pvo_path path;
+};
+
+enum pvo_req_wait { PVO_WAIT_NONE, PVO_WAIT_RNR, PVO_WAIT_ACK };
+
+struct pvo_qp {
+	struct pvo_vm *vm;
+	uint32_t handle;
+	uint32_t ctx;
+	uint32_t qpn;
+	uint8_t type;  /* PVO_QPT_* */
+	uint8_t state; /* PVO_QPS_* */
+	bool sq_sig_all;
+	struct pvo_pd *pd;
+	struct pvo_cq *scq, *rcq;
+	struct pvo_srq *srq;
+	struct pvo_ring sq, rq; /* rq unused (entries 0) with an SRQ */
+	uint32_t max_send_sge, max_recv_sge, max_inline;
+	struct pvo_qp_attrs attr;
+
+	/* requester: SQ[sq_cons] is the oldest WQE not completed */
+	struct {
+		uint32_t cons;
+		bool active;  /* wqe holds SQ[cons], sent at least once */
+		bool running; /* pvo_req_run is on the stack */
+		enum pvo_req_wait wait;
+		uint8_t rnr_left, retry_left;
+		struct pvo_swqe wqe;
+		struct pvo_timer timer;
+		struct pvo_timer resume; /* continue after the budget */
+	} req;
+
+	/* responder */
+	struct {
+		uint32_t rq_cons;
+		bool comm_est; /* COMM_EST raised (RTR) */
+	} resp;
+};
+
+enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,
+				  const void *req, void *resp);
+enum pvo_status pvo_cmd_modify_qp(struct pvo_vm *vm, uint32_t ctx,
+				  const void *req, void *resp);
+enum pvo_status pvo_cmd_query_qp(struct pvo_vm *vm, uint32_t ctx,
+				 const void *req, void *resp);
+enum pvo_status pvo_cmd_destroy_qp(struct pvo_vm *vm, uint32_t ctx,
+				   const void *req, void *resp);
+void pvo_qp_free(struct pvo_vm *vm, struct pvo_qp *qp);
+
+/* The QP a peer reaches by QPN in this VM, or NULL. */
+struct pvo_qp *pvo_qp_by_qpn(struct pvo_vm *vm, uint32_t qpn);
+
+/*
+ * IB modify rules: whether cur -> next is a valid transition for the QP
+ * type, and the attribute bits it requires and allows (besides
+ * PVO_QP_STATE). Pure; exported for unit tests.
+ */
+bool pvo_qp_transition(unsigned int type, unsigned int cur, unsigned int next,
+		       uint32_t *required, uint32_t *optional);
+
+/* The doorbell of the QP was rung. */
+void pvo_qp_doorbell(struct pvo_qp *qp);
+
+/*
+ * The device moves a QP to error (RC/UC, or any type when sq_only is
+ * false) or to SQE (UD/GSI send errors, sq_only): flushes, raises the
+ * async event ev (0 = none) and, with an SRQ, LAST_WQE_REACHED.
+ */
+void pvo_qp_set_error(struct pvo_qp *qp, uint32_t ev, bool sq_only);
+
+/* Completes every outstanding WQE with WR_FLUSH_ERR. */
+void pvo_qp_flush_sq(struct pvo_qp *qp);
+void pvo_qp_flush_rq(struct pvo_qp *qp);
+
+/* Bytes in one packet of the QP's path (UD: the port's MTU). */
+uint32_t pvo_qp_mtu_bytes(const struct pvo_qp *qp);
+
+/* PSN arithmetic on 24 bits. */
+static inline uint32_t pvo_psn_add(uint32_t psn, uint64_t n)
+{
+	return (uint32_t)(psn + n) & PVO_QPN_MAX;
+}
+
+#endif

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Requester: takes send WQEs off the SQ in order, checks them against the
+ * QP and the local MRs (local errors complete right here), and sends each
+ * as one message through the transport. At most one WQE is active at a
+ * time: the local transport answers synchronously, so only RNR back-off
+ * and ACK timeouts leave a WQE waiting (for its timer).
+ */
+#include <endian.h>
+#include <string.h>
+#include <glib.h>
+
+#include "ah.h"
+#include "engine.h"
+#include "guest_mem.h"
+#include "mr.h"
+#include "qp.h"
+#include "transport.h"
+#include "vm.h"
+
+#define MAX_MSG_LEN (1ull << 31) /* port max_msg_sz */
+
+static bool opcode_valid(const struct pvo_qp *qp, uint8_t op)
+{
+	switch (op) {
+	case PVO_WR_SEND:
+	case PVO_WR_SEND_WITH_IMM:
+		return true;
+	case PVO_WR_RDMA_WRITE:
+	case PVO_WR_RDMA_WRITE_WITH_IMM:
+		return qp->type == PVO_QPT_RC || qp->type == PVO_QPT_UC;
+	case PVO_WR_RDMA_READ:
+	case PVO_WR_ATOMIC_CMP_AND_SWP:
+	case PVO_WR_ATOMIC_FETCH_AND_ADD:
+		return qp->type == PVO_QPT_RC;
+	}
+	return false;
+}
+
+static bool is_atomic(uint8_t op)
+{
+	return op == PVO_WR_ATOMIC_CMP_AND_SWP ||
+	       op == PVO_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Decodes and checks the WQE in buf (a copy of the slot). */
+static enum pvo_wc_status parse_wqe(struct pvo_qp *qp, const uint8_t *buf,
+				    struct pvo_swqe *w)
+{
+	const struct pvo_send_wqe *h = (const void *)buf;
+	struct pvo_vm *vm = qp->vm;
+	enum pvo_wc_status st;
+	uint32_t inline_len = le32toh(h->inline_len);
+	bool writes_local;
+
+	w->wr_id = h->wr_id; /* opaque: handed back as is */
+	w->opcode = h->opcode;
+	w->flags = h->flags;
+	w->signaled = (h->flags & PVO_WQE_F_SIGNALED) || qp->sq_sig_all;
+	w->imm_data = h->imm_data;
+	w->length = 0;
+	pvo_dma_init(&w->dma, vm);
+	if (!opcode_valid(qp, h->opcode))
+		return PVO_WC_LOC_QP_OP_ERR;
+	writes_local = h->opcode == PVO_WR_RDMA_READ || is_atomic(h->opcode);
+
+	if (h->flags & PVO_WQE_F_INLINE) {
+		if (writes_local)
+			return PVO_WC_LOC_QP_OP_ERR;
+		if (inline_len > qp->max_inline)
+			return PVO_WC_LOC_LEN_ERR;
+		memcpy(w->inline_data, buf + sizeof(*h), inline_len);
+		pvo_dma_add(&w->dma, PVO_DMA_HOST, NULL, 0, w->inline_data,
+			    inline_len);
+	} else {
+		if (h->num_sge > qp->max_send_sge)
+			return PVO_WC_LOC_QP_OP_ERR;
+		st = pvo_dma_from_sges(
+		    &w->dma, vm, qp->pd, qp->ctx == PVO_CTX_KERNEL,
+		    writes_local ? PVO_ACCESS_LOCAL_WRITE : 0,
+		    (const void *)(buf + sizeof(*h)), h->num_sge);
+		if (st)
+			return st;
+	}
+	w->length = w->dma.len;
+	if (w->length > MAX_MSG_LEN)
+		return PVO_WC_LOC_LEN_ERR;
+
+	switch (h->opcode) {
+	case PVO_WR_ATOMIC_CMP_AND_SWP:
+	case PVO_WR_ATOMIC_FETCH_AND_ADD:
+		if (w->length != 8)
+			return PVO_WC_LOC_LEN_ERR;
+		w->remote_addr = le64toh(h->u.atomic.remote_addr);
+		w->compare_add = le64toh(h->u.atomic.compare_add);
+		w->swap = le64toh(h->u.atomic.swap);
+		w->rkey = le32toh(h->u.atomic.rkey);
+		break;
+	case PVO_WR_RDMA_WRITE:
+	case PVO_WR_RDMA_WRITE_WITH_IMM:
+	case PVO_WR_RDMA_READ:
+		w->remote_addr = le64toh(h->u.rdma.remote_addr);
+		w->rkey = le32toh(h->u.rdma.rkey);
+		break;
+	}
+
+	if (qp->type == PVO_QPT_UD || qp->type == PVO_QPT_GSI) {
+		struct pvo_ah *ah =
+		    pvo_table_get(&vm->ahs, le32toh(h->u.ud.ah), qp->ctx);
+
+		if (!ah || ah->pd != qp->pd)
+			return PVO_WC_LOC_QP_OP_ERR;
+		if (w->length > pvo_qp_mtu_bytes(qp))
+			return PVO_WC_LOC_LEN_ERR;
+		w->path = ah->path;
+		w->remote_qpn = le32toh(h->u.ud.remote_qpn) & PVO_QPN_MAX;
+		w->remote_qkey = le32toh(h->u.ud.remote_qkey);
+	} else {
+		w->path = qp->attr.path;
+		w->remote_qpn = qp->attr.dest_qpn;
+	}
+	return PVO_WC_SUCCESS;
+}
+
+enum fetch_result { FETCH_NONE, FETCH_SEND, FETCH_FAILED };
+
+static enum fetch_result fetch(struct pvo_qp *qp)
+{
+	/* header + the largest tail a valid stride can hold */
+	uint8_t buf[sizeof(struct pvo_send_wqe) +
+		    PVO_DEV_MAX_SGE * sizeof(struct pvo_sge) +
+		    PVO_DEV_MAX_INLINE] __attribute__((aligned(8)));
+	struct pvo_vm *vm = qp->vm;
+	struct pvo_swqe *w = &qp->req.wqe;
+	uint32_t prod, stride = 1u << qp->sq.shift;
+	enum pvo_wc_status st;
+
+	if (!pvo_ring_load(vm, &qp->sq, PVO_RING_PROD, &prod) ||
+	    prod - qp->req.cons > qp->sq.entries) {
+		pvo_vm_warn(vm,
+			    "QP 0x%x: SQ producer %u is not within %u of "
+			    "the consumer %u: QP to error",
+			    qp->qpn, prod, qp->sq.entries, qp->req.cons);
+		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+		return FETCH_FAILED;
+	}
+	if (prod == qp->req.cons)
+		return FETCH_NONE;
+	G_STATIC_ASSERT(sizeof(buf) >= 512);
+	memset(buf, 0, sizeof(buf));
+	w->idx = qp->req.cons;
+	qp->req.active = true;
+	if (!pvo_ring_read(vm, &qp->sq, w->idx, buf,
+			   MIN(stride, sizeof(buf)))) {
+		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+		return FETCH_FAILED;
+	}
+	st = parse_wqe(qp, buf, w);
+	if (st) {
+		pvo_comp_complete(qp, st);
+		return FETCH_FAILED;
+	}
+	qp->req.rnr_left = qp->attr.rnr_retry;
+	qp->req.retry_left = qp->attr.retry_cnt;
+	return FETCH_SEND;
+}
+
+void pvo_req_send(struct pvo_qp *qp)
+{
+	struct pvo_vm *vm = qp->vm;
+	struct pvo_swqe *w = &qp->req.wqe;
+	const struct pvo_gid_entry *sgid = &vm->gids.e[w->path.sgid_index];
+	struct pvo_pkt pkt = { 0 };
+	struct pvo_reply none = { .code = PVO_REPLY_NONE };
+
+	/* The GID the path names was removed: nothing can be sent. */
+	if (!sgid->valid) {
+		pvo_comp_reply(qp, &none);
+		return;
+	}
+	pkt.src_vm = vm;
+	pkt.sgid = sgid->gid;
+	pkt.smac = vm->cfg->mac;
+	pkt.src_qpn = qp->qpn;
+	pkt.qp_type = qp->type;
+	pkt.dgid = w->path.dgid;
+	pkt.dst_qpn = w->remote_qpn;
+	/* IB: a WR Q_Key with the high bit set means the QP's Q_Key */
+	pkt.qkey =
+	    (w->remote_qkey & 0x80000000u) ? qp->attr.qkey : w->remote_qkey;
+	pkt.hop_limit = w->path.hop_limit;
+	pkt.traffic_class = w->path.traffic_class;
+	pkt.flow_label = w->path.flow_label;
+	pkt.sl = w->path.sl;
+	pkt.psn = qp->attr.sq_psn;
+	pkt.first = pkt.last = true;
+	pkt.solicited = w->flags & PVO_WQE_F_SOLICITED;
+	pkt.va = w->remote_addr;
+	pkt.rkey = w->rkey;
+	pkt.dma_len = w->length;
+	pkt.compare_add = w->compare_add;
+	pkt.swap = w->swap;
+	switch (w->opcode) {
+	case PVO_WR_SEND_WITH_IMM:
+		pkt.has_imm = true;
+		/* fallthrough */
+	case PVO_WR_SEND:
+		pkt.op = PVO_OP_SEND;
+		break;
+	case PVO_WR_RDMA_WRITE_WITH_IMM:
+		pkt.has_imm = true;
+		/* fallthrough */
+	case PVO_WR_RDMA_WRITE:
+		pkt.op = PVO_OP_WRITE;
+		break;
+	case PVO_WR_RDMA_READ:
+		pkt.op = PVO_OP_READ;
+		break;
+	case PVO_WR_ATOMIC_CMP_AND_SWP:
+		pkt.op = PVO_OP_CMP_SWAP;
+		break;
+	default:
+		pkt.op = PVO_OP_FETCH_ADD;
+		break;
+	}
+	pkt.imm_data = w->imm_data;
+	if (pkt.op == PVO_OP_SEND || pkt.op == PVO_OP_WRITE) {
+		pvo_dma_seek(&w->dma, 0);
+		pkt.payload = &w->dma;
+		pkt.payload_len = w->length;
+	}
+	pvo_transport_send(qp, &pkt);
+}
+
+/*
+ * One run does at most this much, then yields to the main loop (other
+ * VMs' kicks and commands) and continues from a zero-delay timer: one
+ * guest cannot hold the daemon with a full SQ of large WQEs.
+ */
+#define RUN_MAX_WQES 64
+#define RUN_MAX_BYTES (16u << 20)
+
+void pvo_req_resume(void *opaque)
+{
+	pvo_req_run(opaque);
+}
+
+void pvo_req_run(struct pvo_qp *qp)
+{
+	unsigned int wqes = 0;
+	uint64_t bytes = 0;
+
+	if (qp->req.running)
+		return;
+	qp->req.running = true;
+	for (;;) {
+		if (wqes >= RUN_MAX_WQES || bytes >= RUN_MAX_BYTES) {
+			pvo_timer_arm(&qp->req.resume, 0);
+			break;
+		}
+		if (qp->state == PVO_QPS_ERR || qp->state == PVO_QPS_SQE) {
+			pvo_qp_flush_sq(qp);
+			break;
+		}
+		/* In SQD the active WQE finishes, no new one starts. */
+		if (qp->req.active || qp->state != PVO_QPS_RTS)
+			break;
+		switch (fetch(qp)) {
+		case FETCH_NONE:
+			goto out;
+		case FETCH_SEND:
+			wqes++;
+			bytes += qp->req.wqe.length;
+			pvo_req_send(qp);
+			break;
+		case FETCH_FAILED:
+			wqes++;
+			break;
+		}
+	}
+out:
+	qp->req.running = false;
+}

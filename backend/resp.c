@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Responder: executes a request that reached one of our QPs. It checks
+ * that the QP accepts it (state, type, the connected peer or the Q_Key),
+ * then the target memory (receive WQE SGEs, or rkey, range and access
+ * for RDMA and atomics), moves the data and posts receive completions.
+ * The answer goes back in a struct pvo_reply.
+ */
+#include <endian.h>
+#include <string.h>
+#include <glib.h>
+
+#include "cq.h"
+#include "engine.h"
+#include "event.h"
+#include "grh.h"
+#include "guest_mem.h"
+#include "mr.h"
+#include "qp.h"
+#include "srq.h"
+#include "transport.h"
+#include "vm.h"
+
+struct rwqe {
+	uint64_t wr_id; /* as in the WQE (little-endian) */
+	struct pvo_dma dma;
+};
+
+static bool accepts(struct pvo_qp *qp, const struct pvo_pkt *pkt)
+{
+	switch (qp->state) {
+	case PVO_QPS_RTR:
+	case PVO_QPS_RTS:
+	case PVO_QPS_SQD:
+	case PVO_QPS_SQE:
+		break;
+	default:
+		return false;
+	}
+	switch (qp->type) {
+	case PVO_QPT_RC:
+	case PVO_QPT_UC:
+		/* Only the peer the QP is connected to. */
+		return pkt->qp_type == qp->type &&
+		       pkt->src_qpn == qp->attr.dest_qpn &&
+		       memcmp(pkt->sgid, qp->attr.path.dgid, PVO_GID_LEN) == 0;
+	case PVO_QPT_UD:
+	case PVO_QPT_GSI:
+		return (pkt->qp_type == PVO_QPT_UD ||
+			pkt->qp_type == PVO_QPT_GSI) &&
+		       pkt->op == PVO_OP_SEND && pkt->qkey == qp->attr.qkey;
+	}
+	return false;
+}
+
+/*
+ * Takes the next receive WQE (RQ or SRQ); false if none is posted. With
+ * resolve, its SGEs are checked for local write into *st.
+ */
+static bool take_recv(struct pvo_qp *qp, struct rwqe *rw, bool resolve,
+		      enum pvo_wc_status *st)
+{
+	uint8_t buf[sizeof(struct pvo_recv_wqe) +
+		    PVO_DEV_MAX_SGE * sizeof(struct pvo_sge)]
+	    __attribute__((aligned(8)));
+	const struct pvo_recv_wqe *h = (const void *)buf;
+	struct pvo_vm *vm = qp->vm;
+	struct pvo_srq *srq = qp->srq;
+	struct pvo_ring *ring = srq ? &srq->ring : &qp->rq;
+	uint32_t *cons = srq ? &srq->cons : &qp->resp.rq_cons;
+	uint32_t max_sge = srq ? srq->max_sge : qp->max_recv_sge;
+	const struct pvo_pd *pd = srq ? srq->pd : qp->pd;
+	uint32_t prod;
+
+	if (!pvo_ring_load(vm, ring, PVO_RING_PROD, &prod) || prod == *cons)
+		return false;
+	if (prod - *cons > ring->entries) {
+		pvo_vm_warn(vm,
+			    "QP 0x%x: receive producer %u is not within "
+			    "%u of the consumer %u: ignoring the ring",
+			    qp->qpn, prod, ring->entries, *cons);
+		return false;
+	}
+	memset(buf, 0, sizeof(buf));
+	if (!pvo_ring_read(vm, ring, *cons, buf,
+			   MIN(1u << ring->shift, sizeof(buf))))
+		return false;
+	rw->wr_id = h->wr_id;
+	pvo_dma_init(&rw->dma, vm);
+	*st = PVO_WC_SUCCESS;
+	if (h->num_sge > max_sge)
+		*st = PVO_WC_LOC_QP_OP_ERR;
+	else if (resolve)
+		*st = pvo_dma_from_sges(
+		    &rw->dma, vm, pd, qp->ctx == PVO_CTX_KERNEL,
+		    PVO_ACCESS_LOCAL_WRITE, (const void *)(buf + sizeof(*h)),
+		    h->num_sge);
+	/* The WQE is copied: its slot is free again. */
+	(*cons)++;
+	pvo_ring_store(vm, ring, PVO_RING_CONS, *cons);
+	if (srq)
+		pvo_srq_check_limit(vm, srq);
+	return true;
+}
+
+static void complete_recv(struct pvo_qp *qp, const struct rwqe *rw,
+			  uint8_t opcode, enum pvo_wc_status st,
+			  uint64_t byte_len, const struct pvo_pkt *pkt,
+			  uint8_t net_type)
+{
+	struct pvo_cqe cqe = { 0 };
+
+	cqe.wr_id = rw->wr_id;
+	cqe.qpn = htole32(qp->qpn);
+	cqe.opcode = opcode;
+	cqe.status = st;
+	if (!st) {
+		cqe.byte_len = htole32((uint32_t)byte_len);
+		if (pkt->has_imm) {
+			cqe.flags |= PVO_WC_F_IMM;
+			cqe.imm_data = pkt->imm_data;
+		}
+	}
+	if (pkt->solicited)
+		cqe.flags |= PVO_WC_F_SOLICITED;
+	if (qp->type == PVO_QPT_UD || qp->type == PVO_QPT_GSI) {
+		cqe.src_qp = htole32(pkt->src_qpn);
+		memcpy(cqe.smac, pkt->smac, sizeof(cqe.smac));
+		cqe.sl = pkt->sl;
+		if (!st) {
+			cqe.flags |= PVO_WC_F_GRH;
+			cqe.network_hdr_type = net_type;
+		}
+	}
+	if (!pvo_cq_post(qp->vm, qp->rcq, &cqe))
+		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+}
+
+/* A receive-side failure: how the requester and this QP learn of it. */
+static void recv_failed(struct pvo_qp *qp, enum pvo_wc_status st,
+			struct pvo_reply *r)
+{
+	uint32_t ev = st == PVO_WC_LOC_LEN_ERR	  ? PVO_EV_QP_REQ_ERR
+		      : st == PVO_WC_LOC_PROT_ERR ? PVO_EV_QP_ACCESS_ERR
+						  : PVO_EV_QP_FATAL;
+
+	switch (qp->type) {
+	case PVO_QPT_RC:
+		r->code = st == PVO_WC_LOC_LEN_ERR ? PVO_REPLY_INV_REQ
+						   : PVO_REPLY_REM_OP;
+		/* fallthrough */
+	case PVO_QPT_UC:
+		r->responder_error = true;
+		r->responder_event = ev;
+		break;
+	default:
+		break; /* UD: the CQE tells; the QP keeps receiving */
+	}
+}
+
+/* RC only: a NAK that also moves this QP to error. */
+static void nak(struct pvo_qp *qp, enum pvo_reply_code code,
+		struct pvo_reply *r)
+{
+	if (qp->type != PVO_QPT_RC)
+		return; /* UC drops what it cannot execute */
+	r->code = code;
+	r->responder_error = true;
+	r->responder_event = code == PVO_REPLY_REM_ACCESS ? PVO_EV_QP_ACCESS_ERR
+							  : PVO_EV_QP_REQ_ERR;
+}
+
+static void resp_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
+		      struct pvo_reply *r)
+{
+	bool ud = qp->type == PVO_QPT_UD || qp->type == PVO_QPT_GSI;
+	uint64_t need = pkt->payload_len + (ud ? PVO_GRH_LEN : 0);
+	uint8_t grh[PVO_GRH_LEN], net = 0;
+	enum pvo_wc_status st;
+	struct pvo_dma g;
+	struct rwqe rw;
+
+	if (!take_recv(qp, &rw, true, &st)) {
+		if (qp->type == PVO_QPT_RC) {
+			r->code = PVO_REPLY_RNR;
+			r->rnr_timer = qp->attr.min_rnr_timer;
+		}
+		return; /* UC / UD: dropped */
+	}
+	if (!st && need > rw.dma.len)
+		st = PVO_WC_LOC_LEN_ERR;
+	if (!st && ud) {
+		net = pvo_grh_build(grh, pkt->sgid, pkt->dgid,
+				    pkt->traffic_class, pkt->flow_label,
+				    pkt->hop_limit, pkt->payload_len);
+		pvo_dma_init(&g, NULL);
+		pvo_dma_add(&g, PVO_DMA_HOST, NULL, 0, grh, sizeof(grh));
+		if (!pvo_dma_copy(&rw.dma, &g, sizeof(grh)))
+			st = PVO_WC_LOC_PROT_ERR;
+	}
+	if (!st && pkt->payload_len &&
+	    !pvo_dma_copy(&rw.dma, pkt->payload, pkt->payload_len))
+		st = PVO_WC_LOC_PROT_ERR;
+	complete_recv(qp, &rw, PVO_WC_RECV, st, need, pkt, net);
+	if (st)
+		recv_failed(qp, st, r);
+	else
+		r->code = PVO_REPLY_ACK;
+}
+
+/* The MR an rkey names, if both it and the QP grant access. */
+static struct pvo_mr *remote_mr(struct pvo_qp *qp, const struct pvo_pkt *pkt,
+				uint32_t access, uint64_t len)
+{
+	if (!(qp->attr.access & access))
+		return NULL;
+	return pvo_mr_get(qp->vm, pkt->rkey, qp->pd, access, pkt->va, len);
+}
+
+static void resp_write(struct pvo_qp *qp, const struct pvo_pkt *pkt,
+		       struct pvo_reply *r)
+{
+	uint64_t len = pkt->dma_len;
+	enum pvo_wc_status st = PVO_WC_SUCCESS;
+	struct pvo_mr *mr = NULL;
+	struct pvo_dma dst;
+	struct rwqe rw;
+
+	/* A zero-length write touches no memory: no key check (IB). */
+	if (len && !(mr = remote_mr(qp, pkt, PVO_ACCESS_REMOTE_WRITE, len))) {
+		nak(qp, PVO_REPLY_REM_ACCESS, r);
+		return;
+	}
+	if (len != pkt->payload_len) {
+		nak(qp, PVO_REPLY_INV_REQ, r);
+		return;
+	}
+	/* With immediate, a receive WQE must be there before any byte
+	 * moves, or the retry after RNR would find the data half done. */
+	if (pkt->has_imm && !take_recv(qp, &rw, false, &st)) {
+		if (qp->type == PVO_QPT_RC) {
+			r->code = PVO_REPLY_RNR;
+			r->rnr_timer = qp->attr.min_rnr_timer;
+		}
+		return;
+	}
+	if (len) {
+		pvo_dma_init(&dst, qp->vm);
+		pvo_dma_add(&dst, PVO_DMA_MR, mr, pkt->va, NULL, len);
+		if (!pvo_dma_copy(&dst, pkt->payload, len)) {
+			if (pkt->has_imm)
+				complete_recv(qp, &rw,
+					      PVO_WC_RECV_RDMA_WITH_IMM,
+					      PVO_WC_LOC_PROT_ERR, 0, pkt, 0);
+			nak(qp, PVO_REPLY_REM_ACCESS, r);
+			return;
+		}
+	}
+	if (pkt->has_imm) {
+		complete_recv(qp, &rw, PVO_WC_RECV_RDMA_WITH_IMM, st, len, pkt,
+			      0);
+		if (st) {
+			recv_failed(qp, st, r);
+			return;
+		}
+	}
+	r->code = PVO_REPLY_ACK;
+}
+
+static void resp_read(struct pvo_qp *qp, const struct pvo_pkt *pkt,
+		      struct pvo_reply *r)
+{
+	uint64_t len = pkt->dma_len;
+	struct pvo_mr *mr;
+
+	if (!qp->attr.max_dest_rd_atomic) {
+		nak(qp, PVO_REPLY_INV_REQ, r);
+		return;
+	}
+	if (len) {
+		mr = remote_mr(qp, pkt, PVO_ACCESS_REMOTE_READ, len);
+		if (!mr) {
+			nak(qp, PVO_REPLY_REM_ACCESS, r);
+			return;
+		}
+		/* The requester copies straight out of this MR. */
+		pvo_dma_init(&r->data, qp->vm);
+		pvo_dma_add(&r->data, PVO_DMA_MR, mr, pkt->va, NULL, len);
+		r->has_data = true;
+	}
+	r->code = PVO_REPLY_ACK;
+}
+
+static void resp_atomic(struct pvo_qp *qp, const struct pvo_pkt *pkt,
+			struct pvo_reply *r)
+{
+	struct pvo_mr *mr;
+	uint64_t gpa, avail;
+
+	if (!qp->attr.max_dest_rd_atomic) {
+		nak(qp, PVO_REPLY_INV_REQ, r);
+		return;
+	}
+	/* Key and access before alignment, as rxe does. */
+	mr = remote_mr(qp, pkt, PVO_ACCESS_REMOTE_ATOMIC, 8);
+	if (!mr) {
+		nak(qp, PVO_REPLY_REM_ACCESS, r);
+		return;
+	}
+	if (pkt->va & 7) {
+		nak(qp, PVO_REPLY_INV_REQ, r);
+		return;
+	}
+	/* 8-byte aligned: never crosses a page */
+	gpa = pvo_mr_gpa(mr, pkt->va, &avail);
+	if (!pvo_gmem_atomic64(qp->vm, gpa,
+			       pkt->op == PVO_OP_CMP_SWAP ? PVO_GMEM_CMP_SWAP
+							  : PVO_GMEM_FETCH_ADD,
+			       pkt->compare_add, pkt->swap, &r->atomic_orig)) {
+		nak(qp, PVO_REPLY_REM_ACCESS, r);
+		return;
+	}
+	r->code = PVO_REPLY_ACK;
+}
+
+void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
+		      struct pvo_reply *r)
+{
+	if (!accepts(qp, pkt))
+		return; /* silently dropped, as on the wire */
+	/* Whole messages only: segmenting transports (issue 4) add the
+	 * per-QP reassembly state this needs. */
+	if (!pkt->first || !pkt->last)
+		return;
+	if ((qp->type == PVO_QPT_RC || qp->type == PVO_QPT_UC) &&
+	    qp->state == PVO_QPS_RTR && !qp->resp.comm_est) {
+		qp->resp.comm_est = true;
+		pvo_event_post(qp->vm, PVO_EV_COMM_EST, qp->handle);
+	}
+	switch (pkt->op) {
+	case PVO_OP_SEND:
+		resp_send(qp, pkt, r);
+		break;
+	case PVO_OP_WRITE:
+		resp_write(qp, pkt, r);
+		break;
+	case PVO_OP_READ:
+		if (qp->type == PVO_QPT_RC)
+			resp_read(qp, pkt, r);
+		break;
+	case PVO_OP_CMP_SWAP:
+	case PVO_OP_FETCH_ADD:
+		if (qp->type == PVO_QPT_RC)
+			resp_atomic(qp, pkt, r);
+		break;
+	}
+	if (r->code == PVO_REPLY_ACK) {
+		uint32_t mtu = pvo_qp_mtu_bytes(qp);
+		uint64_t n = pkt->dma_len ? (pkt->dma_len + mtu - 1) / mtu : 1;
+
+		qp->attr.rq_psn = pvo_psn_add(qp->attr.rq_psn, n);
+	}
+}

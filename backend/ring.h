@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Rings in guest memory (SQ, RQ, SRQ, CQ): page 0 holds struct
+ * pvo_ring_hdr, entries follow from page 1 (include/pvo-device.h). The
+ * device keeps its own copy of the counter it owns and only reads the
+ * guest's; a guest that scribbles on the device's counter changes nothing.
+ */
+#ifndef PVO_RING_H
+#define PVO_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pvo-device.h"
+
+struct pvo_vm;
+
+struct pvo_ring {
+	uint64_t *pages; /* GPAs: [0] header, [1..] entries */
+	uint32_t npages;
+	uint32_t entries; /* power of two */
+	uint8_t shift;	  /* log2 of the entry stride */
+};
+
+#define PVO_RING_PROD offsetof(struct pvo_ring_hdr, prod)
+#define PVO_RING_CONS offsetof(struct pvo_ring_hdr, cons)
+#define PVO_RING_ARM offsetof(struct pvo_ring_hdr, arm)
+#define PVO_RING_DB_PENDING offsetof(struct pvo_ring_hdr, db_pending)
+
+/*
+ * Reads and checks the page list of a ring of entries (a power of two,
+ * 1..max_entries) with stride 1 << shift. Returns a pvo_status.
+ */
+enum pvo_status pvo_ring_init(struct pvo_ring *r, struct pvo_vm *vm,
+			      const struct pvo_pdir *pdir, uint32_t entries,
+			      uint32_t max_entries, unsigned int shift);
+void pvo_ring_fini(struct pvo_ring *r);
+
+static inline bool pvo_is_pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* GPA of the entry with free-running index idx. */
+static inline uint64_t pvo_ring_entry_gpa(const struct pvo_ring *r,
+					  uint32_t idx)
+{
+	uint64_t off = (uint64_t)(idx & (r->entries - 1)) << r->shift;
+
+	return r->pages[1 + (off >> PVO_PAGE_SHIFT)] +
+	       (off & (PVO_PAGE_SIZE - 1));
+}
+
+static inline uint64_t pvo_ring_hdr_gpa(const struct pvo_ring *r, size_t field)
+{
+	return r->pages[0] + field;
+}
+
+/* Copies len (<= stride) bytes of entry idx; false if not guest RAM. */
+bool pvo_ring_read(struct pvo_vm *vm, const struct pvo_ring *r, uint32_t idx,
+		   void *buf, size_t len);
+bool pvo_ring_write(struct pvo_vm *vm, const struct pvo_ring *r, uint32_t idx,
+		    const void *buf, size_t len);
+
+/* Header words: loads acquire, stores release. */
+bool pvo_ring_load(struct pvo_vm *vm, const struct pvo_ring *r, size_t field,
+		   uint32_t *val);
+bool pvo_ring_store(struct pvo_vm *vm, const struct pvo_ring *r, size_t field,
+		    uint32_t val);
+
+#endif

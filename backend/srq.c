@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Shared receive queues; see srq.h. */
+#include <endian.h>
+#include <glib.h>
+
+#include "device.h"
+#include "event.h"
+#include "srq.h"
+#include "vm.h"
+
+/* entries is a power of two <= max_srq_wr + 1, so at most this: */
+#define SRQ_MAX_ENTRIES PVO_DEV_MAX_SRQ_WR
+
+enum pvo_status pvo_cmd_create_srq(struct pvo_vm *vm, uint32_t ctx,
+				   const void *req, void *resp)
+{
+	const struct pvo_cmd_create_srq *c = req;
+	struct pvo_resp_create_srq *r = resp;
+	uint32_t entries = le32toh(c->entries);
+	uint32_t max_sge = le32toh(c->max_sge);
+	uint32_t limit = le32toh(c->srq_limit);
+	enum pvo_status st;
+	struct pvo_srq *srq;
+	struct pvo_pd *pd;
+	unsigned int i;
+
+	pd = pvo_table_get(&vm->pds, le32toh(c->pd), ctx);
+	if (!pd)
+		return PVO_STATUS_ENOENT;
+	for (i = 0; i < sizeof(c->reserved); i++)
+		if (c->reserved[i])
+			return PVO_STATUS_EINVAL;
+	if (max_sge > PVO_DEV_MAX_SGE || limit > entries ||
+	    c->wqe_shift != pvo_recv_wqe_shift(max_sge))
+		return PVO_STATUS_EINVAL;
+	if (vm->srqs.count >= vm->srqs.limit) {
+		pvo_vm_warn(vm, "SRQ quota reached (max-srq = %u)",
+			    vm->cfg->quota.max_srq);
+		return PVO_STATUS_ENOSPC;
+	}
+	srq = g_new0(struct pvo_srq, 1);
+	st = pvo_ring_init(&srq->ring, vm, &c->ring, entries, SRQ_MAX_ENTRIES,
+			   c->wqe_shift);
+	if (st) {
+		g_free(srq);
+		return st;
+	}
+	pvo_ring_load(vm, &srq->ring, PVO_RING_CONS, &srq->cons);
+	srq->handle = pvo_table_add(&vm->srqs, srq, ctx);
+	if (!srq->handle) {
+		pvo_ring_fini(&srq->ring);
+		g_free(srq);
+		return PVO_STATUS_ENOSPC;
+	}
+	srq->ctx = ctx;
+	srq->srqn = pvo_handle_index(srq->handle);
+	srq->pd = pd;
+	srq->max_sge = max_sge;
+	srq->limit = limit;
+	pd->refcnt++;
+	r->srq = htole32(srq->handle);
+	r->srqn = htole32(srq->srqn);
+	return PVO_STATUS_OK;
+}
+
+enum pvo_status pvo_cmd_modify_srq(struct pvo_vm *vm, uint32_t ctx,
+				   const void *req, void *resp)
+{
+	const struct pvo_cmd_modify_srq *c = req;
+	uint32_t mask = le32toh(c->attr_mask);
+	uint32_t limit = le32toh(c->srq_limit);
+	struct pvo_srq *srq;
+
+	srq = pvo_table_get(&vm->srqs, le32toh(c->srq), ctx);
+	if (!srq)
+		return PVO_STATUS_ENOENT;
+	/* No resize: the guest sized the ring at creation. */
+	if (mask != PVO_SRQ_LIMIT || limit > srq->ring.entries)
+		return PVO_STATUS_EINVAL;
+	/* Checked when the responder consumes a WQE, as IB specifies. */
+	srq->limit = limit;
+	return PVO_STATUS_OK;
+}
+
+enum pvo_status pvo_cmd_query_srq(struct pvo_vm *vm, uint32_t ctx,
+				  const void *req, void *resp)
+{
+	const struct pvo_cmd_handle *c = req;
+	struct pvo_resp_query_srq *r = resp;
+	struct pvo_srq *srq;
+
+	if (c->reserved)
+		return PVO_STATUS_EINVAL;
+	srq = pvo_table_get(&vm->srqs, le32toh(c->handle), ctx);
+	if (!srq)
+		return PVO_STATUS_ENOENT;
+	r->max_wr = htole32(srq->ring.entries);
+	r->max_sge = htole32(srq->max_sge);
+	r->srq_limit = htole32(srq->limit);
+	return PVO_STATUS_OK;
+}
+
+void pvo_srq_free(struct pvo_vm *vm, struct pvo_srq *srq)
+{
+	pvo_event_purge(vm, PVO_EVOBJ_SRQ, srq->handle);
+	pvo_table_remove(&vm->srqs, srq->handle, srq->ctx);
+	srq->pd->refcnt--;
+	pvo_ring_fini(&srq->ring);
+	g_free(srq);
+}
+
+enum pvo_status pvo_cmd_destroy_srq(struct pvo_vm *vm, uint32_t ctx,
+				    const void *req, void *resp)
+{
+	const struct pvo_cmd_handle *c = req;
+	struct pvo_srq *srq;
+
+	if (c->reserved)
+		return PVO_STATUS_EINVAL;
+	srq = pvo_table_get(&vm->srqs, le32toh(c->handle), ctx);
+	if (!srq)
+		return PVO_STATUS_ENOENT;
+	if (srq->refcnt)
+		return PVO_STATUS_EBUSY;
+	pvo_srq_free(vm, srq);
+	return PVO_STATUS_OK;
+}
+
+void pvo_srq_check_limit(struct pvo_vm *vm, struct pvo_srq *srq)
+{
+	uint32_t prod;
+
+	if (!srq->limit || !pvo_ring_load(vm, &srq->ring, PVO_RING_PROD, &prod))
+		return;
+	if (prod - srq->cons < srq->limit) {
+		srq->limit = 0; /* one event per arming */
+		pvo_event_post(vm, PVO_EV_SRQ_LIMIT, srq->handle);
+	}
+}

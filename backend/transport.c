@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Transport selection; see transport.h. */
+#include <string.h>
+
+#include "transport.h"
+
+/* Tried in order; the overlay transport (issue 4) goes after local. */
+static const struct pvo_transport_ops *const transports[] = {
+	&pvo_transport_local,
+};
+
+void pvo_transport_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
+{
+	struct pvo_reply none;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
+		if (transports[i]->send(qp, pkt))
+			return;
+	memset(&none, 0, sizeof(none));
+	none.code = PVO_REPLY_NONE;
+	pvo_comp_reply(qp, &none);
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Transports carry a requester's messages to the responder QP and the
+ * responder's answer back. The engine hands a transport one request
+ * (struct pvo_pkt: a whole message or, for a packetising transport, one
+ * segment of it) and gets the answer through pvo_comp_reply().
+ *
+ *   local    both QPs on this back-end, same tenant: the responder runs
+ *            right away and copies straight between the two guests
+ *   overlay  (issue 4) RoCEv2 in VXLAN to another host; it segments at
+ *            the path MTU, answers come back later from the socket
+ *
+ * pvo_transport_send() picks one per message: local when the destination
+ * GID is installed in a VM of the sender's tenant on this back-end.
+ */
+#ifndef PVO_TRANSPORT_H
+#define PVO_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dma.h"
+#include "pvo-device.h"
+
+struct pvo_vm;
+struct pvo_qp;
+
+enum pvo_pkt_op {
+	PVO_OP_SEND,
+	PVO_OP_WRITE,
+	PVO_OP_READ,
+	PVO_OP_CMP_SWAP,
+	PVO_OP_FETCH_ADD,
+};
+
+/* A request on the wire, with what a BTH / RETH / AtomicETH / DETH /
+ * GRH would carry, and the payload as a cursor over the sender's data. */
+struct pvo_pkt {
+	/* source: the requester */
+	struct pvo_vm *src_vm;
+	const uint8_t *sgid;
+	const uint8_t *smac;
+	uint32_t src_qpn;
+	uint8_t qp_type; /* PVO_QPT_*; GSI travels as UD */
+	/* destination */
+	const uint8_t *dgid;
+	uint32_t dst_qpn;
+	uint32_t qkey; /* UD: the resolved Q_Key (DETH) */
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint32_t flow_label;
+	uint8_t sl;
+	/* operation */
+	enum pvo_pkt_op op;
+	uint32_t psn;
+	bool first, last; /* segment position in the message */
+	uint64_t offset;  /* bytes of the message before this segment */
+	bool has_imm;
+	uint32_t imm_data; /* big-endian */
+	bool solicited;
+	uint64_t va; /* RETH / AtomicETH */
+	uint32_t rkey;
+	uint64_t dma_len; /* RETH: length of the whole message */
+	uint64_t compare_add;
+	uint64_t swap;
+	/* payload of this segment (SEND, WRITE); NULL when empty */
+	struct pvo_dma *payload;
+	uint64_t payload_len;
+};
+
+enum pvo_reply_code {
+	PVO_REPLY_NONE, /* nothing came back (dropped, unreachable) */
+	PVO_REPLY_ACK,
+	PVO_REPLY_RNR,	      /* RNR NAK with rnr_timer */
+	PVO_REPLY_INV_REQ,    /* NAK: invalid request */
+	PVO_REPLY_REM_ACCESS, /* NAK: remote access error */
+	PVO_REPLY_REM_OP,     /* NAK: remote operational error */
+};
+
+struct pvo_reply {
+	enum pvo_reply_code code;
+	uint8_t rnr_timer;
+	uint64_t atomic_orig;
+	/* READ response data (valid until pvo_comp_reply returns) */
+	bool has_data;
+	struct pvo_dma data;
+	/* local transport: the responder QP must go to error once the
+	 * requester has seen this reply (its async event, 0 = none) */
+	bool responder_error;
+	uint32_t responder_event;
+};
+
+struct pvo_transport_ops {
+	const char *name;
+	/* Deliver pkt from qp. Returns false if the destination is not
+	 * served by this transport (try the next one). */
+	bool (*send)(struct pvo_qp *qp, struct pvo_pkt *pkt);
+};
+
+extern const struct pvo_transport_ops pvo_transport_local;
+
+/* Sends pkt; if no transport reaches the destination, the requester gets
+ * PVO_REPLY_NONE (UD: silently dropped; RC: retries, then RETRY_EXC). */
+void pvo_transport_send(struct pvo_qp *qp, struct pvo_pkt *pkt);
+
+/* Daemon-wide registry of the VMs served here (local transport). */
+void pvo_local_register(struct pvo_vm *vm);
+void pvo_local_unregister(struct pvo_vm *vm);
+/* The VM of vm's tenant that has gid installed, or NULL. */
+struct pvo_vm *pvo_local_route(struct pvo_vm *vm, const uint8_t *gid);
+
+/* Engine entry points the transports call. */
+void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
+		      struct pvo_reply *reply);
+void pvo_comp_reply(struct pvo_qp *qp, struct pvo_reply *reply);
+
+#endif

@@ -1,0 +1,621 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * pvo-bench: native data-path benchmark of pvrdma-overlayd. Two simulated
+ * VMs (tests/frontend's sim_vm / sim_verbs, no QEMU, no guest) on one
+ * back-end in one tenant; one RC QP pair between them.
+ *
+ * Reports, per message size, RDMA WRITE and SEND bandwidth and message
+ * rate next to memcpy bandwidth measured in the same run between the same
+ * two guest buffers (the copy the back-end has to do), and the ratio; then
+ * the half round-trip latency of a SEND ping-pong (median and p99).
+ *
+ * Targets (reported, never a failure): >= 80 % of memcpy at >= 64 KiB,
+ * >= 2 M msg/s at 64 B with batching, median half-RTT < 2 us when the
+ * back-end busy-polls.
+ *
+ * Usage: pvo-bench [--seconds S] [--sizes 64,4096,...] [--depth N]
+ *		    [--batch N] [--lat-iters N] [--backend-arg ARG]...
+ * PVO_BACKEND picks the back-end binary (default: the plain -O2 build).
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend_proc.h"
+#include "pvo_cmd.h"
+#include "sim_verbs.h"
+#include "sim_vm.h"
+
+#define KIB 1024ull
+#define MIB (1024ull * 1024ull)
+#define BUF_LEN (32 * MIB)
+#define RAM_LEN (128 * MIB)
+#define SQ_ENTRIES 1024
+#define RQ_ENTRIES 1024
+#define MAX_BATCH 64
+#define MAX_SIZES 32
+
+static const char config[] = "[tenant bench]\n"
+			     "vni = 10\n"
+			     "\n"
+			     "[vm a]\n"
+			     "tenant = bench\n"
+			     "mac = 52:54:00:00:10:0a\n"
+			     "ips = 10.1.0.1\n"
+			     "\n"
+			     "[vm b]\n"
+			     "tenant = bench\n"
+			     "mac = 52:54:00:00:10:0b\n"
+			     "ips = 10.1.0.2\n";
+
+struct side {
+	const char *name;
+	struct sim_vm *vm;
+	struct sim_ctx ctx;
+	struct sim_pd pd;
+	struct sim_cq scq, rcq;
+	struct sim_buf buf;
+	struct sim_mr mr;
+	struct sim_qp qp;
+};
+
+struct opts {
+	double seconds;
+	unsigned int sizes[MAX_SIZES];
+	unsigned int nsizes;
+	unsigned int depth;
+	unsigned int batch;
+	unsigned int lat_iters;
+	const char *backend_args[16];
+	unsigned int nargs;
+};
+
+struct result {
+	double mbps;  /* MB/s (10^6 bytes) */
+	double mmsgs; /* million messages/s */
+	double be_ns; /* back-end CPU time per message, ns */
+	bool ok;
+};
+
+static struct backend_proc bp;
+static struct side A = {.name = "a"}, B = {.name = "b"};
+static int timeout_ms = 10000;
+
+/* CPU time the back-end has used so far (ns), from /proc schedstat. */
+static uint64_t backend_cpu_ns(void)
+{
+	unsigned long long run = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)bp.pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &run) != 1)
+		run = 0;
+	fclose(f);
+	return run;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void __attribute__((noreturn)) die(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "pvo-bench: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	if (bp.pid > 0) {
+		fprintf(stderr, "pvo-bench: back-end log: %s\n", bp.log_path);
+		backend_stop(&bp, 2000);
+		backend_cleanup(&bp, true);
+	}
+	exit(1);
+}
+
+static void side_open(struct side *s)
+{
+	struct sim_vm_opts o = {
+	    .name = s->name,
+	    .socket_path = backend_vm_socket(&bp, s->name),
+	    .ram_size = RAM_LEN,
+	    .ram_regions = 1,
+	};
+	char err[512];
+	int st;
+
+	s->vm = sim_vm_open(&o, err, sizeof(err));
+	if (!s->vm)
+		die("%s", err);
+	st = sim_ctx_open(s->vm, &s->ctx);
+	if (!st)
+		st = sim_alloc_pd(&s->ctx, &s->pd);
+	if (!st)
+		st = sim_create_cq(&s->ctx, 4096, &s->scq);
+	if (!st)
+		st = sim_create_cq(&s->ctx, 4096, &s->rcq);
+	if (st)
+		die("%s", s->vm->err);
+	/* physically contiguous, so memcpy sees one host range */
+	if (sim_buf_alloc(&s->buf, sim_vm_ram(s->vm), sim_vm_va(s->vm, BUF_LEN),
+			  BUF_LEN, 0, SIM_LAYOUT_CONTIG))
+		die("%s: no guest RAM for the %llu MiB buffer", s->name,
+		    BUF_LEN / MIB);
+	st = sim_reg_mr(&s->pd, &s->buf, 0, BUF_LEN,
+			PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE |
+			    PVO_ACCESS_REMOTE_READ,
+			&s->mr);
+	if (st)
+		die("%s", s->vm->err);
+}
+
+static void connect_pair(void)
+{
+	struct sim_qp_init in = {
+	    .type = PVO_QPT_RC,
+	    .sq_entries = SQ_ENTRIES,
+	    .rq_entries = RQ_ENTRIES,
+	    .max_send_sge = 1,
+	    .max_recv_sge = 1,
+	    .max_inline = 64,
+	    .layout = SIM_LAYOUT_CONTIG,
+	};
+	struct sim_conn conn = {0};
+	struct sim_peer pa, pb;
+	int st;
+
+	in.send_cq = &A.scq;
+	in.recv_cq = &A.rcq;
+	st = sim_create_qp(&A.pd, &in, &A.qp);
+	if (st)
+		die("%s", A.vm->err);
+	in.send_cq = &B.scq;
+	in.recv_cq = &B.rcq;
+	st = sim_create_qp(&B.pd, &in, &B.qp);
+	if (st)
+		die("%s", B.vm->err);
+	sim_qp_peer(&A.qp, 0, &pa);
+	sim_qp_peer(&B.qp, 0, &pb);
+	st = sim_qp_connect(&A.qp, &conn, &pb);
+	if (!st)
+		st = sim_qp_connect(&B.qp, &conn, &pa);
+	if (st)
+		die("connect: %s / %s", A.vm->err, B.vm->err);
+}
+
+/* Each measurement starts on a fresh pair: no receives of another size
+ * left in the RQ, no completions left in the CQs. */
+static void disconnect_pair(void)
+{
+	struct pvo_cqe c[64];
+
+	if (sim_destroy_qp(&A.qp) || sim_destroy_qp(&B.qp))
+		die("destroy QP: %s / %s", A.vm->err, B.vm->err);
+	while (sim_poll_cq(&A.scq, c, 64) > 0 ||
+	       sim_poll_cq(&A.rcq, c, 64) > 0 ||
+	       sim_poll_cq(&B.scq, c, 64) > 0 || sim_poll_cq(&B.rcq, c, 64) > 0)
+		;
+}
+
+/* Keep @s's RQ full of receives over its buffer slots. */
+static unsigned int recv_slot;
+
+static void refill_recvs(struct side *s, unsigned int size, unsigned int nslots)
+{
+	while (s->qp.rq_prod - le32toh(sim_load_acquire(&s->qp.rq.hdr->cons)) <
+	       RQ_ENTRIES) {
+		struct sim_sge sge = {
+		    .addr = s->buf.va + (uint64_t)(recv_slot++ % nslots) * size,
+		    .length = size,
+		    .lkey = s->mr.key,
+		};
+
+		if (sim_post_recv(&s->qp, 0, &sge, 1))
+			break;
+	}
+}
+
+static void check_cqes(const struct pvo_cqe *c, int n, const char *what)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (c[i].status != PVO_WC_SUCCESS)
+			die("%s: completion with status %s (wr_id %llu)", what,
+			    sim_wc_status_name(c[i].status),
+			    (unsigned long long)le64toh(c[i].wr_id));
+}
+
+/*
+ * Stream @opcode messages of @size from a to b for @seconds with up to
+ * @depth in flight, posted @batch per doorbell, the last of each batch
+ * signaled.
+ */
+static struct result stream(uint8_t opcode, unsigned int size,
+			    unsigned int depth, unsigned int batch,
+			    double seconds)
+{
+	static struct sim_wr wrs[MAX_BATCH];
+	unsigned int nslots = BUF_LEN / size, i;
+	uint64_t posted = 0, done = 0, slot = 0, received = 0;
+	struct pvo_cqe c[64];
+	struct result r = {0};
+	double t0, t1, stop_at;
+	bool is_send = opcode == PVO_WR_SEND;
+	uint64_t cpu0;
+
+	if (nslots > depth)
+		nslots = depth;
+	/* at least four batches in flight, or the back-end idles while we
+	 * wait for the one signaled completion */
+	if (batch > depth / 4)
+		batch = depth / 4 ? depth / 4 : 1;
+	connect_pair();
+	if (is_send) {
+		recv_slot = 0;
+		refill_recvs(&B, size, nslots);
+	}
+	for (i = 0; i < batch; i++) {
+		memset(&wrs[i], 0, sizeof(wrs[i]));
+		wrs[i].opcode = opcode;
+		wrs[i].num_sge = 1;
+		wrs[i].sge[0].length = size;
+		wrs[i].sge[0].lkey = A.mr.key;
+		wrs[i].rkey = B.mr.key;
+	}
+	wrs[batch - 1].flags = PVO_WQE_F_SIGNALED;
+
+	cpu0 = backend_cpu_ns();
+	t0 = now_s();
+	stop_at = t0 + seconds;
+	for (;;) {
+		bool stopping = now_s() >= stop_at;
+		int n;
+
+		if (!stopping && posted - done + batch <= depth) {
+			for (i = 0; i < batch; i++, slot++) {
+				uint64_t off = (slot % nslots) * size;
+
+				wrs[i].wr_id = posted + i;
+				wrs[i].sge[0].addr = A.buf.va + off;
+				wrs[i].remote_addr = B.mr.iova + off;
+			}
+			if (sim_post_send(&A.qp, wrs, batch) == 0)
+				posted += batch;
+		}
+		n = sim_poll_cq(&A.scq, c, 64);
+		check_cqes(c, n, "requester");
+		done += (uint64_t)n * batch;
+		if (is_send) {
+			n = sim_poll_cq(&B.rcq, c, 64);
+			check_cqes(c, n, "responder");
+			received += n;
+			if (n)
+				refill_recvs(&B, size, nslots);
+		}
+		if (stopping && done == posted)
+			break;
+		if (stopping && now_s() > stop_at + timeout_ms / 1000.0)
+			die("%s %u B: %llu of %llu messages never completed",
+			    is_send ? "SEND" : "WRITE", size,
+			    (unsigned long long)(posted - done),
+			    (unsigned long long)posted);
+	}
+	t1 = now_s();
+	if (is_send) {
+		/* the last receives may trail the last send completion */
+		while (received < posted && now_s() < t1 + 5) {
+			int n = sim_poll_cq(&B.rcq, c, 64);
+
+			check_cqes(c, n, "responder");
+			received += n;
+		}
+		if (received != posted)
+			die("SEND %u B: %llu sent, %llu received", size,
+			    (unsigned long long)posted,
+			    (unsigned long long)received);
+		refill_recvs(&B, size, nslots);
+	}
+	r.be_ns = done ? (double)(backend_cpu_ns() - cpu0) / done : 0;
+	disconnect_pair();
+	r.mbps = (double)done * size / (t1 - t0) / 1e6;
+	r.mmsgs = (double)done / (t1 - t0) / 1e6;
+	r.ok = true;
+	return r;
+}
+
+/* memcpy between the same two guest buffers, same slots, same sizes. */
+static struct result memcpy_bw(unsigned int size, unsigned int depth,
+			       double seconds)
+{
+	uint8_t *src = sim_buf_ptr(&A.buf, 0), *dst = sim_buf_ptr(&B.buf, 0);
+	unsigned int nslots = BUF_LEN / size;
+	uint64_t n = 0, slot = 0;
+	struct result r = {0};
+	double t0, t1;
+
+	if (nslots > depth)
+		nslots = depth;
+	t0 = now_s();
+	do {
+		unsigned int k;
+
+		for (k = 0; k < 16; k++, slot++) {
+			uint64_t off = (slot % nslots) * size;
+
+			memcpy(dst + off, src + off, size);
+		}
+		n += 16;
+		__asm__ volatile("" ::: "memory");
+		t1 = now_s();
+	} while (t1 - t0 < seconds);
+	r.mbps = (double)n * size / (t1 - t0) / 1e6;
+	r.mmsgs = (double)n / (t1 - t0) / 1e6;
+	r.ok = true;
+	return r;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* SEND ping-pong of @size bytes: a -> b, b -> a; half round trips. */
+static void latency(unsigned int size, unsigned int iters, double *median,
+		    double *p99)
+{
+	double *half = calloc(iters, sizeof(*half));
+	struct sim_wr wa, wb;
+	struct pvo_cqe c[4];
+	unsigned int i, warm = iters / 10 + 10;
+
+	if (!half)
+		die("out of memory");
+	connect_pair();
+	recv_slot = 0;
+	refill_recvs(&A, size, 4);
+	refill_recvs(&B, size, 4);
+	memset(&wa, 0, sizeof(wa));
+	wa.opcode = PVO_WR_SEND;
+	wa.num_sge = 1;
+	wa.sge[0].addr = A.buf.va + 64 * KIB;
+	wa.sge[0].length = size;
+	wa.sge[0].lkey = A.mr.key;
+	wb = wa;
+	wb.sge[0].addr = B.buf.va + 64 * KIB;
+	wb.sge[0].lkey = B.mr.key;
+	for (i = 0; i < warm + iters; i++) {
+		double t0 = now_s(), dl = t0 + timeout_ms / 1000.0;
+		int n;
+
+		/* every 32nd signaled keeps the send CQs drained */
+		wa.flags = wb.flags = (i % 32 == 31) ? PVO_WQE_F_SIGNALED : 0;
+		if (sim_post_send(&A.qp, &wa, 1))
+			die("latency: a's SQ is full");
+		while ((n = sim_poll_cq(&B.rcq, c, 1)) == 0)
+			if (now_s() > dl)
+				die("latency: b never received message %u", i);
+		check_cqes(c, n, "ping");
+		if (sim_post_send(&B.qp, &wb, 1))
+			die("latency: b's SQ is full");
+		while ((n = sim_poll_cq(&A.rcq, c, 1)) == 0)
+			if (now_s() > dl)
+				die("latency: a never received reply %u", i);
+		check_cqes(c, n, "pong");
+		if (i >= warm)
+			half[i - warm] = (now_s() - t0) / 2 * 1e6;
+		if (i % 64 == 63) {
+			refill_recvs(&A, size, 4);
+			refill_recvs(&B, size, 4);
+		}
+		while (sim_poll_cq(&A.scq, c, 4) > 0)
+			check_cqes(c, 1, "ping send");
+		while (sim_poll_cq(&B.scq, c, 4) > 0)
+			check_cqes(c, 1, "pong send");
+	}
+	disconnect_pair();
+	qsort(half, iters, sizeof(*half), cmp_double);
+	*median = half[iters / 2];
+	*p99 = half[(size_t)(iters * 0.99)];
+	free(half);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: pvo-bench [--seconds S] [--sizes N,N,...] [--depth N] "
+		"[--batch N]\n"
+		"                 [--lat-iters N] [--backend-arg ARG]...\n"
+		"PVO_BACKEND: back-end binary (default %s)\n",
+		BACKEND_DEFAULT_PATH);
+	exit(2);
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+	    {"seconds", required_argument, NULL, 's'},
+	    {"sizes", required_argument, NULL, 'z'},
+	    {"depth", required_argument, NULL, 'd'},
+	    {"batch", required_argument, NULL, 'b'},
+	    {"lat-iters", required_argument, NULL, 'l'},
+	    {"backend-arg", required_argument, NULL, 'a'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	static const unsigned int def_sizes[] = {64,	256,   1024,   4096,
+						 16384, 65536, 262144, 1048576};
+	char *tok, *save;
+	int c;
+
+	o->seconds = 0.5;
+	o->depth = 128;
+	o->batch = 16;
+	o->lat_iters = 20000;
+	memcpy(o->sizes, def_sizes, sizeof(def_sizes));
+	o->nsizes = sizeof(def_sizes) / sizeof(def_sizes[0]);
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o->seconds = atof(optarg);
+			break;
+		case 'z':
+			o->nsizes = 0;
+			for (tok = strtok_r(optarg, ",", &save);
+			     tok && o->nsizes < MAX_SIZES;
+			     tok = strtok_r(NULL, ",", &save))
+				o->sizes[o->nsizes++] = strtoul(tok, NULL, 0);
+			break;
+		case 'd':
+			o->depth = strtoul(optarg, NULL, 0);
+			break;
+		case 'b':
+			o->batch = strtoul(optarg, NULL, 0);
+			break;
+		case 'l':
+			o->lat_iters = strtoul(optarg, NULL, 0);
+			break;
+		case 'a':
+			if (o->nargs < 15)
+				o->backend_args[o->nargs++] = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (o->seconds <= 0 || !o->nsizes || !o->depth || !o->batch ||
+	    o->batch > MAX_BATCH || o->depth > SQ_ENTRIES || o->lat_iters < 100)
+		die("bad option values: seconds > 0, 1 <= batch <= %d, "
+		    "1 <= depth <= %d, lat-iters >= 100",
+		    MAX_BATCH, SQ_ENTRIES);
+}
+
+static const char *human(unsigned int size)
+{
+	static char buf[4][16];
+	static unsigned int slot;
+	char *b = buf[slot++ % 4];
+
+	if (size >= MIB && size % MIB == 0)
+		snprintf(b, 16, "%u MiB", (unsigned int)(size / MIB));
+	else if (size >= KIB && size % KIB == 0)
+		snprintf(b, 16, "%u KiB", (unsigned int)(size / KIB));
+	else
+		snprintf(b, 16, "%u B", size);
+	return b;
+}
+
+int main(int argc, char **argv)
+{
+	const char *vms[] = {"a", "b", NULL};
+	struct opts o = {0};
+	struct result w, s, m;
+	double med, p99, med64 = 0, ratio_big = 1e9, rate64 = -1;
+	char err[512];
+	unsigned int i;
+	const char *env;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	parse(argc, argv, &o);
+	env = getenv("PVO_TEST_TIMEOUT_MS");
+	if (env && atoi(env) > 0)
+		timeout_ms = atoi(env);
+	o.backend_args[o.nargs] = NULL;
+	if (backend_start_config(&bp, config, vms, o.backend_args, 10000, err,
+				 sizeof(err)))
+		die("%s", err);
+	side_open(&A);
+	side_open(&B);
+
+	printf("pvo-bench: back-end %s%s%s\n", bp.binary,
+	       o.nargs ? " with" : "", o.nargs ? "" : " (default options)");
+	for (i = 0; i < o.nargs; i++)
+		printf("  %s", o.backend_args[i]);
+	if (o.nargs)
+		printf("\n");
+	printf("two simulated VMs, one RC QP pair, %.2f s per cell, up to "
+	       "%u in flight, %u WQEs per doorbell; \"be us/msg\" is the "
+	       "back-end's CPU time per message\n\n",
+	       o.seconds, o.depth, o.batch);
+	printf("%8s | %10s %8s %7s | %10s %8s %7s | %10s | %7s %7s\n", "size",
+	       "WRITE MB/s", "Mmsg/s", "be us", "SEND MB/s", "Mmsg/s", "be us",
+	       "memcpy MB/s", "WRITE/", "SEND/");
+	printf("%8s | %10s %8s %7s | %10s %8s %7s | %10s | %7s %7s\n", "", "",
+	       "", "/msg", "", "", "/msg", "", "memcpy", "memcpy");
+	printf("---------+-----------------------------+--------------------"
+	       "---------+-------------+----------------\n");
+	for (i = 0; i < o.nsizes; i++) {
+		unsigned int size = o.sizes[i];
+		unsigned int depth = o.depth;
+
+		if (!size || size > BUF_LEN)
+			die("size %u is outside 1..%llu", size, BUF_LEN);
+		/* keep the bytes in flight within the buffer */
+		while (depth > 1 && (uint64_t)depth * size > BUF_LEN / 2)
+			depth /= 2;
+		w = stream(PVO_WR_RDMA_WRITE, size, depth, o.batch, o.seconds);
+		s = stream(PVO_WR_SEND, size, depth, o.batch, o.seconds);
+		m = memcpy_bw(size, depth, o.seconds);
+		printf("%8s | %10.0f %8.3f %7.2f | %10.0f %8.3f %7.2f | %10.0f "
+		       "| %6.0f%% %6.0f%%\n",
+		       human(size), w.mbps, w.mmsgs, w.be_ns / 1000, s.mbps,
+		       s.mmsgs, s.be_ns / 1000, m.mbps, 100 * w.mbps / m.mbps,
+		       100 * s.mbps / m.mbps);
+		if (size >= 65536 && w.mbps / m.mbps < ratio_big)
+			ratio_big = w.mbps / m.mbps;
+		if (size == 64)
+			rate64 = w.mmsgs;
+	}
+
+	printf("\nSEND ping-pong, half round trip (%u iterations after "
+	       "warm-up):\n",
+	       o.lat_iters);
+	for (i = 0; i < 3; i++) {
+		static const unsigned int lsz[] = {8, 64, 4096};
+
+		latency(lsz[i], o.lat_iters, &med, &p99);
+		printf("  %6s: median %7.2f us   p99 %7.2f us\n", human(lsz[i]),
+		       med, p99);
+		if (lsz[i] == 64)
+			med64 = med;
+	}
+
+	printf("\ntargets (reported, not gates):\n");
+	if (ratio_big < 1e8)
+		printf("  RDMA WRITE >= 80%% of memcpy at >= 64 KiB: %s "
+		       "(lowest %.0f%%)\n",
+		       ratio_big >= 0.8 ? "met" : "NOT met", 100 * ratio_big);
+	if (rate64 >= 0)
+		printf("  >= 2 M msg/s at 64 B with batching: %s (%.2f M "
+		       "msg/s RDMA WRITE, %u per doorbell)\n",
+		       rate64 >= 2 ? "met" : "NOT met", rate64, o.batch);
+	printf("  median half-RTT < 2 us in busy-poll mode: %s (%.2f us at "
+	       "64 B%s)\n",
+	       med64 < 2 ? "met" : "NOT met", med64,
+	       o.nargs ? "" : "; back-end run without extra options");
+	backend_stop(&bp, 5000);
+	backend_cleanup(&bp, false);
+	return 0;
+}

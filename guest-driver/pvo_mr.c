@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * pvrdma_overlay: memory regions. A user MR is its pinned pages, described
+ * to the device by a page directory; the device checks every access
+ * against [iova, iova + length) and the access flags, and lkey == rkey.
+ * Kernel consumers use the local DMA lkey: DMA MRs get that key and no
+ * rkey (remote access to all of guest memory is refused).
+ */
+
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <rdma/ib_umem.h>
+
+#include "pvo_verbs.h"
+
+#define PVO_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+#define PVO_MR_REMOTE	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+			 IB_ACCESS_REMOTE_ATOMIC)
+
+/*
+ * Access flags the device understands; the optional range (relaxed
+ * ordering) may be ignored, and IB_ACCESS_HUGETLB is only a hint. Memory
+ * windows, on-demand paging and zero-based MRs are not supported.
+ */
+static int pvo_mr_access(struct ib_device *ibdev, int access)
+{
+	int ignored = IB_ACCESS_OPTIONAL | IB_ACCESS_HUGETLB;
+
+	int flags = 0;
+
+	if (access & ~(PVO_MR_ACCESS | ignored)) {
+		ibdev_dbg(ibdev, "MR access flags 0x%x not supported\n",
+			  access & ~(PVO_MR_ACCESS | ignored));
+		return -EOPNOTSUPP;
+	}
+	if (access & IB_ACCESS_LOCAL_WRITE)
+		flags |= PVO_ACCESS_LOCAL_WRITE;
+	if (access & IB_ACCESS_REMOTE_WRITE)
+		flags |= PVO_ACCESS_REMOTE_WRITE;
+	if (access & IB_ACCESS_REMOTE_READ)
+		flags |= PVO_ACCESS_REMOTE_READ;
+	if (access & IB_ACCESS_REMOTE_ATOMIC)
+		flags |= PVO_ACCESS_REMOTE_ATOMIC;
+	return flags;
+}
+
+struct ib_mr *pvo_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct pvo_pd *pd = to_pvo_pd(ibpd);
+	struct pvo_mr *mr;
+
+	if (pd->ctx != PVO_CTX_KERNEL || (access & PVO_MR_REMOTE)) {
+		ibdev_dbg(ibpd->device, "DMA MR with access 0x%x refused: the local DMA lkey has no remote access\n",
+			  access);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->ctx = PVO_CTX_KERNEL;
+	mr->ibmr.lkey = PVO_LOCAL_DMA_LKEY;
+	mr->ibmr.rkey = 0;
+	return &mr->ibmr;
+}
+
+struct ib_mr *pvo_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			      u64 virt_addr, int access,
+			      struct ib_udata *udata)
+{
+	struct ib_device *ibdev = ibpd->device;
+	struct pvo_dev *dev = to_pvo_dev(ibdev);
+	struct pvo_pd *pd = to_pvo_pd(ibpd);
+	struct pvo_cmd_reg_mr cmd = {};
+	struct pvo_resp_reg_mr resp;
+	struct pvo_mr *mr;
+	int flags, err;
+
+	flags = pvo_mr_access(ibdev, access);
+	if (flags < 0)
+		return ERR_PTR(flags);
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!length || length > ibdev->attrs.max_mr_size)
+		return ERR_PTR(-EINVAL);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->ctx = pd->ctx;
+	mr->umem = ib_umem_get(ibdev, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		goto err_free;
+	}
+	/* Byte offsets within a 4 KiB page must agree for iova and start. */
+	if (!ib_umem_find_best_pgsz(mr->umem, SZ_4K, virt_addr)) {
+		ibdev_dbg(ibdev, "reg_mr: iova 0x%llx and address 0x%llx differ within a 4 KiB page\n",
+			  virt_addr, start);
+		err = -EINVAL;
+		goto err_release;
+	}
+	err = pvo_pdir_from_umem(dev, &mr->pdir, mr->umem);
+	if (err)
+		goto err_release;
+
+	cmd.pd = cpu_to_le32(pd->pdn);
+	cmd.access = cpu_to_le32(flags);
+	cmd.iova = cpu_to_le64(virt_addr);
+	cmd.length = cpu_to_le64(length);
+	pvo_pdir_describe(&mr->pdir, &cmd.pages);
+	err = pvo_ctrl_cmd(dev, PVO_CMD_REG_MR, mr->ctx, &cmd, sizeof(cmd),
+			   &resp, sizeof(resp));
+	if (err)
+		goto err_pdir;
+	mr->handle = le32_to_cpu(resp.mr);
+	mr->ibmr.lkey = le32_to_cpu(resp.key);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	return &mr->ibmr;
+
+err_pdir:
+	pvo_pdir_free(dev, &mr->pdir);
+err_release:
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+int pvo_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct pvo_dev *dev = to_pvo_dev(ibmr->device);
+	struct pvo_mr *mr = to_pvo_mr(ibmr);
+	int err;
+
+	if (mr->handle) {
+		err = pvo_ctrl_handle_cmd(dev, PVO_CMD_DEREG_MR, mr->ctx,
+					  mr->handle);
+		if (pvo_destroy_failed_in_use(err)) {
+			/* Keep the pages pinned: the device may still DMA. */
+			dev_err(&dev->vdev->dev,
+				"DEREG_MR %u (context %u) failed: %d; its pages stay pinned because the back-end may still access them\n",
+				mr->handle, mr->ctx, err);
+			kfree(mr);
+			return 0;
+		}
+		pvo_pdir_free(dev, &mr->pdir);
+		ib_umem_release(mr->umem);
+	}
+	kfree(mr);
+	return 0;
+}

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Queue pair life cycle: the provider sizes and allocates the send and
+ * receive rings, the kernel pins them and creates the device QP. State
+ * changes and queries go to the kernel as they are.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ring.h"
+
+/* The capabilities a QP was created with, as the rings hold them. */
+static void pvo_qp_caps(struct pvo_qp *qp, struct ibv_qp_cap *cap)
+{
+	cap->max_send_wr = qp->sq.ring.num_entries;
+	cap->max_send_sge = qp->sq.max_sge;
+	cap->max_inline_data = qp->max_inline_data;
+	cap->max_recv_wr = qp->has_srq ? 0 : qp->rq.ring.num_entries;
+	cap->max_recv_sge = qp->has_srq ? 0 : qp->rq.max_sge;
+}
+
+static int pvo_check_qp_caps(struct pvo_context *ctx,
+			     const struct ibv_qp_init_attr *attr)
+{
+	const struct pvo_limits *lim = &ctx->limits;
+	const struct ibv_qp_cap *cap = &attr->cap;
+
+	switch (attr->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		break;
+	default:
+		return EOPNOTSUPP;
+	}
+
+	if (cap->max_send_wr > lim->max_qp_wr ||
+	    cap->max_send_sge > lim->max_sge ||
+	    cap->max_inline_data > lim->max_inline_data)
+		return EINVAL;
+	if (!attr->srq && (cap->max_recv_wr > lim->max_qp_wr ||
+			   cap->max_recv_sge > lim->max_sge))
+		return EINVAL;
+	return 0;
+}
+
+/*
+ * Sizes and allocates the rings of a QP for attr (checked already): a QP
+ * that never sends or receives still gets one-entry rings.
+ */
+int pvo_qp_alloc_rings(struct pvo_qp *qp, const struct ibv_qp_init_attr *attr,
+		       size_t page_size)
+{
+	const struct ibv_qp_cap *cap = &attr->cap;
+	uint32_t entries;
+	int ret;
+
+	qp->has_srq = attr->srq != NULL;
+	qp->sq_sig_all = attr->sq_sig_all;
+	qp->max_inline_data = cap->max_inline_data;
+
+	entries = pvo_roundup_pow2(cap->max_send_wr ? cap->max_send_wr : 1);
+	ret = pvo_wq_alloc(&qp->sq, entries,
+			   pvo_send_wqe_shift(cap->max_send_sge,
+					      cap->max_inline_data),
+			   cap->max_send_sge, page_size);
+	if (ret || qp->has_srq)
+		return ret;
+
+	entries = pvo_roundup_pow2(cap->max_recv_wr ? cap->max_recv_wr : 1);
+	ret = pvo_wq_alloc(&qp->rq, entries,
+			   pvo_recv_wqe_shift(cap->max_recv_sge),
+			   cap->max_recv_sge, page_size);
+	if (ret)
+		pvo_wq_free(&qp->sq);
+	return ret;
+}
+
+void pvo_qp_free_rings(struct pvo_qp *qp)
+{
+	pvo_wq_free(&qp->rq);
+	pvo_wq_free(&qp->sq);
+}
+
+struct ibv_qp *pvo_create_qp(struct ibv_pd *ibpd,
+			     struct ibv_qp_init_attr *attr)
+{
+	struct pvo_context *ctx = to_pvo_ctx(ibpd->context);
+	struct pvo_device *dev = to_pvo_dev(ibpd->context->device);
+	struct pvo_uverbs_create_qp_resp resp = {};
+	struct pvo_uverbs_create_qp cmd = {};
+	struct pvo_qp *qp;
+	int ret;
+
+	ret = pvo_check_qp_caps(ctx, attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = pvo_qp_alloc_rings(qp, attr, dev->page_size);
+	if (ret)
+		goto err_free;
+
+	cmd.sq_buf_addr = (uintptr_t)qp->sq.ring.buf;
+	cmd.sq_buf_size = qp->sq.ring.ring_size;
+	cmd.sq_entries = qp->sq.ring.num_entries;
+	cmd.sq_wqe_shift = qp->sq.ring.shift;
+	if (!qp->has_srq) {
+		cmd.rq_buf_addr = (uintptr_t)qp->rq.ring.buf;
+		cmd.rq_buf_size = qp->rq.ring.ring_size;
+		cmd.rq_entries = qp->rq.ring.num_entries;
+		cmd.rq_wqe_shift = qp->rq.ring.shift;
+	}
+
+	ret = ibv_cmd_create_qp(ibpd, &qp->ibv_qp, attr, &cmd.ibv_cmd,
+				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_rings;
+
+	qp->handle = resp.qp;
+	/* what the rings hold, which is at least what was asked for */
+	pvo_qp_caps(qp, &attr->cap);
+	return &qp->ibv_qp;
+
+err_rings:
+	pvo_qp_free_rings(qp);
+err_free:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+int pvo_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		 int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct pvo_qp *qp = to_pvo_qp(ibqp);
+	struct ibv_query_qp cmd;
+	int ret;
+
+	ret = ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+			       sizeof(cmd));
+	if (ret)
+		return ret;
+
+	/* the same capabilities create_qp reported */
+	pvo_qp_caps(qp, &attr->cap);
+	init_attr->cap = attr->cap;
+	return 0;
+}
+
+int pvo_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		  int attr_mask)
+{
+	struct ibv_modify_qp cmd;
+
+	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int pvo_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct pvo_qp *qp = to_pvo_qp(ibqp);
+	int ret;
+
+	/* The device lets go of the rings before the kernel returns. */
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+
+	if (ibqp->send_cq)
+		pvo_cq_clean(to_pvo_cq(ibqp->send_cq), ibqp->qp_num);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		pvo_cq_clean(to_pvo_cq(ibqp->recv_cq), ibqp->qp_num);
+	pvo_qp_free_rings(qp);
+	free(qp);
+	return 0;
+}

@@ -1,0 +1,608 @@
+#!/usr/bin/env python3
+"""Checks of the pvrdma-overlay QEMU device that need no guest.
+
+QEMU runs under its qtest accelerator; this script plays the guest driver
+with port I/O and MMIO commands: it enumerates the device, negotiates
+features, reads the config space the back-end serves, sets the queues up,
+sets DRIVER_OK (vhost starts) and writes doorbell pages. A doorbell write
+must signal the same host-notifier eventfd as the queue's virtio notify
+register; the eventfd counters are read from /proc/<qemu>/fdinfo. It also
+checks the realize error messages and the migration blocker.
+
+usage: device-qtest.py [--qemu PATH] [--backend PATH]
+
+Prints TAP and a closing 'N passed, N failed' line; exits 1 if a check
+failed, 77 if QEMU or the back-end is not built.
+"""
+
+import argparse
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+PCI_SLOT = 4
+BAR4_ADDR = 0xC0000000      # virtio-pci modern BAR (8 MiB with page-per-vq)
+BAR2_ADDR = 0xC0800000      # doorbell BAR
+BAR1_ADDR = 0xC0900000      # MSI-X
+RING_BASE = 0x1000000       # guest RAM used for the rings
+PAGE = 4096
+MAC = "52:54:00:12:34:56"
+
+
+def interface_version():
+    with open(os.path.join(ROOT, "include/pvo-device.h")) as f:
+        return int(re.search(r"#define PVO_INTERFACE_VERSION\s+(\d+)",
+                             f.read()).group(1))
+
+
+IFACE_VERSION = interface_version()
+
+# virtio-pci common config offsets
+CC_DFSELECT, CC_DF, CC_GFSELECT, CC_GF = 0x00, 0x04, 0x08, 0x0C
+CC_NUMQ, CC_STATUS, CC_QSELECT, CC_QSIZE = 0x12, 0x14, 0x16, 0x18
+CC_QENABLE, CC_QDESC, CC_QAVAIL, CC_QUSED = 0x1C, 0x20, 0x28, 0x30
+ST_ACK, ST_DRIVER, ST_DRIVER_OK, ST_FEATURES_OK = 1, 2, 4, 8
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def ok(self, cond, name, detail=""):
+        self.n += 1
+        if not cond:
+            self.failed += 1
+        print(f"{'ok' if cond else 'not ok'} {self.n} - {name}")
+        if not cond and detail:
+            for line in str(detail).splitlines():
+                print(f"# {line}")
+        sys.stdout.flush()
+        return cond
+
+
+def run(cmd, timeout=20):
+    """Run QEMU to completion; return (exit status, stderr+stdout)."""
+    try:
+        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
+                           text=True, timeout=timeout)
+        return p.returncode, p.stderr + p.stdout
+    except subprocess.TimeoutExpired:
+        return None, "timed out after %d s" % timeout
+
+
+class Backend:
+    """pvrdma-overlayd serving one VM on a temporary socket."""
+
+    count = 0
+
+    def __init__(self, path, tmp, *extra, sock=None):
+        Backend.count += 1
+        self.sock = sock or os.path.join(tmp, f"vm{Backend.count}.sock")
+        self.log = open(os.path.join(tmp, f"backend{Backend.count}.log"), "w+")
+        self.proc = subprocess.Popen(
+            [path, "--socket", self.sock, "--name", "qtest", "--vni", "100",
+             "--mac", MAC, "--ip", "10.0.0.1", "--verbose", *extra],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        for _ in range(100):
+            if os.path.exists(self.sock) or self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        if not os.path.exists(self.sock):
+            raise RuntimeError("back-end did not create its socket: "
+                               + self.output())
+
+    def output(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+class QTest:
+    """A QEMU process driven through the qtest protocol on stdin/stdout."""
+
+    def __init__(self, qemu_cmd, tmp):
+        self.errfile = tempfile.TemporaryFile(mode="w+", dir=tmp)
+        self.proc = subprocess.Popen(
+            qemu_cmd + ["-accel", "qtest", "-qtest", "stdio",
+                        "-qtest-log", "/dev/null"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self.errfile)
+        self.buf = b""
+
+    def stderr(self):
+        self.errfile.flush()
+        self.errfile.seek(0)
+        return self.errfile.read()
+
+    def _line(self, timeout=10):
+        end = time.time() + timeout
+        while b"\n" not in self.buf:
+            left = end - time.time()
+            if left <= 0:
+                raise RuntimeError("qtest: no answer")
+            r, _, _ = select.select([self.proc.stdout], [], [], left)
+            if r:
+                data = os.read(self.proc.stdout.fileno(), 4096)
+                if not data:
+                    raise RuntimeError("qtest: QEMU exited: " +
+                                       self.stderr())
+                self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode()
+
+    def cmd(self, text):
+        self.proc.stdin.write(text.encode() + b"\n")
+        self.proc.stdin.flush()
+        while True:
+            line = self._line()
+            if line.startswith("IRQ"):
+                continue
+            if not line.startswith("OK"):
+                raise RuntimeError(f"qtest: {text}: {line}")
+            return line.split()[1:]
+
+    def read(self, width, addr):
+        return int(self.cmd(f"read{width} {addr:#x}")[0], 16)
+
+    def write(self, width, addr, val):
+        self.cmd(f"write{width} {addr:#x} {val:#x}")
+
+    def cfg_read32(self, reg):
+        self.cmd(f"outl 0xcf8 {0x80000000 | PCI_SLOT << 11 | reg & 0xfc:#x}")
+        return int(self.cmd("inl 0xcfc")[0], 16)
+
+    def cfg_read8(self, reg):
+        return self.cfg_read32(reg) >> 8 * (reg & 3) & 0xFF
+
+    def cfg_write32(self, reg, val):
+        self.cmd(f"outl 0xcf8 {0x80000000 | PCI_SLOT << 11 | reg & 0xfc:#x}")
+        self.cmd(f"outl 0xcfc {val:#x}")
+
+    def eventfd_counts(self):
+        counts = {}
+        fddir = f"/proc/{self.proc.pid}/fd"
+        for fd in os.listdir(fddir):
+            try:
+                if "eventfd" not in os.readlink(f"{fddir}/{fd}"):
+                    continue
+                with open(f"/proc/{self.proc.pid}/fdinfo/{fd}") as f:
+                    m = re.search(r"eventfd-count:\s*([0-9a-f]+)", f.read())
+                counts[int(fd)] = int(m.group(1), 16)
+            except (OSError, AttributeError):
+                pass
+        return counts
+
+    def signalled_by(self, width, addr, val=1):
+        """Eventfds whose counter moved when the guest wrote addr."""
+        before = self.eventfd_counts()
+        self.write(width, addr, val)
+        time.sleep(0.05)
+        after = self.eventfd_counts()
+        return sorted(fd for fd, c in after.items() if c != before.get(fd, 0))
+
+    def close(self):
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def base_cmd(qemu):
+    return [qemu, "-machine", "q35", "-nodefaults", "-display", "none",
+            "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
+            "-object", "memory-backend-memfd,id=mem,size=256M,share=on",
+            "-machine", "memory-backend=mem", "-m", "256M"]
+
+
+def check_cli(t, qemu):
+    rc, out = run([qemu, "-device", "help"])
+    t.ok(rc == 0 and 'name "pvrdma-overlay", bus PCI' in out,
+         "-device help lists pvrdma-overlay", out[-2000:])
+    rc, out = run([qemu, "-device", "pvrdma-overlay,help"])
+    t.ok(rc == 0 and all(f"{p}=" in out for p in
+                         ("chardev", "doorbells", "queue-size", "vectors")),
+         "-device pvrdma-overlay,help lists its properties", out)
+
+    cmd = base_cmd(qemu) + ["-S"]
+    rc, out = run(cmd + ["-device", "pvrdma-overlay"])
+    t.ok(rc == 1 and "property 'chardev' is required" in out,
+         "no chardev=: realize fails naming the property", out)
+    rc, out = run(cmd + ["-chardev", "null,id=c0",
+                         "-device", "pvrdma-overlay,chardev=c0"])
+    t.ok(rc == 1 and "chardev 'c0' is not a unix socket" in out,
+         "non-socket chardev is refused", out)
+    rc, out = run(cmd + ["-chardev", "socket,id=c0,path=/nonexistent/pvo.sock",
+                         "-device", "pvrdma-overlay,chardev=c0"])
+    t.ok(rc == 1 and "/nonexistent/pvo.sock" in out,
+         "missing back-end socket: the chardev error names the path", out)
+    rc, out = run(cmd + ["-chardev", "socket,id=c0,path=/nonexistent/pvo.sock,"
+                         "reconnect-ms=500",
+                         "-device", "pvrdma-overlay,chardev=c0"], timeout=15)
+    t.ok(rc == 1 and "no vhost-user back-end is listening on chardev 'c0'"
+         in out and "start pvrdma-overlayd" in out,
+         "reconnect-ms= without a back-end fails instead of hanging", out)
+    for prop, text in (("doorbells=0", "doorbells=0 is out of range"),
+                       ("doorbells=65", "doorbells=65 is out of range"),
+                       ("queue-size=100", "must be a power of 2"),
+                       ("iommu_platform=on", "iommu_platform=on is not")):
+        rc, out = run(cmd + ["-chardev", "null,id=c0", "-device",
+                             f"pvrdma-overlay,chardev=c0,{prop}"])
+        t.ok(rc == 1 and text in out, f"{prop} is refused", out)
+
+
+def check_migration_blocker(t, qemu, backend, tmp):
+    be = Backend(backend, tmp)
+    try:
+        p = subprocess.run(
+            base_cmd(qemu) + ["-S", "-monitor", "stdio",
+                              "-chardev", f"socket,id=c0,path={be.sock}",
+                              "-device", "pvrdma-overlay,chardev=c0"],
+            input='migrate "exec:cat >/dev/null"\nquit\n',
+            capture_output=True, text=True, timeout=20)
+        out = p.stdout + p.stderr
+        t.ok("does not support live migration yet" in out,
+             "migration is refused with a message that says why", out[-2000:])
+    finally:
+        be.stop()
+
+
+class Device:
+    """The device as the guest driver sees it, set up through qtest."""
+
+    def __init__(self, q):
+        self.q = q
+        q.cfg_write32(0x20, BAR4_ADDR)
+        q.cfg_write32(0x24, 0)
+        q.cfg_write32(0x18, BAR2_ADDR)
+        q.cfg_write32(0x14, BAR1_ADDR)
+        q.cfg_write32(0x04, 0x6)            # memory space + bus master
+        caps = {}
+        ptr = q.cfg_read8(0x34)
+        while ptr:
+            if q.cfg_read8(ptr) == 0x09:     # vendor-specific: virtio
+                caps.setdefault(q.cfg_read8(ptr + 3),
+                                (q.cfg_read32(ptr + 8), q.cfg_read32(ptr + 16)))
+            ptr = q.cfg_read8(ptr + 1)
+        self.common = BAR4_ADDR + caps[1][0]
+        self.notify = BAR4_ADDR + caps[2][0]
+        self.notify_mult = caps[2][1]
+        self.isr = BAR4_ADDR + caps[3][0]
+        self.devcfg = BAR4_ADDR + caps[4][0]
+
+    def status(self):
+        return self.q.read("b", self.common + CC_STATUS)
+
+    def set_status(self, val):
+        self.q.write("b", self.common + CC_STATUS, val)
+
+    def features(self):
+        q, c = self.q, self.common
+        q.write("l", c + CC_DFSELECT, 0)
+        feats = q.read("l", c + CC_DF)
+        q.write("l", c + CC_DFSELECT, 1)
+        return feats | q.read("l", c + CC_DF) << 32
+
+    def negotiate(self):
+        q, c = self.q, self.common
+        self.set_status(0)
+        self.set_status(ST_ACK | ST_DRIVER)
+        feats = self.features()
+        q.write("l", c + CC_GFSELECT, 1)
+        q.write("l", c + CC_GF, 1)           # VERSION_1 only
+        q.write("l", c + CC_GFSELECT, 0)
+        q.write("l", c + CC_GF, 0)
+        self.set_status(ST_ACK | ST_DRIVER | ST_FEATURES_OK)
+        return feats
+
+    def num_queues(self):
+        return self.q.read("w", self.common + CC_NUMQ)
+
+    def config(self):
+        q, d = self.q, self.devcfg
+        mac = ":".join(f"{q.read('b', d + 8 + i):02x}" for i in range(6))
+        return q.read("l", d), q.read("w", d + 4), mac
+
+    def start(self):
+        q, c = self.q, self.common
+        for n in range(self.num_queues()):
+            ring = RING_BASE + n * 0x4000
+            q.write("w", c + CC_QSELECT, n)
+            q.write("w", c + CC_QSIZE, 16)
+            q.write("q", c + CC_QDESC, ring)
+            q.write("q", c + CC_QAVAIL, ring + 0x1000)
+            q.write("q", c + CC_QUSED, ring + 0x2000)
+            q.write("w", c + CC_QENABLE, 1)
+        self.set_status(ST_ACK | ST_DRIVER | ST_FEATURES_OK | ST_DRIVER_OK)
+
+    def kick_notify(self, n):
+        return self.q.signalled_by("w", self.notify + n * self.notify_mult, n)
+
+    def kick_doorbell(self, n, offset=0, width="l"):
+        return self.q.signalled_by(width, BAR2_ADDR + n * PAGE + offset)
+
+
+def device_cmd(qemu, sock, chardev_opts="", device_opts=""):
+    return base_cmd(qemu) + [
+        "-chardev", f"socket,id=c0,path={sock}{chardev_opts}",
+        "-device", f"pvrdma-overlay,chardev=c0,addr={PCI_SLOT:#x}{device_opts}"]
+
+
+def check_device(t, qemu, backend, tmp):
+    be = Backend(backend, tmp)
+    q = QTest(device_cmd(qemu, be.sock), tmp)
+    try:
+        ids = q.cfg_read32(0)
+        t.ok(ids == 0x106A1AF4, "PCI ID 1af4:106a", hex(ids))
+
+        q.cfg_write32(0x18, 0xFFFFFFFF)
+        bar2 = q.cfg_read32(0x18)
+        size = (~(bar2 & 0xFFFFFFF0) & 0xFFFFFFFF) + 1
+        t.ok(bar2 & 0xF == 0 and size == 0x20000,
+             "BAR 2: 32-bit non-prefetchable memory, 18 x 4 KiB -> 128 KiB",
+             f"BAR value {bar2:#x}, size {size:#x}")
+
+        dev = Device(q)
+        t.ok(dev.notify_mult == PAGE,
+             "page-per-vq: notify_off_multiplier is 4096", dev.notify_mult)
+        feats = dev.negotiate()
+        t.ok(feats >> 32 & 1 and not feats >> 33 & 1,
+             "offers VIRTIO_F_VERSION_1, not VIRTIO_F_ACCESS_PLATFORM",
+             hex(feats))
+        t.ok(dev.status() & ST_FEATURES_OK, "FEATURES_OK accepted",
+             dev.status())
+        nq = dev.num_queues()
+        t.ok(nq == 18, "18 virtqueues (control, event, 16 doorbells)", nq)
+        version, cfg_nq, mac = dev.config()
+        t.ok(version == IFACE_VERSION and cfg_nq == 18 and mac == MAC,
+             f"config space from the back-end: version {IFACE_VERSION}, "
+             "num_queues 18, the VM's MAC", f"version {version} num_queues {cfg_nq} "
+             f"mac {mac}")
+
+        dev.start()
+        t.ok(dev.status() == 0xF, "DRIVER_OK: vhost started", dev.status())
+        time.sleep(0.3)
+        log = be.output()
+        t.ok("GET_CONFIG" in log, "the back-end was asked for the config",
+             log[-2000:])
+        kicks = log.count("SET_VRING_KICK")
+        t.ok(kicks == 18, "the back-end got a kick fd for all 18 queues",
+             f"{kicks} SET_VRING_KICK messages")
+    finally:
+        q.close()
+        be.stop()
+
+
+def check_doorbells(t, qemu, fake, tmp):
+    """The fake back-end leaves the kick eventfds alone: their counters
+    show which queue a guest write kicked."""
+    be = FakeBackend(fake, tmp, IFACE_VERSION, 66)
+    q = QTest(device_cmd(qemu, be.sock), tmp)
+    try:
+        dev = Device(q)
+        dev.negotiate()
+        dev.start()
+        time.sleep(0.3)
+        t.ok(be.kicks() == 18, "fake back-end: all 18 kick fds handed over",
+             f"{be.kicks()} SET_VRING_KICK")
+        for n in (2, 3, 17):
+            via_notify = dev.kick_notify(n)
+            via_doorbell = dev.kick_doorbell(n)
+            t.ok(len(via_notify) == 1 and via_doorbell == via_notify,
+                 f"doorbell page {n} kicks queue {n}'s host notifier",
+                 f"notify register -> {via_notify}, "
+                 f"doorbell -> {via_doorbell}")
+        fb = dev.kick_doorbell(3, offset=8)
+        ref = dev.kick_notify(3)
+        t.ok(fb == ref and len(fb) == 1,
+             "a write elsewhere in the page kicks too (MMIO handler)",
+             f"{fb} vs {ref}")
+        wide = dev.kick_doorbell(17, width="q")
+        t.ok(len(wide) == 1, "an 8-byte doorbell write kicks once", wide)
+        for n in (0, 1, 18):
+            t.ok(dev.kick_doorbell(n) == [], f"doorbell page {n} is ignored")
+        t.ok(q.read("l", BAR2_ADDR + 2 * PAGE) == 0, "doorbell reads are 0")
+
+        dev.set_status(0)
+        time.sleep(0.2)
+        t.ok(dev.kick_doorbell(2) == [],
+             "after a device reset the doorbell eventfds are unwired")
+    finally:
+        q.close()
+        be.stop()
+
+
+def check_reconnect(t, qemu, fake, tmp):
+    sock = os.path.join(tmp, "reconnect.sock")
+    be = FakeBackend(fake, tmp, IFACE_VERSION, 66, sock=sock)
+    q = QTest(device_cmd(qemu, sock, ",reconnect-ms=200"), tmp)
+    be2 = None
+    try:
+        dev = Device(q)
+        dev.negotiate()
+        dev.start()
+        time.sleep(0.3)
+        first = dev.kick_doorbell(2)
+        t.ok(len(first) == 1, "reconnect: doorbell works", first)
+        be.stop()
+        time.sleep(1)
+        t.ok("disconnected" in q.stderr(),
+             "reconnect: QEMU reports the lost back-end", q.stderr()[-2000:])
+        be2 = FakeBackend(fake, tmp, IFACE_VERSION, 66, sock=sock)
+        for _ in range(50):
+            if be2.kicks() >= 18:
+                break
+            time.sleep(0.1)
+        t.ok(be2.kicks() == 18 and "GET_CONFIG" in be2.output(),
+             "reconnect: config re-read, running rings handed to the new "
+             "back-end", be2.output()[-1000:])
+        via_notify = dev.kick_notify(2)
+        via_doorbell = dev.kick_doorbell(2)
+        t.ok(len(via_notify) == 1 and via_doorbell == via_notify,
+             "reconnect: the doorbell is wired to the new kick fd",
+             f"{via_notify} vs {via_doorbell}")
+    finally:
+        q.close()
+        be.stop()
+        if be2:
+            be2.stop()
+
+
+def build_fake_backend(tmp):
+    """Compile fake-backend.c against libvhost-user of the QEMU source."""
+    tree = subprocess.run([os.path.join(ROOT, "scripts/unpack.sh"), "qemu"],
+                          capture_output=True, text=True, check=True)
+    lvu = os.path.join(tree.stdout.strip(), "subprojects/libvhost-user")
+    glib = subprocess.run(["pkg-config", "--cflags", "--libs", "glib-2.0"],
+                          capture_output=True, text=True, check=True)
+    out = os.path.join(tmp, "fake-backend")
+    cc = subprocess.run(
+        ["cc", "-O1", "-D_GNU_SOURCE", "-I", lvu,
+         "-I", os.path.join(ROOT, "include"), "-o", out,
+         os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                      "fake-backend.c"),
+         os.path.join(lvu, "libvhost-user.c"),
+         os.path.join(lvu, "libvhost-user-glib.c"),
+         *glib.stdout.split(), "-lpthread"],
+        capture_output=True, text=True)
+    if cc.returncode:
+        raise RuntimeError("cannot build fake-backend: " + cc.stderr[-2000:])
+    return out
+
+
+class FakeBackend:
+    count = 0
+
+    def __init__(self, exe, tmp, version, num_queues, sock=None):
+        FakeBackend.count += 1
+        self.sock = sock or os.path.join(tmp, f"fake{FakeBackend.count}.sock")
+        self.log = tempfile.TemporaryFile(mode="w+", dir=tmp)
+        self.proc = subprocess.Popen([exe, self.sock, str(version),
+                                      str(num_queues)], stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+        for _ in range(100):
+            if os.path.exists(self.sock):
+                break
+            time.sleep(0.05)
+
+    def output(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def kicks(self):
+        return self.output().count("request 12\n")   # SET_VRING_KICK
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+def check_config_handling(t, qemu, fake, tmp):
+    cmd = base_cmd(qemu) + ["-S"]
+
+    other = IFACE_VERSION + 1
+    be = FakeBackend(fake, tmp, other, 66)
+    rc, out = run(cmd + ["-chardev", f"socket,id=c0,path={be.sock}",
+                         "-device", "pvrdma-overlay,chardev=c0"])
+    be.stop()
+    t.ok(rc == 1 and f"speaks device interface version {other}" in out,
+         "a back-end of another interface version is refused", out)
+
+    be = FakeBackend(fake, tmp, IFACE_VERSION, 10)
+    rc, out = run(cmd + ["-chardev", f"socket,id=c0,path={be.sock}",
+                         "-device", "pvrdma-overlay,chardev=c0"])
+    be.stop()
+    t.ok(rc == 1 and "supports at most 10" in out and "doorbells=8" in out,
+         "a back-end with fewer queues is refused, naming doorbells=", out)
+
+    be = FakeBackend(fake, tmp, IFACE_VERSION, 66)
+    q = QTest(device_cmd(qemu, be.sock), tmp)
+    try:
+        dev = Device(q)
+        dev.negotiate()
+        dev.start()             # config interrupts need DRIVER_OK
+        time.sleep(0.3)
+        q.read("b", dev.isr)                    # clear
+        gen = q.read("b", dev.common + 0x15)
+        be.proc.send_signal(signal.SIGUSR1)     # new MAC
+        time.sleep(0.5)
+        isr = q.read("b", dev.isr)
+        version, nq, mac = dev.config()
+        t.ok(isr & 2 and q.read("b", dev.common + 0x15) != gen and
+             mac.endswith(":11") and nq == 18,
+             "back-end config change: re-read, config interrupt raised, "
+             "num_queues still ours", f"isr {isr} mac {mac} nq {nq}")
+        be.proc.send_signal(signal.SIGUSR2)     # bad version
+        time.sleep(0.5)
+        version, nq, mac = dev.config()
+        t.ok(version == IFACE_VERSION and
+             "keeps the old config" in q.stderr(),
+             "a bad config change is reported and not shown to the guest",
+             f"version {version}; {q.stderr()[-1000:]}")
+    finally:
+        q.close()
+        be.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--qemu", default=os.path.join(
+        ROOT, "build/qemu/qemu-system-x86_64"))
+    ap.add_argument("--backend", default=os.path.join(
+        ROOT, "build/backend/pvrdma-overlayd"))
+    args = ap.parse_args()
+    for path, how in ((args.qemu, "scripts/build-qemu.sh"),
+                      (args.backend, "make -C backend")):
+        if not os.access(path, os.X_OK):
+            print(f"1..0 # SKIP {path} is not built: run {how}")
+            return 77
+
+    t = Tap()
+    fake = []
+    with tempfile.TemporaryDirectory(prefix="pvo-qtest.") as tmp:
+        for check in (lambda: check_cli(t, args.qemu),
+                      lambda: check_migration_blocker(t, args.qemu,
+                                                      args.backend, tmp),
+                      lambda: check_device(t, args.qemu, args.backend, tmp),
+                      lambda: fake.append(build_fake_backend(tmp)),
+                      lambda: check_doorbells(t, args.qemu, fake[0], tmp),
+                      lambda: check_reconnect(t, args.qemu, fake[0], tmp),
+                      lambda: check_config_handling(t, args.qemu, fake[0],
+                                                    tmp)):
+            try:
+                check()
+            except Exception as e:      # report, go on with the next group
+                t.ok(False, f"{type(e).__name__}: {e}")
+    print(f"1..{t.n}")
+    print(f"{t.n - t.failed} passed, {t.failed} failed")
+    return 1 if t.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

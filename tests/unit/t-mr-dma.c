@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Memory regions (keys, bounds, access, quotas, overflow-y ranges) and
+ * the DMA cursor: SGE resolution and chunking at page and region limits.
+ */
+#include <endian.h>
+#include <stdlib.h>
+#include <string.h>
+#include <glib.h>
+
+#include "config.h"
+#include "dma.h"
+#include "fake_guest.h"
+#include "mr.h"
+#include "tap.h"
+
+static struct fake_guest g;
+static uint32_t pd, pd2;
+
+static uint32_t reg(uint32_t in_pd, const uint64_t *gpas, uint32_t n,
+		    uint64_t iova, uint64_t len, uint32_t access,
+		    uint32_t *key, uint32_t *status)
+{
+	struct pvo_cmd_reg_mr c = { .pd = htole32(in_pd),
+				    .access = htole32(access),
+				    .iova = htole64(iova),
+				    .length = htole64(len) };
+	struct pvo_resp_reg_mr r = { 0 };
+
+	fg_pdir(&g, gpas, n, &c.pages);
+	*status = fg_cmd(&g, PVO_CMD_REG_MR, 0, &c, sizeof(c), &r, sizeof(r));
+	*key = le32toh(r.key);
+	return le32toh(r.mr);
+}
+
+static void test_pure(void)
+{
+	struct pvo_mr mr = { .iova = 0x1000, .length = 0x3000 };
+	uint64_t pages[4] = { 0x10000, 0x30000, 0x20000, 0 };
+	uint64_t avail;
+
+	tap_is(pvo_mr_npages(0x1000, 4096), 1, "aligned page: 1");
+	tap_is(pvo_mr_npages(0x1800, 4096), 2, "unaligned page: 2");
+	tap_is(pvo_mr_npages(0xfff, 2), 2, "2 bytes across a boundary: 2");
+	tap_is(pvo_mr_npages(0x1000, 0), 0, "empty: 0");
+	tap_is(pvo_mr_npages(~0ull - 4095, 4096), 1, "last page of 2^64");
+
+	tap_ok(pvo_mr_access_valid(0) &&
+		       pvo_mr_access_valid(PVO_ACCESS_REMOTE_READ) &&
+		       pvo_mr_access_valid(PVO_ACCESS_LOCAL_WRITE |
+					   PVO_ACCESS_REMOTE_ATOMIC),
+	       "valid access flags");
+	tap_ok(!pvo_mr_access_valid(PVO_ACCESS_REMOTE_WRITE) &&
+		       !pvo_mr_access_valid(PVO_ACCESS_REMOTE_ATOMIC) &&
+		       !pvo_mr_access_valid(1 << 4) &&
+		       !pvo_mr_access_valid(1u << 31),
+	       "remote write/atomic need local write; unknown bits refused");
+
+	tap_ok(pvo_mr_covers(&mr, 0x1000, 0x3000) &&
+		       pvo_mr_covers(&mr, 0x3fff, 1) &&
+		       pvo_mr_covers(&mr, 0x4000, 0),
+	       "covers: whole MR, last byte, empty at the end");
+	tap_ok(!pvo_mr_covers(&mr, 0x4000, 1) && !pvo_mr_covers(&mr, 0xfff, 1) &&
+		       !pvo_mr_covers(&mr, 0x1001, 0x3000) &&
+		       !pvo_mr_covers(&mr, 0x2000, ~0ull) &&
+		       !pvo_mr_covers(&mr, ~0ull, 2) &&
+		       !pvo_mr_covers(&mr, ~0ull - 0x1000, 0x2000) &&
+		       !pvo_mr_covers(&mr, 0, 0x1000),
+	       "does not cover: past the end, before, wrapping lengths");
+
+	mr.iova = 0x1800;	/* starts mid-page */
+	mr.length = 0x2000;
+	mr.pages = pages;
+	mr.npages = 3;
+	tap_ok(pvo_mr_gpa(&mr, 0x1800, &avail) == 0x10800 && avail == 0x800,
+	       "byte 0 sits at the iova's page offset");
+	tap_ok(pvo_mr_gpa(&mr, 0x2000, &avail) == 0x30000 && avail == 4096,
+	       "next page from the list, not the next GPA");
+	tap_ok(pvo_mr_gpa(&mr, 0x37ff, &avail) == 0x207ff && avail == 0x801,
+	       "last byte in the third page");
+}
+
+static void test_keys(void)
+{
+	uint64_t p[2] = { 0x100000, 0x101000 };
+	uint32_t mr, mr2, key, key2, st;
+	struct pvo_cmd_handle h = { 0 };
+	struct pvo_pd *ppd = pvo_table_get(&g.vm->pds, pd, 0);
+	struct pvo_pd *ppd2 = pvo_table_get(&g.vm->pds, pd2, 0);
+
+	mr = reg(pd, p, 2, 0x7000, 0x2000, PVO_ACCESS_LOCAL_WRITE |
+		 PVO_ACCESS_REMOTE_READ, &key, &st);
+	tap_ok(st == 0 && mr && key, "REG_MR");
+	tap_ok(key != PVO_LOCAL_DMA_LKEY && key >> 8 == pvo_handle_index(mr),
+	       "key = slot << 8 | tag, never the local DMA key");
+	tap_ok(pvo_mr_get(g.vm, key, ppd, PVO_ACCESS_REMOTE_READ, 0x7000,
+			  0x2000) != NULL,
+	       "lookup with PD, access, range");
+	tap_ok(!pvo_mr_get(g.vm, key, ppd2, 0, 0x7000, 1),
+	       "another PD does not reach it");
+	tap_ok(!pvo_mr_get(g.vm, key, ppd, PVO_ACCESS_REMOTE_WRITE, 0x7000, 1),
+	       "missing access bit");
+	tap_ok(!pvo_mr_get(g.vm, key, ppd, 0, 0x8fff, 2) &&
+		       !pvo_mr_get(g.vm, key, ppd, 0, 0x6fff, 1),
+	       "out of range on both ends");
+	tap_ok(!pvo_mr_get(g.vm, key ^ 1, ppd, 0, 0x7000, 1) &&
+		       !pvo_mr_get(g.vm, 0, ppd, 0, 0x7000, 1) &&
+		       !pvo_mr_get(g.vm, PVO_LOCAL_DMA_LKEY, ppd, 0, 0x7000, 1) &&
+		       !pvo_mr_get(g.vm, 0xffffffff, ppd, 0, 0x7000, 1),
+	       "wrong tag, key 0, the DMA key, a huge key");
+	h.handle = htole32(mr);
+	tap_is(fg_cmd(&g, PVO_CMD_DEREG_MR, 0, &h, sizeof(h), NULL, 0), 0,
+	       "DEREG_MR");
+	mr2 = reg(pd, p, 2, 0x7000, 0x2000, PVO_ACCESS_LOCAL_WRITE, &key2,
+		  &st);
+	tap_ok(pvo_handle_index(mr2) == pvo_handle_index(mr) && key2 != key,
+	       "a re-used slot gets another key");
+	tap_ok(!pvo_mr_get(g.vm, key, ppd, 0, 0x7000, 1),
+	       "the old key is dead");
+	tap_is(fg_cmd(&g, PVO_CMD_DEREG_MR, 0, &h, sizeof(h), NULL, 0),
+	       PVO_STATUS_ENOENT, "the old handle too");
+
+	reg(pd, p, 1, 0x7000, 0, 0, &key, &st);
+	tap_is(st, PVO_STATUS_EINVAL, "zero length");
+	reg(pd, p, 1, 0x7000, 0x1001, 0, &key, &st);
+	tap_is(st, PVO_STATUS_EINVAL, "length needing 2 pages, 1 given");
+	reg(pd, p, 2, 0x7000, 0x1000, 0, &key, &st);
+	tap_is(st, PVO_STATUS_EINVAL, "2 pages given, 1 needed");
+	reg(pd, p, 1, ~0ull - 10, 20, 0, &key, &st);
+	tap_is(st, PVO_STATUS_EINVAL, "iova + length wraps");
+	reg(pd, p, 1, 0, (1ull << 40) + 1, 0, &key, &st);
+	tap_is(st, PVO_STATUS_EINVAL, "over max-mr-size");
+	reg(0x777, p, 1, 0x7000, 0x1000, 0, &key, &st);
+	tap_is(st, PVO_STATUS_ENOENT, "unknown PD");
+	reg(pd, p, 1, 0x7000, 0x1000, 0x10, &key, &st);
+	tap_is(st, PVO_STATUS_EINVAL, "unknown access bit");
+	{
+		uint64_t bad[1] = { FG_RAM_SIZE };
+
+		reg(pd, bad, 1, 0x7000, 0x1000, 0, &key, &st);
+		tap_is(st, PVO_STATUS_EFAULT, "page outside guest RAM");
+	}
+	reg(pd, p, 1, 0x7000, 0x1000, 0, &key, &st);
+	reg(pd, p, 1, 0x7000, 0x1000, 0, &key, &st);
+	tap_is(st, 0, "up to the quota (max-mr = 3)");
+	reg(pd, p, 1, 0x7000, 0x1000, 0, &key, &st);
+	tap_is(st, PVO_STATUS_ENOSPC, "quota -> ENOSPC");
+}
+
+/* Bytes of the cursor, read chunk by chunk (checks the chunk rules). */
+static bool drain(struct pvo_dma *d, uint8_t *out, uint64_t *total,
+		  int *chunks)
+{
+	uint64_t gpa, len;
+	void *p;
+
+	*total = 0;
+	*chunks = 0;
+	while ((p = pvo_dma_chunk(d, &gpa, &len))) {
+		if (!len)
+			return false;
+		if (gpa && (gpa & 4095) + len > 4096)
+			return false;	/* crossed a page */
+		if (gpa && p != fg_ptr(&g, gpa))
+			return false;
+		memcpy(out + *total, p, len);
+		*total += len;
+		(*chunks)++;
+		pvo_dma_advance(d, len);
+	}
+	return true;
+}
+
+static void test_dma(void)
+{
+	/* An MR of 4 pages in scrambled order, one in the second region */
+	uint64_t p[4] = { 0x300000, FG_HALF + 0x5000, 0x301000, 0x200000 };
+	struct pvo_pd *ppd = pvo_table_get(&g.vm->pds, pd2, 0);
+	uint8_t expect[16384], got[16384];
+	struct pvo_sge sges[4];
+	struct pvo_dma d, h;
+	uint32_t key, st;
+	uint64_t total;
+	int chunks, i;
+	uint8_t host[100];
+
+	reg(pd2, p, 4, 0x10000 + 0x100, 4 * 4096 - 0x200,
+	    PVO_ACCESS_LOCAL_WRITE, &key, &st);
+	tap_is(st, 0, "MR over scattered pages");
+	for (i = 0; i < 4; i++) {
+		uint8_t *page = fg_ptr(&g, p[i]);
+		int k;
+
+		for (k = 0; k < 4096; k++)
+			page[k] = (uint8_t)(i * 31 + k);
+	}
+	/* SGEs: 5000 bytes from MR offset 0x50, an empty one, 10 from the
+	 * last byte region, and guest-physical 300 bytes */
+	sges[0] = (struct pvo_sge){ htole64(0x10150), htole32(5000),
+				    htole32(key) };
+	sges[1] = (struct pvo_sge){ htole64(0xdead), 0, htole32(0x999) };
+	sges[2] = (struct pvo_sge){ htole64(0x10100 + 4 * 4096 - 0x200 - 10),
+				    htole32(10), htole32(key) };
+	sges[3] = (struct pvo_sge){ htole64(0x300f00), htole32(300),
+				    htole32(PVO_LOCAL_DMA_LKEY) };
+	pvo_dma_init(&d, g.vm);
+	tap_is(pvo_dma_from_sges(&d, g.vm, ppd, true, PVO_ACCESS_LOCAL_WRITE,
+				 sges, 4),
+	       PVO_WC_SUCCESS, "SGEs resolve (empty SGE ignored, DMA key)");
+	tap_ok(d.len == 5310 && d.n == 3, "3 ranges, 5310 bytes");
+	/* expected bytes, from the page contents */
+	{
+		uint64_t off = 0x150 - 0x100 + 0x100;	/* offset in pages */
+		uint32_t k = 0;
+
+		for (i = 0; i < 5000; i++, off++)
+			expect[k++] = (uint8_t)((off >> 12) * 31 + (off & 4095));
+		off = 4 * 4096 - 0x100 - 10;
+		for (i = 0; i < 10; i++, off++)
+			expect[k++] = (uint8_t)((off >> 12) * 31 + (off & 4095));
+		/* 0x300f00: 256 bytes of page 0, then page 2 (0x301000) */
+		for (i = 0; i < 300; i++)
+			expect[k++] = i < 256 ? (uint8_t)(0xf00 + i) :
+						(uint8_t)(2 * 31 + i - 256);
+	}
+	tap_ok(drain(&d, got, &total, &chunks) && total == 5310 &&
+		       memcmp(got, expect, 5310) == 0,
+	       "chunks stop at page ends and carry the right bytes");
+	tap_ok(chunks == 2 + 1 + 2,
+	       "chunks: 2 for 5000 bytes from page offset 0x150, 1 for 10 "
+	       "bytes, 2 for 300 guest-physical bytes across a page (%d)",
+	       chunks);
+	pvo_dma_seek(&d, 4999);
+	tap_ok(drain(&d, got, &total, &chunks) && total == 311 &&
+		       memcmp(got, expect + 4999, 311) == 0,
+	       "seek into the middle");
+
+	/* copies between cursors of different shapes */
+	pvo_dma_init(&h, NULL);
+	memset(host, 0, sizeof(host));
+	pvo_dma_add(&h, PVO_DMA_HOST, NULL, 0, host, 40);
+	pvo_dma_add(&h, PVO_DMA_HOST, NULL, 0, host + 40, 60);
+	pvo_dma_seek(&d, 4090);
+	tap_ok(pvo_dma_copy(&h, &d, 100) && memcmp(host, expect + 4090, 100) == 0,
+	       "copy guest -> host across chunk ends");
+	pvo_dma_seek(&h, 0);
+	pvo_dma_seek(&d, 0);
+	memset(host, 0xab, sizeof(host));
+	tap_ok(pvo_dma_copy(&d, &h, 100) && *(uint8_t *)fg_ptr(&g, 0x300150) ==
+							 0xab,
+	       "copy host -> guest");
+	pvo_dma_seek(&h, 50);
+	tap_ok(!pvo_dma_copy(&d, &h, 51), "copy past the source's end fails");
+
+	/* resolution failures */
+	pvo_dma_init(&d, g.vm);
+	tap_is(pvo_dma_from_sges(&d, g.vm, ppd, false, 0, &sges[3], 1),
+	       PVO_WC_LOC_PROT_ERR, "DMA key not allowed (user QP)");
+	sges[3].addr = htole64(FG_RAM_SIZE - 100);
+	tap_is(pvo_dma_from_sges(&d, g.vm, ppd, true, 0, &sges[3], 1),
+	       PVO_WC_LOC_PROT_ERR, "DMA key range leaving guest RAM");
+	sges[0].length = htole32(4 * 4096);
+	tap_is(pvo_dma_from_sges(&d, g.vm, ppd, true, 0, sges, 1),
+	       PVO_WC_LOC_PROT_ERR, "SGE longer than its MR");
+	sges[0].length = htole32(1);
+	sges[0].lkey = htole32(key + 1);
+	tap_is(pvo_dma_from_sges(&d, g.vm, ppd, true, 0, sges, 1),
+	       PVO_WC_LOC_PROT_ERR, "unknown lkey");
+	sges[0].lkey = htole32(key);
+	pvo_dma_init(&d, g.vm);
+	tap_is(pvo_dma_from_sges(&d, g.vm, ppd, true,
+				 PVO_ACCESS_REMOTE_WRITE, sges, 1),
+	       PVO_WC_LOC_PROT_ERR, "access the MR lacks");
+
+	/* The memory table changes under a registered MR: chunks fail */
+	g.vm->vug.parent.nregions = 1;
+	pvo_dma_init(&d, g.vm);
+	pvo_dma_add(&d, PVO_DMA_PHYS, NULL, FG_HALF + 0x1000, NULL, 10);
+	tap_ok(!pvo_dma_chunk(&d, &total, &total),
+	       "a region that went away is no longer translated");
+	g.vm->vug.parent.nregions = 2;
+}
+
+int main(void)
+{
+	static const char conf[] =
+		"[tenant t]\nvni=5\n[vm g]\ntenant=t\n"
+		"mac=52:54:00:ab:cd:ef\nsocket=/tmp/unused.sock\n"
+		"max-mr=3\nmax-mr-size=1099511627776\n";
+	struct pvo_resp_alloc_pd r;
+	struct pvo_daemon_config *cfg;
+	char *err = NULL;
+
+	tap_plan(48);
+	cfg = pvo_config_parse("t", conf, &err);
+	if (!cfg) {
+		printf("Bail out! %s\n", err);
+		return 1;
+	}
+	fg_init(&g, &cfg->vms[0]);
+	fg_cmd(&g, PVO_CMD_ALLOC_PD, 0, NULL, 0, &r, sizeof(r));
+	pd = le32toh(r.pd);
+	fg_cmd(&g, PVO_CMD_ALLOC_PD, 0, NULL, 0, &r, sizeof(r));
+	pd2 = le32toh(r.pd);
+	test_pure();
+	test_keys();
+	{
+		struct pvo_cmd_handle h = { 0 };
+		uint32_t hd = 0;
+		void *obj;
+
+		/* free the quota for test_dma */
+		while ((hd = pvo_table_next(&g.vm->mrs, 0, &obj))) {
+			h.handle = htole32(hd);
+			fg_cmd(&g, PVO_CMD_DEREG_MR, 0, &h, sizeof(h), NULL, 0);
+		}
+	}
+	test_dma();
+	fg_fini(&g);
+	pvo_config_free(cfg);
+	return tap_done();
+}

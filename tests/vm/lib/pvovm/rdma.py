@@ -1,0 +1,349 @@
+"""Guests with an RDMA device of the kind under test, for data-path tests.
+
+The device is a parameter, so one test proves itself on a known-good device
+and then checks ours:
+
+    PVO_TEST_DEVICE=pvo (default)  pvrdma-overlay on one pvrdma-overlayd (the
+                                   ASan/UBSan build, configured from a file
+                                   with each guest's tenant and quotas)
+    PVO_TEST_DEVICE=rxe            Linux rdma_rxe on each guest's NIC: a real
+                                   RDMA device with the semantics we copy
+
+Either way the guests share one Ethernet (a dgram pair for two guests, a hub
+for more): TCP for the tools' out-of-band exchange, ARP for RoCE addresses,
+and for rxe the RoCE packets themselves.
+
+    nodes = [Node("g1", "10.0.31.1"), Node("g2", "10.0.31.2")]
+    with RdmaGuests(nodes) as rg:
+        a, b = rg.nodes
+        r = rg.pair(b, "ibv_rc_pingpong -d %s" % b.ibdev, a, "...", "rc", ready=tcp(18515))
+        tap.ok(r.ok, "ibv_rc_pingpong", diag=r.diag())
+        rg.dmesg_checks()
+    # leaving: guests stop; with pvo, the back-end stops and must exit 0 with
+    # quiet sanitizers (two TAP lines)
+"""
+
+import os
+import re
+
+from . import backend, devices, netdev, paths, tap
+from .guest import Guest, timeout_scale
+
+KINDS = ("pvo", "rxe")
+PROGS = os.path.join(paths.BUILD, "tests", "vm-progs")
+
+
+def device_kind():
+    """The device under test: $PVO_TEST_DEVICE, default pvo."""
+    kind = os.environ.get("PVO_TEST_DEVICE", "pvo")
+    if kind not in KINDS:
+        tap.bail_out("PVO_TEST_DEVICE=%s: expected one of %s" % (kind, ", ".join(KINDS)))
+    return kind
+
+
+def prog(name):
+    """Path of one of our test programs (tests/vm/progs, built by make)."""
+    return os.path.join(PROGS, name)
+
+
+def missing(kind, programs=()):
+    """Build outputs this test needs that do not exist."""
+    out = paths.missing_guest_files()
+    if kind == "pvo":
+        why = backend.missing()
+        if why:
+            out.append(why)
+        ko = os.path.join(paths.REPO, "guest-driver", "pvrdma_overlay.ko")
+        if not os.path.exists(ko):
+            out.append("%s (make driver guest)" % ko)
+    for p in programs:
+        if not os.access(prog(p), os.X_OK):
+            out.append("%s (make test-programs)" % prog(p))
+    return out
+
+
+def tcp(port):
+    """ready= for servers that listen on a TCP port."""
+    return ("tcp", port)
+
+
+def rdma_cm(port):
+    """ready= for servers that listen with rdma_cm."""
+    return ("rdma_cm", port)
+
+
+class Node:
+    """One guest: its name, address (/24), tenant (pvo) and quota keys for
+    the back-end config (pvo), filled in by RdmaGuests with .guest, .ibdev,
+    .nic and .gid_index (the RoCE v2 GID of ip)."""
+
+    def __init__(self, name, ip, tenant="blue", quotas=None, memory=1024):
+        self.name = name
+        self.ip = ip
+        self.tenant = tenant
+        self.quotas = dict(quotas or {})
+        self.memory = memory
+        a, b, c, d = (int(x) for x in ip.split("."))
+        self.mac = "52:54:00:%02x:%02x:%02x" % (b, c, d)
+        self.gid = "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % (a, b, c, d)
+        self.guest = None
+        self.ibdev = None
+        self.nic = None
+        self.gid_index = None
+        self.sock = None
+
+    def run(self, cmd, timeout=60):
+        return self.guest.run(cmd, timeout)
+
+    def check(self, cmd, timeout=60):
+        return self.guest.check(cmd, timeout)
+
+
+class PairResult:
+    """Exit status and output of a server and its client (None: no status,
+    the command was killed)."""
+
+    def __init__(self, name, server_rc, server_out, client_rc, client_out):
+        self.name = name
+        self.server_rc = server_rc
+        self.server_out = server_out
+        self.client_rc = client_rc
+        self.client_out = client_out
+
+    @property
+    def ok(self):
+        return self.server_rc == 0 and self.client_rc == 0
+
+    def diag(self):
+        return ("server exit status %s, output:\n%s\nclient exit status %s, output:\n%s"
+                % (self.server_rc, self.server_out[-4000:], self.client_rc,
+                   self.client_out[-4000:]))
+
+
+class RdmaGuests:
+    """Boots the nodes' guests on one Ethernet with the device under test
+    and sets the device up in each. kind defaults to device_kind()."""
+
+    def __init__(self, nodes, kind=None, subnet_bits=24, vni_base=100):
+        self.nodes = list(nodes)
+        self.kind = kind or device_kind()
+        self.subnet_bits = subnet_bits
+        self.vni_base = vni_base
+        # the rxe run of a test keeps its own logs: both can run at once
+        self.logdir = paths.test_log_dir(paths.test_name() +
+                                         ("-rxe" if self.kind == "rxe" else ""))
+        self.work = None
+        self.hub = None
+        self.backend = None
+        self._seq = 0
+
+    # -- life cycle ---------------------------------------------------------
+
+    def backend_config(self):
+        tenants = []
+        for n in self.nodes:
+            if n.tenant not in tenants:
+                tenants.append(n.tenant)
+        text = "# written by %s (%s)\n" % (paths.test_name(), __name__)
+        for i, t in enumerate(tenants):
+            text += "\n[tenant %s]\nvni = %d\nmtu = 1500\n" % (t, self.vni_base + i)
+        for n in self.nodes:
+            text += "\n[vm %s]\ntenant = %s\nmac = %s\nips = %s\nsocket = %s\n" % (
+                n.name, n.tenant, n.mac, n.ip, n.sock)
+            for key, value in n.quotas.items():
+                text += "%s = %s\n" % (key, value)
+        return text
+
+    def start(self):
+        self.work = paths.private_dir(paths.test_name())
+        if len(self.nodes) == 2:
+            nets = netdev.dgram_pair(self.work)
+        else:
+            self.hub = netdev.Hub(self.work, len(self.nodes))
+            nets = self.hub.netdevs
+        if self.kind == "pvo":
+            for n in self.nodes:
+                n.sock = os.path.join(self.work, "%s.sock" % n.name)
+            self.backend = backend.Backend(self.backend_config(), self.logdir, self.work,
+                                           sockets=[n.sock for n in self.nodes])
+        for n, net in zip(self.nodes, nets):
+            extra = devices.pvrdma_overlay(n.sock) if self.kind == "pvo" else []
+            n.guest = Guest(n.name, logdir=self.logdir, ip="%s/%d" % (n.ip, self.subnet_bits),
+                            mac=n.mac, netdev=net, extra_args=extra, memory=n.memory)
+            n.guest.start()
+        for n in self.nodes:
+            n.guest.wait_boot()
+        for n in self.nodes:
+            self._setup_device(n)
+        return self
+
+    def _setup_device(self, n):
+        n.nic = n.check("for d in /sys/class/net/*; do [ \"$(cat $d/address)\" = %s ] && "
+                        "echo ${d##*/}; done; true" % n.mac).strip()
+        if not n.nic:
+            raise RuntimeError("%s: no NIC with MAC %s" % (n.name, n.mac))
+        if self.kind == "rxe":
+            n.ibdev = "rxe0"
+            n.check("modprobe rdma_rxe && rdma link add rxe0 type rxe netdev %s" % n.nic,
+                    timeout=120)
+        else:
+            n.ibdev = "pvrdma_overlay0"
+            n.check("modprobe pvrdma_overlay", timeout=120)
+        # The port goes ACTIVE and the GIDs of the NIC's addresses appear
+        # from netdev events, shortly after the device registers.
+        sysfs = "/sys/class/infiniband/%s/ports/1" % n.ibdev
+        script = ("cd {p}; for t in $(seq 1 100); do "
+                  "  if grep -q ACTIVE state; then "
+                  "    for f in $(grep -lx {g} gids/* 2>/dev/null); do i=${{f##*/}}; "
+                  "      [ \"$(cat gid_attrs/types/$i 2>/dev/null)\" = 'RoCE v2' ] && "
+                  "        echo $i && exit 0; "
+                  "    done; "
+                  "  fi; sleep 0.1; "
+                  "done; echo 'no ACTIVE port with the RoCE v2 GID {g}:'; cat state; "
+                  "grep -H . gids/* | grep -v ':0000:0000:0000:0000:0000:0000:0000:0000$'; "
+                  "exit 1".format(p=sysfs, g=n.gid))
+        out = n.check(script, timeout=60)
+        n.gid_index = int(out.split()[0])
+        n.guest.console.note("%s: %s port active, GID index %d = %s" % (n.name, n.ibdev,
+                                                                        n.gid_index, n.gid))
+
+    def stop(self):
+        """Stops the guests, then the back-end; with pvo, reports the
+        back-end's exit status and sanitizer findings as two TAP lines."""
+        for n in self.nodes:
+            if n.guest is not None:
+                n.guest.stop()
+        if self.hub is not None:
+            self.hub.close()
+            with open(os.path.join(self.logdir, "hub.log"), "w") as f:
+                f.write(self.hub.stats() + "\n")
+            self.hub = None
+        if self.backend is not None:
+            status = self.backend.stop()
+            self.backend.tap_checks(status)
+            self.backend = None
+        if self.work is not None:
+            paths.remove_private_dir(self.work)
+            self.work = None
+
+    def __enter__(self):
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    # -- running things -----------------------------------------------------
+
+    def label(self, what):
+        """A test name that says which device ran it."""
+        return "[%s] %s" % (self.kind, what)
+
+    def pair(self, server, server_cmd, client, client_cmd, name=None, timeout=60, ready=None,
+             grace=10):
+        """Runs server_cmd in the background on server, waits until it is
+        ready (tcp(port), rdma_cm(port) or None: one second), runs client_cmd
+        on client, then waits for the server (only grace seconds if the
+        client failed). Each side runs under the guest's `timeout`, so a hang
+        kills the program, not the guest. Outputs also go to
+        <logdir>/<name>.server.log / .client.log."""
+        self._seq += 1
+        name = name or "pair%d" % self._seq
+        if not re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
+            raise ValueError("pair name %r: use letters, digits and _.+- (it names files)" % name)
+        t = int(timeout * timeout_scale())
+        base = "/tmp/pvo-%s" % name
+        ready_out = self._start_server(server, base, t, server_cmd, ready)
+        if ready_out is not None:
+            server_rc, server_out = self._collect(server, base, 10)
+            res = PairResult(name, server_rc, ready_out + server_out, None,
+                             "(not started: the server did not become ready)")
+        else:
+            client_rc, client_out = client.run("timeout -k 5 %d %s" % (t, client_cmd),
+                                               timeout=t + 30)
+            if client_rc in (124, 137):
+                client_out += "\n(killed by timeout after %d s)" % t
+            server_rc, server_out = self._collect(server, base,
+                                                  t + 10 if client_rc == 0 else grace)
+            res = PairResult(name, server_rc, server_out, client_rc, client_out)
+        for side, text in (("server", res.server_out), ("client", res.client_out)):
+            with open(os.path.join(self.logdir, "%s.%s.log" % (name, side)), "w") as f:
+                f.write(text)
+        return res
+
+    def _start_server(self, server, base, t, cmd, ready):
+        """Starts cmd in the background and waits until it is ready, in one
+        guest command. None when ready, else the reason."""
+        script = ("rm -f {b}.status {b}.log {b}.pid; "
+                  "( timeout -k 5 {t} {cmd} & echo $! >{b}.pid; wait $!; echo $? >{b}.status ) "
+                  ">{b}.log 2>&1 </dev/null & ".format(b=base, t=t, cmd=cmd))
+        if ready is None:
+            script += ("sleep 1; [ -s {b}.status ] || exit 0; "
+                       "echo '(server exited at once)'; exit 1".format(b=base))
+        else:
+            if ready[0] == "tcp":
+                check = "ss -Hltn 'sport = :%d' | grep -q ." % ready[1]
+            elif ready[0] == "rdma_cm":
+                check = ("rdma resource show cm_id 2>/dev/null | "
+                         "grep -q 'state LISTEN.*:%d\\b'" % ready[1])
+            else:
+                raise ValueError("ready=%r" % (ready,))
+            script += ("for i in $(seq 1 200); do {c} && exit 0; [ -s {b}.status ] && break; "
+                       "sleep 0.1; done; "
+                       "echo '(server not ready: exited, or not listening after 20 s)'; exit 1"
+                       .format(c=check, b=base))
+        rc, out = server.run(script, timeout=60)
+        return None if rc == 0 else out
+
+    def _collect(self, server, base, grace):
+        """Waits up to grace seconds for the server to exit (then kills it);
+        returns (exit status or None, output)."""
+        rc, out = server.run(
+            "for i in $(seq 1 {n}); do [ -s {b}.status ] && break; sleep 0.1; done; "
+            "if ! [ -s {b}.status ]; then kill $(cat {b}.pid) 2>/dev/null; sleep 1; "
+            "echo killed >{b}.status; fi; cat {b}.log; echo \"@@status=$(cat {b}.status)\""
+            .format(n=int(grace * 10), b=base), timeout=grace + 30)
+        m = re.search(r"@@status=(\S+)\s*$", out)
+        body = out[:m.start()] if m else out
+        status = m.group(1) if m else "?"
+        if status.isdigit():
+            return int(status), body
+        return None, body + "\n(server killed: still running %d s after the client)" % grace
+
+    def dmesg_checks(self):
+        """One TAP line per guest: no kernel BUG/Oops/WARNING."""
+        for n in self.nodes:
+            rc, out = n.run("dmesg | grep -E 'BUG|Oops|WARNING|general protection|"
+                            "UBSAN|KASAN|refcount_t' ; true")
+            tap.ok(out.strip() == "", self.label("%s: guest kernel log has no BUG/Oops/WARNING"
+                                                 % n.name), diag=out)
+
+
+TAP_LINE = re.compile(r"^(ok|not ok) \d+ - (.*?)(?: # SKIP (.*))?$")
+
+
+def forward_tap(label, text):
+    """Re-emits the TAP lines a test program printed ("ok N - name", with
+    the "# ..." lines after a failure as its diagnostics) as our own, each
+    name passed through label(); returns how many there were."""
+    lines = text.splitlines()
+    count = 0
+    for i, line in enumerate(lines):
+        m = TAP_LINE.match(line)
+        if not m:
+            continue
+        count += 1
+        if m.group(3):
+            tap.skip(label(m.group(2)), m.group(3))
+            continue
+        detail = []
+        for follow in lines[i + 1:]:
+            if not follow.startswith("# "):
+                break
+            detail.append(follow[2:])
+        tap.ok(m.group(1) == "ok", label(m.group(2)), diag="\n".join(detail))
+    return count
