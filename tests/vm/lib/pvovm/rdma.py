@@ -10,7 +10,7 @@ and then checks ours:
                                    RDMA device with the semantics we copy
 
 Either way the guests share one Ethernet (a dgram pair for two guests, a hub
-for more): TCP for the tools' out-of-band exchange, ARP for RoCE addresses,
+otherwise): TCP for the tools' out-of-band exchange, ARP for RoCE addresses,
 and for rxe the RoCE packets themselves.
 
     nodes = [Node("g1", "10.0.31.1"), Node("g2", "10.0.31.2")]
