@@ -123,7 +123,15 @@ class Guest:
         cmd = [paths.QEMU, "-name", self.name,
                "-object", "memory-backend-memfd,id=ram,size=%dM,share=on" % self.memory,
                "-machine", "q35,memory-backend=ram", *accel,
-               "-m", str(self.memory), "-smp", str(self.smp),
+               "-m", str(self.memory),
+               # maxcpus >= 2 even with one vCPU: with max_cpus == 1 TCG
+               # translates without CF_PARALLEL, i.e. drops guest memory
+               # barriers and emulates atomics (xchg, cmpxchg) as plain
+               # load + store. The device's rings and doorbell records are
+               # shared with the back-end, another process, so they need
+               # real atomics and barriers (a lost db_pending update
+               # stalled a QP forever in CI).
+               "-smp", "%d,maxcpus=%d" % (self.smp, max(2, self.smp)),
                "-nographic", "-nodefaults", "-no-user-config", "-no-reboot"]
         for d in paths.FIRMWARE_DIRS:
             cmd += ["-L", d]
