@@ -58,11 +58,14 @@ static void process(struct pvo_vm *vm, struct pvo_ucontext *uctx)
 		}
 		while (db->cons != prod && budget) {
 			budget--;
-			pvo_gmem_load32(vm,
-					db->gpa + PVO_DB_RING_ENTRY_OFF +
-					    (db->cons % PVO_DB_RING_ENTRIES) *
-						sizeof(uint32_t),
-					&handle);
+			/* the page may have left guest RAM (memory table
+			 * change): stop rather than use an unread handle */
+			if (!pvo_gmem_load32(vm,
+					     db->gpa + PVO_DB_RING_ENTRY_OFF +
+						 (db->cons % PVO_DB_RING_ENTRIES) *
+						     sizeof(uint32_t),
+					     &handle))
+				return;
 			/* Release the record before clearing db_pending, so
 			 * that a re-append always finds room. */
 			db->cons++;

@@ -317,22 +317,8 @@ static int run_server(void)
 
 /* ---- client: TAP ---- */
 
-static int tap_n, tap_failed, tap_skipped;
+static int tap_skipped;
 
-static bool tap_ok(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool tap_ok(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", ok ? "ok" : "not ok", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (!ok)
-		tap_failed++;
-	return ok;
-}
 
 static void tap_skip(const char *reason, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -340,7 +326,7 @@ static void tap_skip(const char *reason, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("ok %d - ", ++tap_n);
+	printf("ok %d - ", ++pt_tap_n);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -452,7 +438,7 @@ static bool conn_rc(struct conn *c, struct req *r, const struct pt_conn *pc, uin
 	r->peer = mine;
 	request(r, &c->peer);
 	if (c->peer.err) {
-		tap_ok(false, "%s: set up the server's QP", what);
+		pt_tap_ok(false, "%s: set up the server's QP", what);
 		diag("server: %s: %s", c->peer.msg, strerror(c->peer.err));
 		return false;
 	}
@@ -461,7 +447,7 @@ static bool conn_rc(struct conn *c, struct req *r, const struct pt_conn *pc, uin
 		dest.qpn = BOGUS_QPN;
 	err = pt_connect_qp(&dev, c->qp, &mine, &dest, pc);
 	if (err) {
-		tap_ok(false, "%s: connect the client's QP", what);
+		pt_tap_ok(false, "%s: connect the client's QP", what);
 		diag("ibv_modify_qp: %s", strerror(err));
 		return false;
 	}
@@ -517,18 +503,18 @@ static void check_err_and_flush(struct conn *c, const char *what)
 	struct ibv_wc wc;
 	int state = pt_qp_state(c->qp), err;
 
-	tap_ok(state == IBV_QPS_ERR, "%s: the requester QP is in ERR (ibv_query_qp: %s)", what,
+	pt_tap_ok(state == IBV_QPS_ERR, "%s: the requester QP is in ERR (ibv_query_qp: %s)", what,
 	       pt_qp_state_str(state));
 	make_wr(&wr, &sge, 99, IBV_WR_SEND, c, MSG);
 	err = post(c, &wr);
 	if (err) {
-		tap_ok(false, "%s: a WR posted to the QP in ERR completes with WR_FLUSH_ERR", what);
+		pt_tap_ok(false, "%s: a WR posted to the QP in ERR completes with WR_FLUSH_ERR", what);
 		diag("ibv_post_send: %s", strerror(err));
 		return;
 	}
 	if (!pt_poll(c->cq, &wc, 5000))
 		wc.status = -1;
-	tap_ok(wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == 99,
+	pt_tap_ok(wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == 99,
 	       "%s: a WR posted to the QP in ERR completes with WR_FLUSH_ERR (%s)", what,
 	       st(wc.status));
 }
@@ -585,10 +571,10 @@ static void test_limits(void)
 		errno = 0;
 		qp = ibv_create_qp(dev.pd, &qa);
 		if (cases[i].ok)
-			tap_ok(qp != NULL, "create_qp with %s works%s%s", cases[i].what,
+			pt_tap_ok(qp != NULL, "create_qp with %s works%s%s", cases[i].what,
 			       qp ? "" : ": ", qp ? "" : strerror(errno));
 		else
-			tap_ok(qp == NULL, "create_qp with %s fails (%s)", cases[i].what,
+			pt_tap_ok(qp == NULL, "create_qp with %s fails (%s)", cases[i].what,
 			       qp ? "it worked" : strerror(errno));
 		if (qp && ibv_destroy_qp(qp))
 			pt_die("ibv_destroy_qp");
@@ -598,13 +584,13 @@ static void test_limits(void)
 
 	errno = 0;
 	cq = ibv_create_cq(dev.ctx, a->max_cqe + 1, NULL, NULL, 0);
-	tap_ok(cq == NULL, "create_cq with max_cqe + 1 = %d entries fails (%s)", a->max_cqe + 1,
+	pt_tap_ok(cq == NULL, "create_cq with max_cqe + 1 = %d entries fails (%s)", a->max_cqe + 1,
 	       cq ? "it worked" : strerror(errno));
 	if (cq)
 		ibv_destroy_cq(cq);
 	errno = 0;
 	cq = ibv_create_cq(dev.ctx, a->max_cqe, NULL, NULL, 0);
-	tap_ok(cq != NULL, "create_cq with max_cqe = %d entries works%s%s", a->max_cqe,
+	pt_tap_ok(cq != NULL, "create_cq with max_cqe = %d entries works%s%s", a->max_cqe,
 	       cq ? "" : ": ", cq ? "" : strerror(errno));
 	if (cq)
 		ibv_destroy_cq(cq);
@@ -614,7 +600,7 @@ static void test_limits(void)
 	sa.attr.max_sge = 1;
 	errno = 0;
 	srq = ibv_create_srq(dev.pd, &sa);
-	tap_ok(srq == NULL, "create_srq with max_srq_wr + 1 = %d WRs fails (%s)",
+	pt_tap_ok(srq == NULL, "create_srq with max_srq_wr + 1 = %d WRs fails (%s)",
 	       a->max_srq_wr + 1, srq ? "it worked" : strerror(errno));
 	if (srq)
 		ibv_destroy_srq(srq);
@@ -641,13 +627,13 @@ static void test_mr_size(void)
 		pt_die("mmap %zu bytes", len);
 	errno = 0;
 	mr = ibv_reg_mr(dev.pd, p, len, IBV_ACCESS_LOCAL_WRITE);
-	tap_ok(mr == NULL, "reg_mr of max_mr_size + 4 KiB = %zu bytes fails (%s)", len,
+	pt_tap_ok(mr == NULL, "reg_mr of max_mr_size + 4 KiB = %zu bytes fails (%s)", len,
 	       mr ? "it worked" : strerror(errno));
 	if (mr)
 		ibv_dereg_mr(mr);
 	errno = 0;
 	mr = ibv_reg_mr(dev.pd, p, max, IBV_ACCESS_LOCAL_WRITE);
-	tap_ok(mr != NULL, "reg_mr of max_mr_size = %" PRIu64 " bytes works%s%s", max,
+	pt_tap_ok(mr != NULL, "reg_mr of max_mr_size = %" PRIu64 " bytes works%s%s", max,
 	       mr ? "" : ": ", mr ? "" : strerror(errno));
 	if (mr)
 		ibv_dereg_mr(mr);
@@ -679,15 +665,15 @@ static void test_sq_full(void)
 		n++;
 	}
 	/* at least what create_qp granted; a queue may round up (rxe to 2^n - 1) */
-	tap_ok(n >= c.max_send_wr && n <= 2 * c.max_send_wr && err == ENOMEM,
+	pt_tap_ok(n >= c.max_send_wr && n <= 2 * c.max_send_wr && err == ENOMEM,
 	       "%s: cap.max_send_wr = %u .. 2x that SENDs post, the next fails with ENOMEM "
 	       "(posted %u, then %s)", what, c.max_send_wr, n, err ? strerror(err) : "no error");
 	err = pt_set_error(c.qp);
-	tap_ok(err == 0, "%s: modify_qp to ERR works (%s)", what, err ? strerror(err) : "ok");
+	pt_tap_ok(err == 0, "%s: modify_qp to ERR works (%s)", what, err ? strerror(err) : "ok");
 	got = poll_n(c.cq, wc, n < 64 ? n : 64, 5000);
 	for (i = 0; i < got; i++)
 		flushed += wc[i].status == IBV_WC_WR_FLUSH_ERR;
-	tap_ok(got == (int)n && flushed == got && !pt_poll(c.cq, wc, 100),
+	pt_tap_ok(got == (int)n && flushed == got && !pt_poll(c.cq, wc, 100),
 	       "%s: moving the QP to ERR flushes every outstanding WR (%d of %u completions, "
 	       "%d WR_FLUSH_ERR)", what, got, n, flushed);
 	if (got && flushed != got)
@@ -722,7 +708,7 @@ static void test_rq_flush(void)
 	got = poll_n(c.cq, wc, 3, 5000);
 	for (i = 0; i < got; i++)
 		flushed += wc[i].status == IBV_WC_WR_FLUSH_ERR && wc[i].wr_id == 500u + i;
-	tap_ok(got == 3 && flushed == 3,
+	pt_tap_ok(got == 3 && flushed == 3,
 	       "%s: moving the QP to ERR flushes the 3 posted receives in order "
 	       "(%d completions, %d WR_FLUSH_ERR)", what, got, flushed);
 	conn_free(&c);
@@ -755,19 +741,19 @@ static void test_local(const char *what, bool bad_key)
 		sge[0].addr = (uintptr_t)c.buf + MR_LEN - 8;	/* runs 56 bytes past the MR */
 	err = post(&c, &wr[0]);
 	if (err) {
-		tap_ok(false, "%s: requester completes with %s%s", what, st(want), overridden(key));
+		pt_tap_ok(false, "%s: requester completes with %s%s", what, st(want), overridden(key));
 		diag("ibv_post_send failed: %s", strerror(err));
 		return conn_free(&c);
 	}
 	poll_n(c.cq, wc, 2, 10000);
-	tap_ok((int)wc[0].status == want && wc[0].wr_id == 1,
+	pt_tap_ok((int)wc[0].status == want && wc[0].wr_id == 1,
 	       "%s: requester completes with %s%s (%s)", what, st(want), overridden(key),
 	       st(wc[0].status));
-	tap_ok(wc[1].status == IBV_WC_WR_FLUSH_ERR && wc[1].wr_id == 2,
+	pt_tap_ok(wc[1].status == IBV_WC_WR_FLUSH_ERR && wc[1].wr_id == 2,
 	       "%s: the next WR completes with WR_FLUSH_ERR (%s)", what, st(wc[1].status));
 	check_err_and_flush(&c, what);
 	peer_status(300, 1, &s);
-	tap_ok(s.ncqe == 0 && s.qp_state == IBV_QPS_RTS,
+	pt_tap_ok(s.ncqe == 0 && s.qp_state == IBV_QPS_RTS,
 	       "%s: the responder received nothing and stays RTS (%u completions, %s)", what,
 	       s.ncqe, pt_qp_state_str(s.qp_state));
 	conn_free(&c);
@@ -829,22 +815,22 @@ static void test_remote(const char *what, enum remote_case rc)
 		wr[0].wr.rdma.remote_addr += MR_LEN - 8;	/* 56 bytes past the end */
 	err = post(&c, &wr[0]);
 	if (err) {
-		tap_ok(false, "%s: requester completes with %s", what, st(want));
+		pt_tap_ok(false, "%s: requester completes with %s", what, st(want));
 		diag("ibv_post_send failed: %s", strerror(err));
 		return conn_free(&c);
 	}
 	poll_n(c.cq, wc, 2, 10000);
-	tap_ok((int)wc[0].status == want && wc[0].wr_id == 1,
+	pt_tap_ok((int)wc[0].status == want && wc[0].wr_id == 1,
 	       "%s: requester completes with %s%s (%s)", what, st(want),
 	       key ? overridden(key) : "", st(wc[0].status));
-	tap_ok(wc[1].status == IBV_WC_WR_FLUSH_ERR && wc[1].wr_id == 2,
+	pt_tap_ok(wc[1].status == IBV_WC_WR_FLUSH_ERR && wc[1].wr_id == 2,
 	       "%s: the next WR completes with WR_FLUSH_ERR (%s)", what, st(wc[1].status));
 	check_err_and_flush(&c, what);
 	/* the responder's receive WQEs are flushed when its QP goes to ERR */
 	peer_status(2000, 2, &s);
-	tap_ok(s.qp_state == IBV_QPS_ERR, "%s: the responder QP is in ERR (%s)", what,
+	pt_tap_ok(s.qp_state == IBV_QPS_ERR, "%s: the responder QP is in ERR (%s)", what,
 	       pt_qp_state_str(s.qp_state));
-	tap_ok(s.checksum == s.checksum0, "%s: the responder's memory is untouched", what);
+	pt_tap_ok(s.checksum == s.checksum0, "%s: the responder's memory is untouched", what);
 	conn_free(&c);
 }
 
@@ -865,14 +851,14 @@ static void test_recv_too_small(void)
 	make_wr(&wr, &sge, 1, IBV_WR_SEND, &c, MSG);
 	if (post(&c, &wr) || !pt_poll(c.cq, &wc, 10000))
 		wc.status = -1;
-	tap_ok((int)wc.status == expect(kreq),
+	pt_tap_ok((int)wc.status == expect(kreq),
 	       "%s: SEND of %d bytes into 16: requester completes with %s%s (%s)",
 	       what, MSG, st(expect(kreq)), overridden(kreq), st(wc.status));
 	peer_status(2000, 1, &s);
-	tap_ok(s.ncqe >= 1 && (int)s.rec[0].status == expect(kresp),
+	pt_tap_ok(s.ncqe >= 1 && (int)s.rec[0].status == expect(kresp),
 	       "%s: the responder's receive completes with %s%s (%s)", what, st(expect(kresp)),
 	       overridden(kresp), s.ncqe ? st(s.rec[0].status) : "none");
-	tap_ok(s.qp_state == IBV_QPS_ERR, "%s: the responder QP is in ERR (%s)", what,
+	pt_tap_ok(s.qp_state == IBV_QPS_ERR, "%s: the responder QP is in ERR (%s)", what,
 	       pt_qp_state_str(s.qp_state));
 	conn_free(&c);
 }
@@ -895,11 +881,11 @@ static void test_rnr(void)
 	make_wr(&wr, &sge, 1, IBV_WR_SEND, &c, MSG);
 	if (post(&c, &wr) || !pt_poll(c.cq, &wc, 10000))
 		wc.status = -1;
-	tap_ok(wc.status == IBV_WC_RNR_RETRY_EXC_ERR,
+	pt_tap_ok(wc.status == IBV_WC_RNR_RETRY_EXC_ERR,
 	       "RNR: SEND without a receive WQE, rnr_retry 0: RNR_RETRY_EXC_ERR (%s)",
 	       st(wc.status));
 	state = pt_qp_state(c.qp);
-	tap_ok(state == IBV_QPS_ERR, "RNR: the requester QP is in ERR (%s)", pt_qp_state_str(state));
+	pt_tap_ok(state == IBV_QPS_ERR, "RNR: the requester QP is in ERR (%s)", pt_qp_state_str(state));
 	conn_free(&c);
 
 	/* rnr_retry 7 retries until a receive WQE shows up */
@@ -911,7 +897,7 @@ static void test_rnr(void)
 	if (post(&c, &wr))
 		pt_die("ibv_post_send");
 	got = pt_poll(c.cq, &wc, 500);
-	tap_ok(!got, "RNR retry: no completion while the responder has no receive WQE (%s)",
+	pt_tap_ok(!got, "RNR retry: no completion while the responder has no receive WQE (%s)",
 	       got ? st(wc.status) : "none");
 	{
 		struct req pr = { .type = REQ_POST_RECV, .nrecv = 1 };
@@ -920,10 +906,10 @@ static void test_rnr(void)
 	}
 	if (!pt_poll(c.cq, &wc, 10000))
 		wc.status = -1;
-	tap_ok(wc.status == IBV_WC_SUCCESS, "RNR retry: the SEND completes once a receive WQE "
+	pt_tap_ok(wc.status == IBV_WC_SUCCESS, "RNR retry: the SEND completes once a receive WQE "
 	       "is posted (%s)", st(wc.status));
 	peer_status(2000, 1, &s);
-	tap_ok(s.ncqe == 1 && s.rec[0].status == IBV_WC_SUCCESS && s.rec[0].byte_len == MSG,
+	pt_tap_ok(s.ncqe == 1 && s.rec[0].status == IBV_WC_SUCCESS && s.rec[0].byte_len == MSG,
 	       "RNR retry: the responder received the %d bytes (%u completions, %s, %u bytes)", MSG,
 	       s.ncqe, s.ncqe ? st(s.rec[0].status) : "-", s.rec[0].byte_len);
 	conn_free(&c);
@@ -948,14 +934,14 @@ static void test_retry_exceeded(void)
 	make_wr(&wr, &sge, 1, IBV_WR_RDMA_WRITE, &c, MSG);
 	if (post(&c, &wr) || !pt_poll(c.cq, &wc, 20000))
 		wc.status = -1;
-	tap_ok(wc.status == IBV_WC_RETRY_EXC_ERR,
+	pt_tap_ok(wc.status == IBV_WC_RETRY_EXC_ERR,
 	       "no responder (QPN 0x%x does not exist): RETRY_EXC_ERR (%s)", BOGUS_QPN,
 	       st(wc.status));
 	state = pt_qp_state(c.qp);
-	tap_ok(state == IBV_QPS_ERR, "no responder: the requester QP is in ERR (%s)",
+	pt_tap_ok(state == IBV_QPS_ERR, "no responder: the requester QP is in ERR (%s)",
 	       pt_qp_state_str(state));
 	peer_status(300, 1, &s);
-	tap_ok(s.checksum == s.checksum0 && s.ncqe == 0,
+	pt_tap_ok(s.checksum == s.checksum0 && s.ncqe == 0,
 	       "no responder: the server's QP and memory saw nothing");
 	conn_free(&c);
 }
@@ -974,7 +960,7 @@ static void test_ud(void)
 	conn_local(&c, IBV_QPT_UD, 8);
 	request(&r, &c.peer);
 	if (c.peer.err) {
-		tap_ok(false, "UD: set up the server's QP");
+		pt_tap_ok(false, "UD: set up the server's QP");
 		diag("server: %s: %s", c.peer.msg, strerror(c.peer.err));
 		return conn_free(&c);
 	}
@@ -989,10 +975,10 @@ static void test_ud(void)
 	wr.wr.ud.remote_qkey = UD_QKEY ^ 1;
 	if (post(&c, &wr) || !pt_poll(c.cq, &wc, 10000))
 		wc.status = -1;
-	tap_ok(wc.status == IBV_WC_SUCCESS, "UD wrong Q_Key: the sender completes with success (%s)",
+	pt_tap_ok(wc.status == IBV_WC_SUCCESS, "UD wrong Q_Key: the sender completes with success (%s)",
 	       st(wc.status));
 	peer_status(1000, 1, &s);
-	tap_ok(s.ncqe == 0, "UD wrong Q_Key: the receiver gets nothing within 1 s (%u completions)",
+	pt_tap_ok(s.ncqe == 0, "UD wrong Q_Key: the receiver gets nothing within 1 s (%u completions)",
 	       s.ncqe);
 
 	wr.wr_id = 2;
@@ -1000,7 +986,7 @@ static void test_ud(void)
 	if (post(&c, &wr) || !pt_poll(c.cq, &wc, 10000))
 		wc.status = -1;
 	peer_status(5000, 1, &s);
-	tap_ok(wc.status == IBV_WC_SUCCESS && s.ncqe == 1 && s.rec[0].status == IBV_WC_SUCCESS &&
+	pt_tap_ok(wc.status == IBV_WC_SUCCESS && s.ncqe == 1 && s.rec[0].status == IBV_WC_SUCCESS &&
 	       s.rec[0].byte_len == 40 + MSG && (s.rec[0].flags & IBV_WC_GRH),
 	       "UD right Q_Key (control): delivered, byte_len %d = 40-byte GRH + %d, GRH flag "
 	       "(sender %s; %u receive completions, %s, byte_len %u, flags 0x%x)", 40 + MSG, MSG,
@@ -1012,12 +998,12 @@ static void test_ud(void)
 	err = post(&c, &wr);
 	if (!err && !pt_poll(c.cq, &wc, 10000))
 		wc.status = -1;
-	tap_ok(err || (int)wc.status == expect("ud-longer-than-mtu"),
+	pt_tap_ok(err || (int)wc.status == expect("ud-longer-than-mtu"),
 	       "UD SEND of path MTU + 1 = %u bytes: %s%s (post: %s, completion: %s)",
 	       mtu + 1, st(expect("ud-longer-than-mtu")), overridden("ud-longer-than-mtu"),
 	       err ? strerror(err) : "ok", err ? "-" : st(wc.status));
 	peer_status(500, 2, &s);
-	tap_ok(s.ncqe == 1, "UD SEND longer than the MTU: nothing delivered (%u receive "
+	pt_tap_ok(s.ncqe == 1, "UD SEND longer than the MTU: nothing delivered (%u receive "
 	       "completions in all)", s.ncqe);
 	conn_free(&c);
 }
@@ -1130,10 +1116,10 @@ static int run_client(bool quotas)
 		test_quota("ah");
 	}
 	pt_tcp_send(fd, &bye, sizeof(bye));
-	printf("1..%d\n", tap_n);
-	printf("pvo-errors: passed=%d failed=%d skipped=%d\n", tap_n - tap_failed - tap_skipped,
-	       tap_failed, tap_skipped);
-	return tap_failed ? 1 : 0;
+	printf("1..%d\n", pt_tap_n);
+	printf("pvo-errors: passed=%d failed=%d skipped=%d\n", pt_tap_n - pt_tap_failed - tap_skipped,
+	       pt_tap_failed, tap_skipped);
+	return pt_tap_failed ? 1 : 0;
 }
 
 static void usage(void)

@@ -195,22 +195,7 @@ static int run_victim(int port)
 
 /* ---- attacker ---- */
 
-static int tap_n, tap_failed;
 
-static bool tap_ok(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool tap_ok(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", ok ? "ok" : "not ok", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (!ok)
-		tap_failed++;
-	return ok;
-}
 
 static const char *st(int status)
 {
@@ -285,10 +270,10 @@ static int run_attacker(const char *host, int port, bool blocked)
 		err = ibv_post_send(rc[i], &wr, &bad);
 		if (err || !pt_poll(cq, &wc, 20000))
 			wc.status = -1;
-		tap_ok((int)wc.status == want, "%s the victim's QPN 0x%x (rkey 0x%x): %s (%s)",
+		pt_tap_ok((int)wc.status == want, "%s the victim's QPN 0x%x (rkey 0x%x): %s (%s)",
 		       names[i], vi.rc[i].qpn, vi.rc[i].rkey, how, st(wc.status));
 		if (i == 1 && !blocked)
-			tap_ok(memcmp(buf + 128, vi.pattern, MSG) == 0,
+			pt_tap_ok(memcmp(buf + 128, vi.pattern, MSG) == 0,
 			       "RDMA READ returned the victim's bytes");
 	}
 	ah = pt_create_ah(&dev, vi.gid);
@@ -309,29 +294,29 @@ static int run_attacker(const char *host, int port, bool blocked)
 	err = ibv_post_send(ud, &wr, &bad);
 	if (err || !pt_poll(cq, &wc, 10000))
 		wc.status = -1;
-	tap_ok(wc.status == IBV_WC_SUCCESS, "UD SEND to the victim's QPN 0x%x with its Q_Key: "
+	pt_tap_ok(wc.status == IBV_WC_SUCCESS, "UD SEND to the victim's QPN 0x%x with its Q_Key: "
 	       "the sender completes (%s)", vi.ud_qpn, st(wc.status));
 
 	pt_tcp_send(fd, &done, 1);
 	recv_or_die(&rep, sizeof(rep));
 	if (blocked) {
-		tap_ok(rep.checksum == rep.checksum0, "the victim's MR is unchanged (checksum)");
-		tap_ok(rep.rc_recv == 0, "the victim's RC QPs received nothing (%u)", rep.rc_recv);
-		tap_ok(rep.ud_recv == 0, "the victim's UD QP received nothing (%u)", rep.ud_recv);
+		pt_tap_ok(rep.checksum == rep.checksum0, "the victim's MR is unchanged (checksum)");
+		pt_tap_ok(rep.rc_recv == 0, "the victim's RC QPs received nothing (%u)", rep.rc_recv);
+		pt_tap_ok(rep.ud_recv == 0, "the victim's UD QP received nothing (%u)", rep.ud_recv);
 		for (i = 0; i < NRC; i++)
-			tap_ok(rep.rc_state[i] == IBV_QPS_RTS, "the victim's RC QP %d is still RTS (%s)",
+			pt_tap_ok(rep.rc_state[i] == IBV_QPS_RTS, "the victim's RC QP %d is still RTS (%s)",
 			       i, pt_qp_state_str(rep.rc_state[i]));
 	} else {
-		tap_ok(memcmp(rep.target, buf, MSG) == 0 && rep.checksum != rep.checksum0,
+		pt_tap_ok(memcmp(rep.target, buf, MSG) == 0 && rep.checksum != rep.checksum0,
 		       "the RDMA WRITE landed in the victim's MR");
-		tap_ok(rep.rc_recv == 1, "the victim's RC QP received the SEND (%u)", rep.rc_recv);
-		tap_ok(rep.ud_recv == 1, "the victim's UD QP received the datagram (%u)",
+		pt_tap_ok(rep.rc_recv == 1, "the victim's RC QP received the SEND (%u)", rep.rc_recv);
+		pt_tap_ok(rep.ud_recv == 1, "the victim's UD QP received the datagram (%u)",
 		       rep.ud_recv);
 	}
-	printf("1..%d\n", tap_n);
+	printf("1..%d\n", pt_tap_n);
 	printf("pvo-isolation: expect=%s passed=%d failed=%d\n", blocked ? "blocked" : "reachable",
-	       tap_n - tap_failed, tap_failed);
-	return tap_failed ? 1 : 0;
+	       pt_tap_n - pt_tap_failed, pt_tap_failed);
+	return pt_tap_failed ? 1 : 0;
 }
 
 static void usage(void)

@@ -376,3 +376,19 @@ uint64_t pt_checksum(const void *p, size_t n)
 	}
 	return h;
 }
+
+int pt_tap_n, pt_tap_failed;
+
+bool pt_tap_ok(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %d - ", ok ? "ok" : "not ok", ++pt_tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (!ok)
+		pt_tap_failed++;
+	return ok;
+}

@@ -94,4 +94,8 @@ void pt_stream_fill(struct pt_stream *s, uint8_t *p, size_t n);
 /* A cheap checksum of a buffer (FNV-1a 64). */
 uint64_t pt_checksum(const void *p, size_t n);
 
+/* TAP lines ("ok N - ...") the VM tests forward; counts in pt_tap_*. */
+extern int pt_tap_n, pt_tap_failed;
+bool pt_tap_ok(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif
