@@ -65,7 +65,7 @@ static enum pvo_wc_status take_response(struct pvo_qp *qp, struct pvo_reply *r)
 	pvo_dma_seek(&w->dma, 0);
 	switch (w->opcode) {
 	case PVO_WR_RDMA_READ:
-		if (!w->length)
+		if (!w->length || r->data_placed)
 			return PVO_WC_SUCCESS;
 		if (!r->has_data || r->data.len != w->length)
 			return PVO_WC_BAD_RESP_ERR;

@@ -7,6 +7,8 @@
  *   [daemon]        socket-dir
  *   [tenant NAME]   vni, mtu
  *   [vm NAME]       tenant, mac, ips, socket, max-* quotas
+ *   [remote NAME]   tenant, mac, ips, vtep, vtep-port (docs/overlay.md)
+ *   [daemon]        also vtep, vxlan-port, dscp, management-socket
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -23,7 +25,7 @@
 
 #define DEFAULT_SOCKET_DIR "/run/pvrdma-overlay"
 
-enum group_kind { GROUP_NONE, GROUP_DAEMON, GROUP_TENANT, GROUP_VM };
+enum group_kind { GROUP_NONE, GROUP_DAEMON, GROUP_TENANT, GROUP_VM, GROUP_REMOTE };
 
 struct parser {
 	const char *path;
@@ -31,6 +33,8 @@ struct parser {
 	enum group_kind group;
 	int vm_tenant_line[1024];	/* line of each VM's tenant= key */
 	char *vm_tenant[1024];
+	int remote_tenant_line[1024];
+	char *remote_tenant[1024];
 	char *err;
 };
 
@@ -133,6 +137,17 @@ static struct pvo_vm_config *cur_vm(struct parser *p)
 	return &p->cfg->vms[p->cfg->num_vms - 1];
 }
 
+static struct pvo_vm_config *cur_remote(struct parser *p)
+{
+	return &p->cfg->remotes[p->cfg->num_remotes - 1];
+}
+
+/* The [vm] or [remote] section being read. */
+static struct pvo_vm_config *cur_entry(struct parser *p)
+{
+	return p->group == GROUP_REMOTE ? cur_remote(p) : cur_vm(p);
+}
+
 static bool parse_group(struct parser *p, int line, char *name)
 {
 	struct pvo_daemon_config *cfg = p->cfg;
@@ -147,7 +162,7 @@ static bool parse_group(struct parser *p, int line, char *name)
 	if (!arg)
 		return fail(p, line,
 			    "unknown section '[%s]': expected [daemon], "
-			    "[tenant NAME] or [vm NAME]",
+			    "[tenant NAME], [vm NAME] or [remote NAME]",
 			    name);
 	*arg++ = '\0';
 	arg = g_strstrip(arg);
@@ -193,9 +208,27 @@ static bool parse_group(struct parser *p, int line, char *name)
 		p->group = GROUP_VM;
 		return true;
 	}
+	if (strcmp(name, "remote") == 0) {
+		for (i = 0; i < cfg->num_remotes; i++)
+			if (strcmp(cfg->remotes[i].name, arg) == 0)
+				return fail(p, line,
+					    "remote '%s' is already defined "
+					    "at line %d",
+					    arg, cfg->remotes[i].line);
+		if (cfg->num_remotes >= (int)G_N_ELEMENTS(p->remote_tenant))
+			return fail(p, line, "too many [remote] sections");
+		cfg->remotes = g_renew(struct pvo_vm_config, cfg->remotes,
+				       cfg->num_remotes + 1);
+		cfg->num_remotes++;
+		memset(cur_remote(p), 0, sizeof(struct pvo_vm_config));
+		g_strlcpy(cur_remote(p)->name, arg, PVO_NAME_MAX);
+		cur_remote(p)->line = line;
+		p->group = GROUP_REMOTE;
+		return true;
+	}
 	return fail(p, line,
 		    "unknown section '[%s %s]': expected [daemon], "
-		    "[tenant NAME] or [vm NAME]",
+		    "[tenant NAME], [vm NAME] or [remote NAME]",
 		    name, arg);
 }
 
@@ -248,7 +281,7 @@ static bool parse_quota(struct parser *p, int line, const char *key,
 
 static bool parse_ips(struct parser *p, int line, const char *val)
 {
-	struct pvo_vm_config *vm = cur_vm(p);
+	struct pvo_vm_config *vm = cur_entry(p);
 	char **parts = g_strsplit_set(val, ";,", -1);
 	bool ok = true;
 	int i;
@@ -271,6 +304,40 @@ static bool parse_ips(struct parser *p, int line, const char *val)
 	return ok;
 }
 
+static bool parse_ipv4(const char *s, struct in_addr *out)
+{
+	return inet_pton(AF_INET, s, out) == 1 && out->s_addr != INADDR_ANY;
+}
+
+static bool parse_remote_key(struct parser *p, int line, const char *key,
+			     const char *val)
+{
+	struct pvo_vm_config *r = cur_remote(p);
+	uint64_t v;
+
+	if (strcmp(key, "vtep") == 0) {
+		if (!parse_ipv4(val, &r->vtep))
+			return fail(p, line,
+				    "vtep '%s': expected the IPv4 address "
+				    "of the host the VM runs on",
+				    val);
+		return true;
+	}
+	if (strcmp(key, "vtep-port") == 0) {
+		if (!pvo_parse_u64(val, 1, 65535, &v))
+			return fail(p, line,
+				    "vtep-port '%s': expected a UDP port "
+				    "between 1 and 65535",
+				    val);
+		r->vtep_port = v;
+		return true;
+	}
+	return fail(p, line,
+		    "unknown key '%s' in a [remote] section (expected "
+		    "tenant, mac, ips, vtep, vtep-port)",
+		    key);
+}
+
 static bool parse_key(struct parser *p, int line, const char *key,
 		      const char *val)
 {
@@ -281,7 +348,8 @@ static bool parse_key(struct parser *p, int line, const char *key,
 	case GROUP_NONE:
 		return fail(p, line,
 			    "'%s' is outside any section; put it under "
-			    "[daemon], [tenant NAME] or [vm NAME]",
+			    "[daemon], [tenant NAME], [vm NAME] or "
+			    "[remote NAME]",
 			    key);
 	case GROUP_DAEMON:
 		if (strcmp(key, "socket-dir") == 0) {
@@ -292,6 +360,43 @@ static bool parse_key(struct parser *p, int line, const char *key,
 					    val);
 			g_strlcpy(p->cfg->socket_dir, val,
 				  sizeof(p->cfg->socket_dir));
+			return true;
+		}
+		if (strcmp(key, "vtep") == 0) {
+			if (!parse_ipv4(val, &p->cfg->vtep))
+				return fail(p, line,
+					    "vtep '%s': expected this host's "
+					    "IPv4 address, like 192.0.2.1",
+					    val);
+			return true;
+		}
+		if (strcmp(key, "vxlan-port") == 0) {
+			if (!pvo_parse_u64(val, 1, 65535, &v))
+				return fail(p, line,
+					    "vxlan-port '%s': expected a UDP "
+					    "port between 1 and 65535",
+					    val);
+			p->cfg->vxlan_port = v;
+			return true;
+		}
+		if (strcmp(key, "dscp") == 0) {
+			if (!pvo_parse_u64(val, 0, 63, &v))
+				return fail(p, line,
+					    "dscp '%s': expected a number "
+					    "between 0 and 63 (26 = AF31)",
+					    val);
+			p->cfg->dscp = v;
+			return true;
+		}
+		if (strcmp(key, "management-socket") == 0) {
+			if (*val != '/' ||
+			    strlen(val) >= sizeof(p->cfg->mgmt_socket))
+				return fail(p, line,
+					    "management-socket '%s': expected "
+					    "an absolute path shorter than %zu",
+					    val, sizeof(p->cfg->mgmt_socket));
+			g_strlcpy(p->cfg->mgmt_socket, val,
+				  sizeof(p->cfg->mgmt_socket));
 			return true;
 		}
 		break;
@@ -316,16 +421,22 @@ static bool parse_key(struct parser *p, int line, const char *key,
 		}
 		break;
 	case GROUP_VM:
+	case GROUP_REMOTE:
 		if (strcmp(key, "tenant") == 0) {
-			int i = p->cfg->num_vms - 1;
+			bool r = p->group == GROUP_REMOTE;
+			int i = (r ? p->cfg->num_remotes : p->cfg->num_vms) - 1;
+			char **t = r ? &p->remote_tenant[i] : &p->vm_tenant[i];
 
-			g_free(p->vm_tenant[i]);
-			p->vm_tenant[i] = g_strdup(val);
-			p->vm_tenant_line[i] = line;
+			g_free(*t);
+			*t = g_strdup(val);
+			if (r)
+				p->remote_tenant_line[i] = line;
+			else
+				p->vm_tenant_line[i] = line;
 			return true;
 		}
 		if (strcmp(key, "mac") == 0) {
-			if (!pvo_parse_mac(val, cur_vm(p)->mac))
+			if (!pvo_parse_mac(val, cur_entry(p)->mac))
 				return fail(p, line,
 					    "mac '%s': expected a unicast "
 					    "MAC like 52:54:00:12:34:56",
@@ -334,6 +445,8 @@ static bool parse_key(struct parser *p, int line, const char *key,
 		}
 		if (strcmp(key, "ips") == 0)
 			return parse_ips(p, line, val);
+		if (p->group == GROUP_REMOTE)
+			return parse_remote_key(p, line, key, val);
 		if (strcmp(key, "socket") == 0) {
 			if (*val != '/' ||
 			    strlen(val) >= sizeof(cur_vm(p)->socket_path))
@@ -380,6 +493,72 @@ static bool parse_line(struct parser *p, int line, char *s)
 			    s);
 	*eq = '\0';
 	return parse_key(p, line, g_strstrip(s), g_strstrip(eq + 1));
+}
+
+static const struct pvo_tenant *tenant_named(struct pvo_daemon_config *cfg,
+					     const char *name)
+{
+	int i;
+
+	for (i = 0; name && i < cfg->num_tenants; i++)
+		if (strcmp(cfg->tenants[i].name, name) == 0)
+			return &cfg->tenants[i];
+	return NULL;
+}
+
+/* Overlay defaults and [remote] sections. */
+static bool resolve_overlay(struct parser *p)
+{
+	struct pvo_daemon_config *cfg = p->cfg;
+	int i, k;
+
+	/* the management socket is the overlay's: on by default with it */
+	if (!cfg->mgmt_socket[0] && cfg->vtep.s_addr != INADDR_ANY &&
+	    snprintf(cfg->mgmt_socket, sizeof(cfg->mgmt_socket),
+		     "%s/pvrdma-overlayd.mgmt",
+		     cfg->socket_dir) >= (int)sizeof(cfg->mgmt_socket))
+		return fail(p, 1, "management socket path too long; set "
+				  "'management-socket = PATH' in [daemon]");
+	for (i = 0; i < cfg->num_remotes; i++) {
+		struct pvo_vm_config *r = &cfg->remotes[i];
+		static const uint8_t zero[6];
+
+		if (cfg->vtep.s_addr == INADDR_ANY)
+			return fail(p, r->line,
+				    "remote '%s': the overlay needs this "
+				    "host's address: set 'vtep = IP' in "
+				    "[daemon]",
+				    r->name);
+		if (!p->remote_tenant[i])
+			return fail(p, r->line,
+				    "remote '%s' has no 'tenant = NAME'",
+				    r->name);
+		r->tenant = tenant_named(cfg, p->remote_tenant[i]);
+		if (!r->tenant)
+			return fail(p, p->remote_tenant_line[i],
+				    "remote '%s': unknown tenant '%s' (define "
+				    "it with a [tenant %s] section)",
+				    r->name, p->remote_tenant[i],
+				    p->remote_tenant[i]);
+		if (memcmp(r->mac, zero, 6) == 0)
+			return fail(p, r->line,
+				    "remote '%s' has no 'mac = ...'", r->name);
+		if (!r->num_ips)
+			return fail(p, r->line,
+				    "remote '%s' has no 'ips = ...'", r->name);
+		for (k = 0; k < r->num_ips; k++)
+			if (!IN6_IS_ADDR_V4MAPPED(&r->ips[k]))
+				return fail(p, r->line,
+					    "remote '%s': the overlay carries "
+					    "IPv4 only",
+					    r->name);
+		if (r->vtep.s_addr == INADDR_ANY)
+			return fail(p, r->line,
+				    "remote '%s' has no 'vtep = IP'", r->name);
+		if (!r->vtep_port)
+			r->vtep_port = cfg->vxlan_port;
+	}
+	return true;
 }
 
 /* Cross-section checks once everything is read. */
@@ -451,7 +630,7 @@ static bool resolve(struct parser *p)
 					    cfg->vms[j].line);
 		}
 	}
-	return true;
+	return resolve_overlay(p);
 }
 
 struct pvo_daemon_config *pvo_config_parse(const char *path, const char *text,
@@ -466,6 +645,8 @@ struct pvo_daemon_config *pvo_config_parse(const char *path, const char *text,
 	cfg = g_new0(struct pvo_daemon_config, 1);
 	cfg->path = g_strdup(path);
 	g_strlcpy(cfg->socket_dir, DEFAULT_SOCKET_DIR, sizeof(cfg->socket_dir));
+	cfg->vxlan_port = 4789;
+	cfg->dscp = 26; /* AF31 */
 	p->path = path;
 	p->cfg = cfg;
 	for (i = 0; ok && lines[i]; i++)
@@ -475,6 +656,8 @@ struct pvo_daemon_config *pvo_config_parse(const char *path, const char *text,
 	g_strfreev(lines);
 	for (i = 0; i < (int)G_N_ELEMENTS(p->vm_tenant); i++)
 		g_free(p->vm_tenant[i]);
+	for (i = 0; i < (int)G_N_ELEMENTS(p->remote_tenant); i++)
+		g_free(p->remote_tenant[i]);
 	if (!ok) {
 		*err = p->err;
 		pvo_config_free(cfg);
@@ -555,5 +738,6 @@ void pvo_config_free(struct pvo_daemon_config *cfg)
 	g_free(cfg->path);
 	g_free(cfg->tenants);
 	g_free(cfg->vms);
+	g_free(cfg->remotes);
 	g_free(cfg);
 }

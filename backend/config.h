@@ -37,6 +37,9 @@ struct pvo_vm_config {
 	struct in6_addr ips[PVO_MAX_IPS];	/* IPv4 as ::ffff:a.b.c.d */
 	char socket_path[108];			/* sun_path size */
 	struct pvo_quota quota;
+	/* [remote NAME] only: the VTEP the VM is behind */
+	struct in_addr vtep;
+	uint16_t vtep_port;
 	int line;
 };
 
@@ -47,6 +50,13 @@ struct pvo_daemon_config {
 	struct pvo_tenant *tenants;
 	int num_vms;
 	struct pvo_vm_config *vms;
+	/* overlay transport: enabled by a VTEP address */
+	struct in_addr vtep;		/* INADDR_ANY: no overlay */
+	uint16_t vxlan_port;
+	uint8_t dscp;
+	char mgmt_socket[108];
+	int num_remotes;		/* [remote NAME]: VMs behind other VTEPs */
+	struct pvo_vm_config *remotes;
 };
 
 /* Parse a config file. On failure returns NULL and sets *err to a message

@@ -7,10 +7,12 @@
 #include "dma.h"
 #include "guest_mem.h"
 #include "mr.h"
+#include "vm.h"
 
 void pvo_dma_init(struct pvo_dma *d, struct pvo_vm *vm)
 {
 	d->vm = vm;
+	d->mr_gen = vm ? vm->mr_gen : 0;
 	d->len = 0;
 	d->n = 0;
 	d->i = 0;
@@ -30,6 +32,11 @@ bool pvo_dma_add(struct pvo_dma *d, enum pvo_dma_kind kind,
 	r = &d->r[d->n++];
 	r->kind = kind;
 	r->mr = mr;
+	if (mr) {
+		r->key = mr->key;
+		r->access = mr->access;
+		r->pd = mr->pd;
+	}
 	r->addr = addr;
 	r->host = host;
 	r->len = len;
@@ -81,6 +88,25 @@ void pvo_dma_seek(struct pvo_dma *d, uint64_t off)
 	d->off = d->i < d->n ? off : 0;
 }
 
+/* Re-checks the MR ranges after the VM freed an MR; false if one is gone. */
+static bool revalidate(struct pvo_dma *d)
+{
+	unsigned int k;
+
+	for (k = 0; k < d->n; k++) {
+		struct pvo_dma_range *r = &d->r[k];
+
+		if (r->kind != PVO_DMA_MR)
+			continue;
+		r->mr = pvo_mr_get(d->vm, r->key, r->pd, r->access, r->addr,
+				   r->len);
+		if (!r->mr)
+			return false;
+	}
+	d->mr_gen = d->vm->mr_gen;
+	return true;
+}
+
 void *pvo_dma_chunk(struct pvo_dma *d, uint64_t *gpa, uint64_t *len)
 {
 	const struct pvo_dma_range *r;
@@ -97,6 +123,8 @@ void *pvo_dma_chunk(struct pvo_dma *d, uint64_t *gpa, uint64_t *len)
 		*len = left;
 		return r->host + d->off;
 	case PVO_DMA_MR:
+		if (d->mr_gen != d->vm->mr_gen && !revalidate(d))
+			return NULL;
 		*gpa = pvo_mr_gpa(r->mr, r->addr + d->off, &page_left);
 		break;
 	case PVO_DMA_PHYS:

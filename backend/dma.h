@@ -30,6 +30,9 @@ enum pvo_dma_kind {
 struct pvo_dma_range {
 	enum pvo_dma_kind kind;
 	const struct pvo_mr *mr;
+	/* what names the MR again after another MR was freed */
+	uint32_t key, access;
+	const struct pvo_pd *pd;
 	uint64_t addr;
 	uint8_t *host;
 	uint64_t len;
@@ -44,6 +47,7 @@ struct pvo_dma {
 	unsigned int n; /* ranges */
 	unsigned int i; /* cursor: range ... */
 	uint64_t off;	/* ... and offset in it */
+	uint64_t mr_gen; /* vm->mr_gen when the MR pointers were checked */
 	struct pvo_dma_range r[PVO_DMA_MAX_RANGES];
 };
 
@@ -63,6 +67,14 @@ enum pvo_wc_status pvo_dma_from_sges(struct pvo_dma *d, struct pvo_vm *vm,
 				     const struct pvo_pd *pd, bool phys_ok,
 				     uint32_t access, const struct pvo_sge *sge,
 				     unsigned int num_sge);
+
+/*
+ * A cursor may outlive the moment its MRs were checked (a WQE waiting for
+ * an ACK, a message arriving in packets): whenever the VM has freed an MR
+ * since, each MR range is looked up again by key and fails if its MR is
+ * gone, so a guest that deregisters early gets an error, never a stale
+ * pointer.
+ */
 
 /* Cursor to byte off from the start (off <= len). */
 void pvo_dma_seek(struct pvo_dma *d, uint64_t off);

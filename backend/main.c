@@ -12,6 +12,8 @@
 
 #include "config.h"
 #include "log.h"
+#include "mgmt.h"
+#include "overlay.h"
 #include "vhost.h"
 #include "vm.h"
 
@@ -155,8 +157,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (opt_check) {
-		printf("%s: ok (%d tenants, %d VMs)\n", cfg->path,
-		       cfg->num_tenants, cfg->num_vms);
+		printf("%s: ok (%d tenants, %d VMs, %d remote VMs, overlay "
+		       "%s)\n",
+		       cfg->path, cfg->num_tenants, cfg->num_vms,
+		       cfg->num_remotes,
+		       cfg->vtep.s_addr ? "on" : "off");
 		pvo_config_free(cfg);
 		return 0;
 	}
@@ -174,12 +179,21 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (!pvo_overlay_start(cfg, &err) ||
+	    (cfg->mgmt_socket[0] &&
+	     !pvo_mgmt_start(cfg->mgmt_socket, vms, n, &err))) {
+		fprintf(stderr, "pvrdma-overlayd: %s\n", err);
+		g_free(err);
+		goto out;
+	}
 	g_unix_signal_add(SIGTERM, on_signal, loop);
 	g_unix_signal_add(SIGINT, on_signal, loop);
 	g_main_loop_run(loop);
 	pvo_info(NULL, "shutting down");
 	ret = 0;
 out:
+	pvo_mgmt_stop();
+	pvo_overlay_stop();
 	for (i = 0; i < n; i++) {
 		pvo_vhost_close(vms[i]);
 		pvo_vm_free(vms[i]);

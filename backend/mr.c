@@ -82,6 +82,7 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 void pvo_mr_free(struct pvo_vm *vm, struct pvo_mr *mr)
 {
 	pvo_table_remove(&vm->mrs, mr->handle, mr->ctx);
+	vm->mr_gen++; /* cursors holding MR pointers look them up again */
 	mr->pd->refcnt--;
 	g_free(mr->pages);
 	g_free(mr);

@@ -442,6 +442,14 @@ static void enter_reset(struct pvo_qp *qp)
 	}
 	memset(&qp->attr, 0, sizeof(qp->attr));
 	qp->resp.comm_est = false;
+	memset(&qp->resp.msg, 0, sizeof(qp->resp.msg));
+	/* wire state starts over; the counters stay */
+	{
+		struct pvo_net_stats keep = qp->net.stats;
+
+		memset(&qp->net, 0, sizeof(qp->net));
+		qp->net.stats = keep;
+	}
 }
 
 enum pvo_status pvo_cmd_modify_qp(struct pvo_vm *vm, uint32_t ctx,
@@ -593,6 +601,18 @@ void pvo_qp_flush_rq(struct pvo_qp *qp)
 	struct pvo_vm *vm = qp->vm;
 	uint32_t n;
 
+	/* a message arriving in packets holds a receive WQE already */
+	if (qp->resp.msg.has_rw) {
+		struct pvo_cqe cqe = { 0 };
+
+		cqe.wr_id = qp->resp.msg.rw.wr_id;
+		cqe.qpn = htole32(qp->qpn);
+		cqe.opcode = PVO_WC_RECV;
+		cqe.status = PVO_WC_WR_FLUSH_ERR;
+		pvo_cq_post(vm, qp->rcq, &cqe);
+		qp->resp.msg.has_rw = false;
+		qp->resp.msg.active = false;
+	}
 	if (qp->srq)
 		return; /* SRQ WQEs belong to no QP */
 	n = outstanding(vm, &qp->rq, qp->resp.rq_cons);

@@ -12,6 +12,7 @@
 
 #include "ah.h"
 #include "dma.h"
+#include "net_stats.h"
 #include "ring.h"
 #include "timer.h"
 
@@ -64,6 +65,15 @@ struct pvo_qp_attrs {
 
 enum pvo_req_wait { PVO_WAIT_NONE, PVO_WAIT_RNR, PVO_WAIT_ACK };
 
+/* A receive WQE taken off the RQ / SRQ. */
+struct pvo_rwqe {
+	uint64_t wr_id; /* as in the WQE (little-endian) */
+	struct pvo_dma dma;
+};
+
+/* Results of atomics kept for replay to a retransmitted request. */
+#define PVO_ATOMIC_REPLAY 16
+
 struct pvo_qp {
 	struct pvo_vm *vm;
 	uint32_t handle;
@@ -95,7 +105,39 @@ struct pvo_qp {
 	struct {
 		uint32_t rq_cons;
 		bool comm_est; /* COMM_EST raised (RTR) */
+		/* a message arriving in packets (overlay) */
+		struct {
+			bool active;
+			uint8_t op; /* enum pvo_pkt_op */
+			struct pvo_rwqe rw;
+			enum pvo_wc_status st;
+			bool has_rw;
+			uint64_t off; /* bytes placed so far */
+			uint32_t rkey;
+			uint64_t va, len; /* WRITE: the RETH */
+		} msg;
 	} resp;
+
+	/* overlay transport state (net_req.c, net_resp.c) */
+	struct {
+		/* requester, for the active WQE */
+		uint32_t resend_pkt; /* the next (re)send starts here */
+		uint32_t acked;	     /* packets acknowledged */
+		uint32_t read_next;  /* READ response packets placed */
+		uint32_t read_asked; /* read_next + 1 of the last re-request */
+		bool sent;	     /* sent at least once */
+		uint16_t sport;	     /* inner UDP source port */
+		/* responder */
+		uint32_t msn;
+		bool nak_sent; /* PSN sequence NAK sent for rq_psn */
+		struct {
+			bool valid;
+			uint32_t psn;
+			uint64_t orig;
+		} atomics[PVO_ATOMIC_REPLAY];
+		unsigned int atomic_next;
+		struct pvo_net_stats stats;
+	} net;
 };
 
 enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,

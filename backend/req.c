@@ -14,6 +14,7 @@
 #include "engine.h"
 #include "guest_mem.h"
 #include "mr.h"
+#include "overlay.h"
 #include "qp.h"
 #include "transport.h"
 #include "vm.h"
@@ -162,6 +163,12 @@ static enum fetch_result fetch(struct pvo_qp *qp)
 	}
 	qp->req.rnr_left = qp->attr.rnr_retry;
 	qp->req.retry_left = qp->attr.retry_cnt;
+	/* a new message on the wire (overlay) */
+	qp->net.resend_pkt = 0;
+	qp->net.acked = 0;
+	qp->net.read_next = 0;
+	qp->net.read_asked = 0;
+	qp->net.sent = false;
 	return FETCH_SEND;
 }
 
@@ -280,4 +287,6 @@ void pvo_req_run(struct pvo_qp *qp)
 	}
 out:
 	qp->req.running = false;
+	/* hand what this run queued for the wire to the kernel */
+	pvo_overlay_flush();
 }

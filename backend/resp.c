@@ -5,6 +5,11 @@
  * then the target memory (receive WQE SGEs, or rkey, range and access
  * for RDMA and atomics), moves the data and posts receive completions.
  * The answer goes back in a struct pvo_reply.
+ *
+ * A message may come whole (local transport) or in packets of the path
+ * MTU (overlay, in PSN order: net_resp.c checks the sequence first); a
+ * SEND or WRITE in packets keeps its receive WQE / RETH in qp->resp.msg
+ * from the first packet to the last.
  */
 #include <endian.h>
 #include <string.h>
@@ -20,11 +25,6 @@
 #include "srq.h"
 #include "transport.h"
 #include "vm.h"
-
-struct rwqe {
-	uint64_t wr_id; /* as in the WQE (little-endian) */
-	struct pvo_dma dma;
-};
 
 static bool accepts(struct pvo_qp *qp, const struct pvo_pkt *pkt)
 {
@@ -57,7 +57,7 @@ static bool accepts(struct pvo_qp *qp, const struct pvo_pkt *pkt)
  * Takes the next receive WQE (RQ or SRQ); false if none is posted. With
  * resolve, its SGEs are checked for local write into *st.
  */
-static bool take_recv(struct pvo_qp *qp, struct rwqe *rw, bool resolve,
+static bool take_recv(struct pvo_qp *qp, struct pvo_rwqe *rw, bool resolve,
 		      enum pvo_wc_status *st)
 {
 	uint8_t buf[sizeof(struct pvo_recv_wqe) +
@@ -103,7 +103,7 @@ static bool take_recv(struct pvo_qp *qp, struct rwqe *rw, bool resolve,
 	return true;
 }
 
-static void complete_recv(struct pvo_qp *qp, const struct rwqe *rw,
+static void complete_recv(struct pvo_qp *qp, const struct pvo_rwqe *rw,
 			  uint8_t opcode, enum pvo_wc_status st,
 			  uint64_t byte_len, const struct pvo_pkt *pkt,
 			  uint8_t net_type)
@@ -170,95 +170,169 @@ static void nak(struct pvo_qp *qp, enum pvo_reply_code code,
 							  : PVO_EV_QP_REQ_ERR;
 }
 
+static void msg_end(struct pvo_qp *qp)
+{
+	qp->resp.msg.active = false;
+	qp->resp.msg.has_rw = false;
+}
+
+/* A packet that does not continue the open message (RC: NAK). */
+static void out_of_sequence(struct pvo_qp *qp, struct pvo_reply *r)
+{
+	msg_end(qp);
+	nak(qp, PVO_REPLY_INV_REQ, r);
+}
+
 static void resp_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		      struct pvo_reply *r)
 {
 	bool ud = qp->type == PVO_QPT_UD || qp->type == PVO_QPT_GSI;
-	uint64_t need = pkt->payload_len + (ud ? PVO_GRH_LEN : 0);
+	typeof(qp->resp.msg) *m = &qp->resp.msg;
 	uint8_t grh[PVO_GRH_LEN], net = 0;
 	enum pvo_wc_status st;
 	struct pvo_dma g;
-	struct rwqe rw;
 
-	if (!take_recv(qp, &rw, true, &st)) {
-		if (qp->type == PVO_QPT_RC) {
-			r->code = PVO_REPLY_RNR;
-			r->rnr_timer = qp->attr.min_rnr_timer;
+	if (pkt->first) {
+		/* UC lost the end of the last message: its receive WQE
+		 * takes this one (RC cannot get here: PSNs are checked). */
+		if (!(m->has_rw && m->op == PVO_OP_SEND)) {
+			if (!take_recv(qp, &m->rw, true, &m->st)) {
+				msg_end(qp);
+				if (qp->type == PVO_QPT_RC) {
+					r->code = PVO_REPLY_RNR;
+					r->rnr_timer = qp->attr.min_rnr_timer;
+				}
+				return; /* UC / UD: dropped */
+			}
 		}
-		return; /* UC / UD: dropped */
+		m->active = true;
+		m->has_rw = true;
+		m->op = PVO_OP_SEND;
+		m->off = 0;
+		if (!m->st && ud) {
+			net = pvo_grh_build(grh, pkt->sgid, pkt->dgid,
+					    pkt->traffic_class, pkt->flow_label,
+					    pkt->hop_limit, pkt->payload_len);
+			if (PVO_GRH_LEN + pkt->payload_len > m->rw.dma.len) {
+				m->st = PVO_WC_LOC_LEN_ERR;
+			} else {
+				pvo_dma_init(&g, NULL);
+				pvo_dma_add(&g, PVO_DMA_HOST, NULL, 0, grh,
+					    sizeof(grh));
+				pvo_dma_seek(&m->rw.dma, 0);
+				if (!pvo_dma_copy(&m->rw.dma, &g, sizeof(grh)))
+					m->st = PVO_WC_LOC_PROT_ERR;
+			}
+			m->off = PVO_GRH_LEN;
+		}
+	} else if (!m->active || m->op != PVO_OP_SEND) {
+		out_of_sequence(qp, r);
+		return;
 	}
-	if (!st && need > rw.dma.len)
+	st = m->st;
+	if (!st && m->off + pkt->payload_len > m->rw.dma.len)
 		st = PVO_WC_LOC_LEN_ERR;
-	if (!st && ud) {
-		net = pvo_grh_build(grh, pkt->sgid, pkt->dgid,
-				    pkt->traffic_class, pkt->flow_label,
-				    pkt->hop_limit, pkt->payload_len);
-		pvo_dma_init(&g, NULL);
-		pvo_dma_add(&g, PVO_DMA_HOST, NULL, 0, grh, sizeof(grh));
-		if (!pvo_dma_copy(&rw.dma, &g, sizeof(grh)))
+	if (!st && pkt->payload_len) {
+		pvo_dma_seek(&m->rw.dma, m->off);
+		if (!pvo_dma_copy(&m->rw.dma, pkt->payload, pkt->payload_len))
 			st = PVO_WC_LOC_PROT_ERR;
 	}
-	if (!st && pkt->payload_len &&
-	    !pvo_dma_copy(&rw.dma, pkt->payload, pkt->payload_len))
-		st = PVO_WC_LOC_PROT_ERR;
-	complete_recv(qp, &rw, PVO_WC_RECV, st, need, pkt, net);
-	if (st)
+	m->off += pkt->payload_len;
+	if (st) {
+		complete_recv(qp, &m->rw, PVO_WC_RECV, st, m->off, pkt, net);
+		msg_end(qp);
 		recv_failed(qp, st, r);
-	else
-		r->code = PVO_REPLY_ACK;
+		return;
+	}
+	if (pkt->last) {
+		complete_recv(qp, &m->rw, PVO_WC_RECV, st, m->off, pkt, net);
+		msg_end(qp);
+	}
+	r->code = PVO_REPLY_ACK;
 }
 
 /* The MR an rkey names, if both it and the QP grant access. */
-static struct pvo_mr *remote_mr(struct pvo_qp *qp, const struct pvo_pkt *pkt,
-				uint32_t access, uint64_t len)
+static struct pvo_mr *remote_mr(struct pvo_qp *qp, uint32_t rkey,
+				uint64_t va, uint32_t access, uint64_t len)
 {
 	if (!(qp->attr.access & access))
 		return NULL;
-	return pvo_mr_get(qp->vm, pkt->rkey, qp->pd, access, pkt->va, len);
+	return pvo_mr_get(qp->vm, rkey, qp->pd, access, va, len);
 }
 
 static void resp_write(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		       struct pvo_reply *r)
 {
-	uint64_t len = pkt->dma_len;
+	typeof(qp->resp.msg) *m = &qp->resp.msg;
+	uint64_t n = pkt->payload_len;
 	enum pvo_wc_status st = PVO_WC_SUCCESS;
-	struct pvo_mr *mr = NULL;
+	struct pvo_mr *mr;
 	struct pvo_dma dst;
-	struct rwqe rw;
 
-	/* A zero-length write touches no memory: no key check (IB). */
-	if (len && !(mr = remote_mr(qp, pkt, PVO_ACCESS_REMOTE_WRITE, len))) {
-		nak(qp, PVO_REPLY_REM_ACCESS, r);
-		return;
-	}
-	if (len != pkt->payload_len) {
-		nak(qp, PVO_REPLY_INV_REQ, r);
-		return;
-	}
-	/* With immediate, a receive WQE must be there before any byte
-	 * moves, or the retry after RNR would find the data half done. */
-	if (pkt->has_imm && !take_recv(qp, &rw, false, &st)) {
-		if (qp->type == PVO_QPT_RC) {
-			r->code = PVO_REPLY_RNR;
-			r->rnr_timer = qp->attr.min_rnr_timer;
+	if (pkt->first) {
+		msg_end(qp);
+		/* A zero-length write touches no memory: no key check (IB). */
+		if (pkt->dma_len &&
+		    !remote_mr(qp, pkt->rkey, pkt->va, PVO_ACCESS_REMOTE_WRITE,
+			       pkt->dma_len)) {
+			nak(qp, PVO_REPLY_REM_ACCESS, r);
+			return;
 		}
+		m->active = true;
+		m->op = PVO_OP_WRITE;
+		m->off = 0;
+		m->rkey = pkt->rkey;
+		m->va = pkt->va;
+		m->len = pkt->dma_len;
+	} else if (!m->active || m->op != PVO_OP_WRITE) {
+		out_of_sequence(qp, r);
 		return;
 	}
-	if (len) {
+	/* The packets must add up to the RETH's length exactly. */
+	if (m->off + n > m->len || (pkt->last && m->off + n != m->len) ||
+	    (!pkt->last && m->off + n == m->len)) {
+		out_of_sequence(qp, r);
+		return;
+	}
+	/* With immediate, a receive WQE must be there before the last bytes
+	 * move, or the retry after RNR would find them half done. */
+	if (pkt->last && pkt->has_imm && !m->has_rw) {
+		if (!take_recv(qp, &m->rw, false, &m->st)) {
+			if (qp->type == PVO_QPT_RC) {
+				r->code = PVO_REPLY_RNR;
+				r->rnr_timer = qp->attr.min_rnr_timer;
+			} else {
+				msg_end(qp);
+			}
+			return;
+		}
+		m->has_rw = true;
+	}
+	if (n) {
+		/* looked up per packet: the MR may be gone by now */
+		mr = remote_mr(qp, m->rkey, m->va + m->off,
+			       PVO_ACCESS_REMOTE_WRITE, n);
 		pvo_dma_init(&dst, qp->vm);
-		pvo_dma_add(&dst, PVO_DMA_MR, mr, pkt->va, NULL, len);
-		if (!pvo_dma_copy(&dst, pkt->payload, len)) {
-			if (pkt->has_imm)
-				complete_recv(qp, &rw,
+		if (!mr || !pvo_dma_add(&dst, PVO_DMA_MR, mr, m->va + m->off,
+					NULL, n) ||
+		    !pvo_dma_copy(&dst, pkt->payload, n)) {
+			if (m->has_rw)
+				complete_recv(qp, &m->rw,
 					      PVO_WC_RECV_RDMA_WITH_IMM,
 					      PVO_WC_LOC_PROT_ERR, 0, pkt, 0);
+			msg_end(qp);
 			nak(qp, PVO_REPLY_REM_ACCESS, r);
 			return;
 		}
 	}
-	if (pkt->has_imm) {
-		complete_recv(qp, &rw, PVO_WC_RECV_RDMA_WITH_IMM, st, len, pkt,
-			      0);
+	m->off += n;
+	if (pkt->last) {
+		if (m->has_rw) {
+			st = m->st;
+			complete_recv(qp, &m->rw, PVO_WC_RECV_RDMA_WITH_IMM, st,
+				      m->len, pkt, 0);
+		}
+		msg_end(qp);
 		if (st) {
 			recv_failed(qp, st, r);
 			return;
@@ -267,8 +341,8 @@ static void resp_write(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 	r->code = PVO_REPLY_ACK;
 }
 
-static void resp_read(struct pvo_qp *qp, const struct pvo_pkt *pkt,
-		      struct pvo_reply *r)
+void pvo_resp_read(struct pvo_qp *qp, const struct pvo_pkt *pkt,
+		   struct pvo_reply *r)
 {
 	uint64_t len = pkt->dma_len;
 	struct pvo_mr *mr;
@@ -278,7 +352,8 @@ static void resp_read(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		return;
 	}
 	if (len) {
-		mr = remote_mr(qp, pkt, PVO_ACCESS_REMOTE_READ, len);
+		mr = remote_mr(qp, pkt->rkey, pkt->va, PVO_ACCESS_REMOTE_READ,
+			       len);
 		if (!mr) {
 			nak(qp, PVO_REPLY_REM_ACCESS, r);
 			return;
@@ -302,7 +377,7 @@ static void resp_atomic(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		return;
 	}
 	/* Key and access before alignment, as rxe does. */
-	mr = remote_mr(qp, pkt, PVO_ACCESS_REMOTE_ATOMIC, 8);
+	mr = remote_mr(qp, pkt->rkey, pkt->va, PVO_ACCESS_REMOTE_ATOMIC, 8);
 	if (!mr) {
 		nak(qp, PVO_REPLY_REM_ACCESS, r);
 		return;
@@ -328,10 +403,11 @@ void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 {
 	if (!accepts(qp, pkt))
 		return; /* silently dropped, as on the wire */
-	/* Whole messages only: segmenting transports (issue 4) add the
-	 * per-QP reassembly state this needs. */
-	if (!pkt->first || !pkt->last)
+	/* Only the last packet of a message may be shorter than the MTU. */
+	if (!pkt->last && pkt->payload_len != pvo_qp_mtu_bytes(qp)) {
+		out_of_sequence(qp, r);
 		return;
+	}
 	if ((qp->type == PVO_QPT_RC || qp->type == PVO_QPT_UC) &&
 	    qp->state == PVO_QPS_RTR && !qp->resp.comm_est) {
 		qp->resp.comm_est = true;
@@ -346,7 +422,7 @@ void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		break;
 	case PVO_OP_READ:
 		if (qp->type == PVO_QPT_RC)
-			resp_read(qp, pkt, r);
+			pvo_resp_read(qp, pkt, r);
 		break;
 	case PVO_OP_CMP_SWAP:
 	case PVO_OP_FETCH_ADD:
@@ -356,8 +432,13 @@ void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 	}
 	if (r->code == PVO_REPLY_ACK) {
 		uint32_t mtu = pvo_qp_mtu_bytes(qp);
-		uint64_t n = pkt->dma_len ? (pkt->dma_len + mtu - 1) / mtu : 1;
+		uint64_t n = 1;
 
+		/* a whole message, or a READ, takes a PSN per packet */
+		if (pkt->first && pkt->last && pkt->dma_len)
+			n = (pkt->dma_len + mtu - 1) / mtu;
 		qp->attr.rq_psn = pvo_psn_add(qp->attr.rq_psn, n);
+		if (pkt->last)
+			qp->net.msn = (qp->net.msn + 1) & PVO_QPN_MAX;
 	}
 }

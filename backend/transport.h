@@ -7,8 +7,8 @@
  *
  *   local    both QPs on this back-end, same tenant: the responder runs
  *            right away and copies straight between the two guests
- *   overlay  (issue 4) RoCEv2 in VXLAN to another host; it segments at
- *            the path MTU, answers come back later from the socket
+ *   overlay  RoCEv2 in VXLAN to another host (overlay.h); it segments
+ *            at the path MTU, answers come back later from the socket
  *
  * pvo_transport_send() picks one per message: local when the destination
  * GID is installed in a VM of the sender's tenant on this back-end.
@@ -83,6 +83,7 @@ struct pvo_reply {
 	uint64_t atomic_orig;
 	/* READ response data (valid until pvo_comp_reply returns) */
 	bool has_data;
+	bool data_placed; /* overlay: already in the requester's buffers */
 	struct pvo_dma data;
 	/* local transport: the responder QP must go to error once the
 	 * requester has seen this reply (its async event, 0 = none) */
@@ -98,6 +99,7 @@ struct pvo_transport_ops {
 };
 
 extern const struct pvo_transport_ops pvo_transport_local;
+extern const struct pvo_transport_ops pvo_transport_overlay;
 
 /* Sends pkt; if no transport reaches the destination, the requester gets
  * PVO_REPLY_NONE (UD: silently dropped; RC: retries, then RETRY_EXC). */
@@ -108,10 +110,16 @@ void pvo_local_register(struct pvo_vm *vm);
 void pvo_local_unregister(struct pvo_vm *vm);
 /* The VM of vm's tenant that has gid installed, or NULL. */
 struct pvo_vm *pvo_local_route(struct pvo_vm *vm, const uint8_t *gid);
+/* The connected VM of the tenant with this VNI that has gid installed. */
+struct pvo_vm *pvo_served_by_gid(uint32_t vni, const uint8_t *gid);
 
 /* Engine entry points the transports call. */
 void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		      struct pvo_reply *reply);
+/* A READ request again (duplicate): checks it and points reply->data at
+ * the data, changing no responder state. */
+void pvo_resp_read(struct pvo_qp *qp, const struct pvo_pkt *pkt,
+		   struct pvo_reply *reply);
 void pvo_comp_reply(struct pvo_qp *qp, struct pvo_reply *reply);
 
 #endif

@@ -33,13 +33,17 @@ void pvo_local_unregister(struct pvo_vm *vm)
 
 struct pvo_vm *pvo_local_route(struct pvo_vm *vm, const uint8_t *gid)
 {
+	return pvo_served_by_gid(vm->cfg->tenant->vni, gid);
+}
+
+struct pvo_vm *pvo_served_by_gid(uint32_t vni, const uint8_t *gid)
+{
 	unsigned int i, k;
 
 	for (i = 0; served && i < served->len; i++) {
 		struct pvo_vm *v = g_ptr_array_index(served, i);
 
-		if (!v->connected ||
-		    v->cfg->tenant->vni != vm->cfg->tenant->vni)
+		if (!v->connected || v->cfg->tenant->vni != vni)
 			continue;
 		for (k = 0; k < PVO_GID_TABLE_LEN; k++)
 			if (v->gids.e[k].valid &&

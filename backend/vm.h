@@ -19,6 +19,7 @@
 #include "event.h"
 #include "gid.h"
 #include "log.h"
+#include "net_stats.h"
 #include "objects.h"
 #include "pvo-device.h"
 
@@ -73,9 +74,11 @@ struct pvo_vm {
 	uint32_t next_qpn;
 	struct pvo_qp *gsi_qp;
 	uint8_t mr_tag;		/* low byte of the next MR key */
+	uint64_t mr_gen;	/* bumped whenever an MR is freed (dma.h) */
 	struct pvo_gid_table gids;
 	struct pvo_event_queue events;
 	struct pvo_vm_stats stats;
+	struct pvo_net_stats net;	/* overlay traffic of the VM */
 	struct pvo_ratelimit guest_log;	/* for guest-triggered messages */
 };
 

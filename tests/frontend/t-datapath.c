@@ -68,6 +68,18 @@ static const char config[] = "[tenant blue]\n"
 			     "max-mr-size = 65536\n";
 static const char *const vm_names[] = {"a", "b", "c", "q", NULL};
 
+/*
+ * T_DATAPATH_OVERLAY=1: VM b is served by a second back-end ("host 2",
+ * VTEP 127.0.0.2) and every a <-> b transfer crosses the overlay transport
+ * (RoCEv2 in VXLAN over loopback UDP) instead of the local copy. The same
+ * checks then prove the wire protocol: segmentation, PSNs, ACK / NAK,
+ * READ responses, atomics, RNR, errors.
+ */
+static bool overlay;
+static struct backend_proc bp2;
+static const char *const vm_names_host1[] = {"a", "c", "q", NULL};
+static const char *const vm_names_host2[] = {"b", NULL};
+
 /* One side of the tests: a VM's user context with a PD, CQs and a big
  * registered buffer. */
 struct node {
@@ -103,6 +115,12 @@ static void __attribute__((noreturn)) lost(const char *what)
 	backend_dump_log(&bp, 60);
 	backend_stop(&bp, 2000);
 	backend_cleanup(&bp, true);
+	if (overlay) {
+		tap_diag("back-end of host 2 %s", backend_describe(&bp2));
+		backend_dump_log(&bp2, 60);
+		backend_stop(&bp2, 2000);
+		backend_cleanup(&bp2, true);
+	}
 	tap_bail("%s (log kept in %s)", what, bp.dir);
 }
 
@@ -440,7 +458,8 @@ static bool pair_make_ex(struct pair *p, struct node *na, struct node *nb,
 static bool pair_make(struct pair *p, uint8_t type, const struct sim_conn *ca,
 		      const struct sim_conn *cb)
 {
-	return pair_make_ex(p, &A, &B, type, false, ca, cb);
+	/* the overlay carries RoCEv2 over IPv4 only */
+	return pair_make_ex(p, &A, &B, type, overlay, ca, cb);
 }
 
 static void pair_destroy(struct pair *p)
@@ -534,7 +553,8 @@ static bool node_open(struct node *n, const char *ipv4)
 {
 	struct sim_vm_opts o = {
 	    .name = n->name,
-	    .socket_path = backend_vm_socket(&bp, n->name),
+	    .socket_path = backend_vm_socket(
+		overlay && !strcmp(n->name, "b") ? &bp2 : &bp, n->name),
 	    .ram_size = 64 * MIB,
 	};
 	char err[512];
@@ -593,6 +613,59 @@ static bool node_open(struct node *n, const char *ipv4)
 	return true;
 }
 
+/* The config text of one host: daemon keys, then the sections of the
+ * VMs it serves from config[], then the other host's VMs as remotes. */
+static char *host_config(int host, unsigned int port)
+{
+	static const char remote_b[] = "[remote b]\n"
+				       "tenant = blue\n"
+				       "mac = 52:54:00:00:00:0b\n"
+				       "ips = 10.0.0.2\n"
+				       "vtep = 127.0.0.2\n";
+	static const char remote_a[] = "[remote a]\n"
+				       "tenant = blue\n"
+				       "mac = 52:54:00:00:00:0a\n"
+				       "ips = 10.0.0.1\n"
+				       "vtep = 127.0.0.1\n";
+	const char *vm_b = strstr(config, "[vm b]");
+	const char *vm_c = strstr(config, "[vm c]");
+	char *out;
+
+	if (host == 1)
+		/* everything but [vm b] */
+		return asprintf(&out,
+				"vtep = 127.0.0.1\nvxlan-port = %u\n\n%.*s%s\n%s",
+				port, (int)(vm_b - config), config, vm_c,
+				remote_b) < 0
+			   ? NULL
+			   : out;
+	/* the tenants and [vm b] */
+	return asprintf(&out,
+			"vtep = 127.0.0.2\nvxlan-port = %u\n\n%.*s%.*s\n%s",
+			port, (int)(strstr(config, "[vm a]") - config), config,
+			(int)(vm_c - vm_b), vm_b, remote_a) < 0
+		   ? NULL
+		   : out;
+}
+
+static int start_two_hosts(const char *const *args, char *err, size_t len)
+{
+	unsigned int port = 20000 + getpid() % 20000;
+	char *c1 = host_config(1, port), *c2 = host_config(2, port);
+	int ret;
+
+	if (!c1 || !c2)
+		tap_bail("out of memory");
+	ret = backend_start_config(&bp, c1, vm_names_host1, args, 10000, err,
+				   len);
+	if (!ret)
+		ret = backend_start_config(&bp2, c2, vm_names_host2, args,
+					   10000, err, len);
+	free(c1);
+	free(c2);
+	return ret;
+}
+
 static void test_setup(void)
 {
 	const char *args[] = {NULL};
@@ -601,8 +674,11 @@ static void test_setup(void)
 	char err[512];
 	int ret, st;
 
-	ret = backend_start_config(&bp, config, vm_names, args, 10000, err,
-				   sizeof(err));
+	if (overlay)
+		ret = start_two_hosts(args, err, sizeof(err));
+	else
+		ret = backend_start_config(&bp, config, vm_names, args, 10000,
+					   err, sizeof(err));
 	if (!tap_ok(ret == 0, "back-end serves VMs a, b (tenant blue), c, q "
 			      "(tenant red) from one config file")) {
 		tap_diag("%s", err);
@@ -805,7 +881,8 @@ static void test_rc_transfers(void)
 
 	if (!pair_make(&p, PVO_QPT_RC, NULL, NULL))
 		return;
-	tap_diag("RC QPs %u (a) <-> %u (b), link-local GIDs", p.a.qpn, p.b.qpn);
+	tap_diag("RC QPs %u (a) <-> %u (b), %s GIDs", p.a.qpn, p.b.qpn,
+		 overlay ? "IPv4" : "link-local");
 	{
 		struct pvo_qp_attr q;
 		int st = sim_query_qp(&p.a, &q);
@@ -814,7 +891,8 @@ static void test_rc_transfers(void)
 		    st == PVO_STATUS_OK && le32toh(q.qp_state) == PVO_QPS_RTS &&
 			le32toh(q.dest_qp_num) == p.b.qpn &&
 			le32toh(q.path_mtu) == A.vm->port.active_mtu &&
-			!memcmp(q.av.dgid, B.vm->gid[0], 16) &&
+			!memcmp(q.av.dgid, B.vm->gid[overlay ? B.gid_v4 : 0],
+				16) &&
 			le32toh(q.max_send_wr) >= 255 &&
 			le32toh(q.max_recv_wr) >= 255 &&
 			le32toh(q.max_send_sge) >= 16 &&
@@ -3744,6 +3822,26 @@ out:
 
 /* ------------------------------------------------------------------ */
 
+static void check_sanitizers(const char *log, const char *who)
+{
+	bool clean = true;
+	char line[512];
+	FILE *f = fopen(log, "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "AddressSanitizer") ||
+		    strstr(line, "runtime error:") ||
+		    strstr(line, "LeakSanitizer")) {
+			if (clean)
+				tap_diag("sanitizer: %s", line);
+			clean = false;
+		}
+	}
+	if (f)
+		fclose(f);
+	tap_ok(clean, "no sanitizer report in the log of %s", who);
+}
+
 static void test_end(void)
 {
 	bool clean = true;
@@ -3758,6 +3856,14 @@ static void test_end(void)
 	ret = backend_stop(&bp, 5000);
 	tap_ok(ret == 0, "back-end exits with status 0 on SIGTERM (it %s)",
 	       backend_describe(&bp));
+	if (overlay) {
+		ret = backend_stop(&bp2, 5000);
+		tap_ok(ret == 0,
+		       "back-end of host 2 exits with status 0 on SIGTERM "
+		       "(it %s)",
+		       backend_describe(&bp2));
+		check_sanitizers(bp2.log_path, "host 2");
+	}
 	f = fopen(bp.log_path, "r");
 	while (f && fgets(line, sizeof(line), f)) {
 		if (strstr(line, "AddressSanitizer") ||
@@ -3781,6 +3887,8 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (env && atoi(env) > 0)
 		timeout_ms = atoi(env);
+	env = getenv("T_DATAPATH_OVERLAY");
+	overlay = env && !strcmp(env, "1");
 	env = getenv("T_DATAPATH_SEED");
 	if (env && strtoull(env, NULL, 0))
 		rng_state = strtoull(env, NULL, 0);
@@ -3837,6 +3945,12 @@ int main(void)
 	if (keep)
 		tap_diag("back-end log kept in %s", bp.log_path);
 	backend_cleanup(&bp, keep);
+	if (overlay) {
+		if (keep)
+			tap_diag("host 2 back-end log kept in %s",
+				 bp2.log_path);
+		backend_cleanup(&bp2, keep);
+	}
 	free(scratch);
 	tap_done_testing();
 	return tap_exit_status();

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Overlay requester: sends the active WQE as packets at the path MTU with
+ * consecutive PSNs, and takes what the responder answers: ACKs (also
+ * coalesced ones, as progress), RNR and other NAKs, READ responses (placed
+ * straight into the WQE's buffers, in PSN order) and atomic ACKs.
+ *
+ * One WQE is active per QP (req.c). A retransmission (ACK timeout, RNR,
+ * PSN sequence NAK, a gap in READ responses) resends from the first packet
+ * the responder has not acknowledged or placed.
+ */
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "engine.h"
+#include "overlay.h"
+#include "qp.h"
+#include "timer.h"
+#include "vm.h"
+
+/* ACK requested at least this often inside a long message */
+#define ACKREQ_EVERY 64
+
+static uint16_t entropy_port(const struct pvo_qp *qp)
+{
+	/* RoCEv2 source port: 0xc000 | a hash of the QPN (like rxe) */
+	uint32_t h = qp->qpn * 2654435761u;
+
+	return 0xc000 | (h >> 18);
+}
+
+/* One packet: headers of h, then len bytes of data from d at off. */
+static bool emit(struct pvo_qp *qp, const struct pvo_route *rt,
+		 struct pvo_roce_hdr *h, struct pvo_dma *d, uint64_t off,
+		 uint32_t len)
+{
+	uint8_t *p = pvo_overlay_pkt();
+	size_t hl;
+	struct pvo_dma dst;
+
+	h->pad = (4 - (len & 3)) & 3;
+	hl = pvo_roce_encode(p, h);
+	if (len) {
+		pvo_dma_init(&dst, NULL);
+		pvo_dma_add(&dst, PVO_DMA_HOST, NULL, 0, p + hl, len);
+		pvo_dma_seek(d, off);
+		if (!pvo_dma_copy(&dst, d, len))
+			return false;
+	}
+	memset(p + hl + len, 0, h->pad);
+	pvo_overlay_pkt_send(rt, hl + len + h->pad, qp);
+	return true;
+}
+
+static uint8_t class_of(const struct pvo_qp *qp)
+{
+	switch (qp->type) {
+	case PVO_QPT_RC:
+		return PVO_ROCE_RC;
+	case PVO_QPT_UC:
+		return PVO_ROCE_UC;
+	default:
+		return PVO_ROCE_UD;
+	}
+}
+
+void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
+		      const struct pvo_route *rt0)
+{
+	uint32_t mtu = pvo_qp_mtu_bytes(qp);
+	struct pvo_route rt = *rt0;
+	struct pvo_roce_hdr h = { 0 };
+	uint8_t cls = class_of(qp);
+	uint32_t i, n, start = 0;
+	bool rc = qp->type == PVO_QPT_RC;
+
+	if (!qp->net.sport)
+		qp->net.sport = entropy_port(qp);
+	rt.in.sport = qp->net.sport;
+	rt.in.tos = pkt->traffic_class;
+	rt.in.ttl = pkt->hop_limit ? pkt->hop_limit : 64;
+	h.pkey = PVO_ROCE_PKEY_DEFAULT;
+	h.dqpn = pkt->dst_qpn;
+
+	switch (pkt->op) {
+	case PVO_OP_READ:
+		/* again from the first response packet not yet placed */
+		start = qp->net.read_next;
+		h.opcode = PVO_OPC_READ_REQUEST;
+		h.psn = pvo_psn_add(pkt->psn, start);
+		h.va = pkt->va + (uint64_t)start * mtu;
+		h.rkey = pkt->rkey;
+		h.dma_len = pkt->dma_len - MIN(pkt->dma_len, (uint64_t)start * mtu);
+		h.ackreq = true;
+		emit(qp, &rt, &h, NULL, 0, 0);
+		n = 1;
+		start = 0;
+		break;
+	case PVO_OP_CMP_SWAP:
+	case PVO_OP_FETCH_ADD:
+		h.opcode = pkt->op == PVO_OP_CMP_SWAP ? PVO_OPC_CMP_SWAP
+						      : PVO_OPC_FETCH_ADD;
+		h.psn = pkt->psn;
+		h.va = pkt->va;
+		h.rkey = pkt->rkey;
+		h.swap_add = pkt->op == PVO_OP_CMP_SWAP ? pkt->swap
+							: pkt->compare_add;
+		h.compare = pkt->op == PVO_OP_CMP_SWAP ? pkt->compare_add : 0;
+		h.ackreq = true;
+		emit(qp, &rt, &h, NULL, 0, 0);
+		n = 1;
+		break;
+	default: /* SEND, WRITE */
+		n = pvo_net_packets(pkt->payload_len, mtu);
+		if (rc)
+			start = MAX(qp->net.resend_pkt, qp->net.acked);
+		for (i = start; i < n; i++) {
+			bool first = i == 0, last = i == n - 1;
+			uint64_t off = (uint64_t)i * mtu;
+			uint32_t len = MIN(mtu, pkt->payload_len - MIN(off, pkt->payload_len));
+
+			if (cls == PVO_ROCE_UD) {
+				h.opcode = PVO_ROCE_UD |
+					   (pkt->has_imm ? PVO_OPC_SEND_ONLY_IMM
+							 : PVO_OPC_SEND_ONLY);
+				h.qkey = pkt->qkey;
+				h.sqpn = pkt->src_qpn;
+			} else {
+				h.opcode = pvo_roce_opcode(
+				    cls,
+				    pkt->op == PVO_OP_SEND ? PVO_OPC_SEND_FIRST
+							   : PVO_OPC_WRITE_FIRST,
+				    first, last, pkt->has_imm && last);
+			}
+			h.psn = pvo_psn_add(pkt->psn, i);
+			h.se = pkt->solicited && last;
+			h.ackreq = rc && (last || i % ACKREQ_EVERY ==
+							ACKREQ_EVERY - 1);
+			h.imm = pkt->imm_data;
+			/* RETH on the first packet of a WRITE */
+			h.va = pkt->va;
+			h.rkey = pkt->rkey;
+			h.dma_len = pkt->payload_len;
+			if (!emit(qp, &rt, &h, pkt->payload, off, len)) {
+				/* the source left guest RAM: the retry or
+				 * the timeout reports it */
+				break;
+			}
+		}
+		break;
+	}
+	if (qp->net.sent && n > start)
+		qp->net.stats.retransmits += n - start;
+	if (qp->net.sent && n > start)
+		qp->vm->net.retransmits += n - start;
+	qp->net.sent = true;
+	qp->net.resend_pkt = 0;
+}
+
+/* The responder made progress: the ACK timeout starts again. */
+static void progress(struct pvo_qp *qp)
+{
+	uint64_t usec = pvo_ack_timeout_usec(qp->attr.timeout);
+
+	if (qp->req.wait == PVO_WAIT_ACK && usec)
+		pvo_timer_arm(&qp->req.timer, usec);
+	qp->req.retry_left = qp->attr.retry_cnt;
+}
+
+/* Sends the active WQE again now, from resend_pkt / read_next. */
+static void resend_now(struct pvo_qp *qp)
+{
+	pvo_timer_cancel(&qp->req.timer);
+	qp->req.wait = PVO_WAIT_NONE;
+	pvo_req_send(qp);
+}
+
+static void read_response(struct pvo_qp *qp, const struct pvo_roce_hdr *h,
+			  uint32_t first_psn, uint32_t mtu)
+{
+	struct pvo_swqe *w = &qp->req.wqe;
+	unsigned int f = pvo_roce_flags(h->opcode);
+	int32_t d = pvo_psn_diff(h->psn, pvo_psn_add(first_psn,
+						      qp->net.read_next));
+	uint64_t off = (uint64_t)qp->net.read_next * mtu;
+	struct pvo_reply r = { .code = PVO_REPLY_ACK };
+	struct pvo_dma src;
+
+	if (d < 0)
+		return; /* duplicate */
+	if (d > 0) {
+		/* a response was lost or is late: ask once per gap */
+		if (qp->net.read_asked != qp->net.read_next + 1) {
+			qp->net.read_asked = qp->net.read_next + 1;
+			pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_BAD_PSN);
+			resend_now(qp);
+		}
+		return;
+	}
+	if (off + h->payload_len > w->length ||
+	    (!(f & PVO_RH_LAST) && h->payload_len != mtu) ||
+	    ((f & PVO_RH_LAST) && off + h->payload_len != w->length)) {
+		pvo_comp_complete(qp, PVO_WC_BAD_RESP_ERR);
+		return;
+	}
+	if (h->payload_len) {
+		pvo_dma_init(&src, NULL);
+		pvo_dma_add(&src, PVO_DMA_HOST, NULL, 0, (void *)h->payload,
+			    h->payload_len);
+		pvo_dma_seek(&w->dma, off);
+		if (!pvo_dma_copy(&w->dma, &src, h->payload_len)) {
+			pvo_comp_complete(qp, PVO_WC_LOC_PROT_ERR);
+			return;
+		}
+	}
+	qp->net.read_next++;
+	if (f & PVO_RH_LAST) {
+		r.data_placed = true;
+		pvo_comp_reply(qp, &r);
+	} else {
+		progress(qp);
+	}
+}
+
+static void aeth(struct pvo_qp *qp, const struct pvo_roce_hdr *h,
+		 int32_t diff, uint32_t npkts, bool data_op)
+{
+	struct pvo_reply r = { .code = PVO_REPLY_NONE };
+	uint8_t syn = h->syndrome;
+
+	/* NAKs name the PSN they are about: it must be one of ours */
+	if (diff < 0 || (uint32_t)diff >= npkts)
+		return;
+	switch (PVO_AETH_KIND(syn)) {
+	case PVO_AETH_ACK:
+		if (data_op)
+			return; /* READ / atomic complete by their response */
+		if ((uint32_t)diff == npkts - 1) {
+			r.code = PVO_REPLY_ACK;
+			pvo_comp_reply(qp, &r);
+		} else if ((uint32_t)diff + 1 > qp->net.acked) {
+			qp->net.acked = diff + 1;
+			progress(qp);
+		}
+		return;
+	case PVO_AETH_RNR_NAK:
+		qp->net.resend_pkt = diff;
+		r.code = PVO_REPLY_RNR;
+		r.rnr_timer = syn & 0x1f;
+		pvo_comp_reply(qp, &r);
+		return;
+	case PVO_AETH_NAK:
+		switch (syn & 0x1f) {
+		case PVO_NAK_PSN_SEQ:
+			qp->net.resend_pkt = diff;
+			resend_now(qp);
+			return;
+		case PVO_NAK_INV_REQ:
+		case PVO_NAK_INV_RD_REQ:
+			r.code = PVO_REPLY_INV_REQ;
+			break;
+		case PVO_NAK_REM_ACCESS:
+			r.code = PVO_REPLY_REM_ACCESS;
+			break;
+		default:
+			r.code = PVO_REPLY_REM_OP;
+			break;
+		}
+		pvo_comp_reply(qp, &r);
+		return;
+	}
+}
+
+void pvo_net_req_input(struct pvo_qp *qp, const struct pvo_inner *in,
+		       const struct pvo_roce_hdr *h)
+{
+	struct pvo_swqe *w = &qp->req.wqe;
+	uint32_t mtu = pvo_qp_mtu_bytes(qp), first, npkts;
+	bool is_read, is_atomic;
+	struct pvo_reply r = { .code = PVO_REPLY_ACK };
+	int32_t diff;
+
+	/* responses come only from the peer this RC QP is connected to */
+	if (in->sip != pvo_gid_ipv4(qp->attr.path.dgid)) {
+		pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_BAD_PEER);
+		return;
+	}
+	if (!qp->req.active) {
+		pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_BAD_PSN);
+		return; /* late: the WQE completed already */
+	}
+	is_read = w->opcode == PVO_WR_RDMA_READ;
+	is_atomic = w->opcode == PVO_WR_ATOMIC_CMP_AND_SWP ||
+		    w->opcode == PVO_WR_ATOMIC_FETCH_AND_ADD;
+	first = qp->attr.sq_psn;
+	npkts = is_atomic ? 1 : pvo_net_packets(w->length, mtu);
+	diff = pvo_psn_diff(h->psn, first);
+
+	switch (h->opcode) {
+	case PVO_OPC_ACK:
+		aeth(qp, h, diff, npkts, is_read || is_atomic);
+		break;
+	case PVO_OPC_ATOMIC_ACK:
+		if (!is_atomic || diff != 0 ||
+		    PVO_AETH_KIND(h->syndrome) != PVO_AETH_ACK)
+			break;
+		r.atomic_orig = h->orig;
+		pvo_comp_reply(qp, &r);
+		break;
+	case PVO_OPC_READ_RESP_FIRST:
+	case PVO_OPC_READ_RESP_MIDDLE:
+	case PVO_OPC_READ_RESP_LAST:
+	case PVO_OPC_READ_RESP_ONLY:
+		if (!is_read) {
+			pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_BAD_PSN);
+			break;
+		}
+		/* a NAK travels as a plain ACK packet, never in a response */
+		if ((pvo_roce_flags(h->opcode) & PVO_RH_AETH) &&
+		    PVO_AETH_KIND(h->syndrome) != PVO_AETH_ACK)
+			break;
+		read_response(qp, h, first, mtu);
+		break;
+	default:
+		break;
+	}
+	pvo_req_run(qp);
+}

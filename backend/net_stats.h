@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Overlay transport counters (docs/overlay.md): per QP, per VM, daemon. */
+#ifndef PVO_NET_STATS_H
+#define PVO_NET_STATS_H
+
+#include <stdint.h>
+
+enum pvo_drop {
+	PVO_DROP_MALFORMED,
+	PVO_DROP_UNKNOWN_VNI,
+	PVO_DROP_UNKNOWN_DST,
+	PVO_DROP_BAD_ICRC,
+	PVO_DROP_UNKNOWN_QP,
+	PVO_DROP_BAD_PEER,
+	PVO_DROP_BAD_QKEY,
+	PVO_DROP_BAD_STATE,
+	PVO_DROP_BAD_PSN,
+	PVO_DROP_NO_ROUTE,
+	PVO_DROP_COUNT
+};
+
+/* The name show prints, drop_<name> */
+const char *pvo_drop_name(enum pvo_drop d);
+
+struct pvo_net_stats {
+	uint64_t tx_packets, tx_bytes;
+	uint64_t rx_packets, rx_bytes;
+	uint64_t retransmits;
+	uint64_t drops[PVO_DROP_COUNT];
+};
+
+#endif

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Overlay transport: the VTEP sockets, batched transmit, and the checks on
+ * every received datagram before a QP sees it (outer and inner headers,
+ * VNI, destination VM, ICRC, destination QP). Anything that fails is
+ * dropped and counted; nothing a packet says is used before it is checked.
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <glib-unix.h>
+
+#include "icrc.h"
+#include "log.h"
+#include "overlay.h"
+#include "overlay_map.h"
+#include "qp.h"
+#include "vm.h"
+
+#define BATCH 64
+#define TX_SOCKETS 8 /* outer UDP source ports: entropy for the underlay */
+#define PKT_ROOM                                                         \
+	(PVO_ENCAP_LEN + PVO_ROCE_MAX_HDRS + 4096 + 3 + PVO_ROCE_ICRC_LEN)
+#define RX_ROOM 9216 /* a jumbo frame */
+#define RX_ROUNDS 16 /* recvmmsg calls per wake-up before yielding */
+
+static struct {
+	bool on;
+	const struct pvo_daemon_config *cfg;
+	int fd; /* bound to vtep:vxlan-port, receives */
+	int tx_fd[TX_SOCKETS];
+	guint src;
+	uint16_t ip_id;
+	struct pvo_overlay_stats stats;
+	/* transmit batch */
+	unsigned int n;
+	struct mmsghdr msg[BATCH];
+	struct iovec iov[BATCH];
+	struct sockaddr_in to[BATCH];
+	int fd_of[BATCH];
+	uint8_t buf[BATCH][PKT_ROOM] __attribute__((aligned(64)));
+	/* receive batch */
+	struct mmsghdr rmsg[BATCH];
+	struct iovec riov[BATCH];
+	struct sockaddr_in from[BATCH];
+	uint8_t rbuf[BATCH][RX_ROOM] __attribute__((aligned(64)));
+} ov = { .fd = -1 };
+
+static struct pvo_ratelimit tx_log;
+
+const char *pvo_drop_name(enum pvo_drop d)
+{
+	static const char *const names[PVO_DROP_COUNT] = {
+		[PVO_DROP_MALFORMED] = "malformed",
+		[PVO_DROP_UNKNOWN_VNI] = "unknown_vni",
+		[PVO_DROP_UNKNOWN_DST] = "unknown_dst",
+		[PVO_DROP_BAD_ICRC] = "bad_icrc",
+		[PVO_DROP_UNKNOWN_QP] = "unknown_qp",
+		[PVO_DROP_BAD_PEER] = "bad_peer",
+		[PVO_DROP_BAD_QKEY] = "bad_qkey",
+		[PVO_DROP_BAD_STATE] = "bad_state",
+		[PVO_DROP_BAD_PSN] = "bad_psn",
+		[PVO_DROP_NO_ROUTE] = "no_route",
+	};
+
+	return d < PVO_DROP_COUNT ? names[d] : "?";
+}
+
+bool pvo_overlay_enabled(void)
+{
+	return ov.on;
+}
+
+const struct pvo_overlay_stats *pvo_overlay_stats(void)
+{
+	return &ov.stats;
+}
+
+uint32_t pvo_gid_ipv4(const uint8_t *gid)
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+	uint32_t ip;
+
+	if (memcmp(gid, prefix, sizeof(prefix)) != 0)
+		return 0;
+	memcpy(&ip, gid + 12, 4);
+	return ip;
+}
+
+void pvo_gid_from_ipv4(uint32_t ip, uint8_t *gid)
+{
+	memset(gid, 0, 10);
+	gid[10] = gid[11] = 0xff;
+	memcpy(gid + 12, &ip, 4);
+}
+
+void pvo_overlay_count_drop(struct pvo_vm *vm, struct pvo_qp *qp,
+			    enum pvo_drop why)
+{
+	if (qp)
+		qp->net.stats.drops[why]++;
+	if (vm)
+		vm->net.drops[why]++;
+	else
+		ov.stats.net.drops[why]++;
+}
+
+bool pvo_overlay_route(struct pvo_vm *vm, uint32_t sip, uint32_t dip,
+		       struct pvo_route *rt)
+{
+	const struct pvo_map_entry *e =
+	    pvo_map_find(vm->cfg->tenant->vni, dip);
+
+	if (!e)
+		return false;
+	memset(rt, 0, sizeof(*rt));
+	rt->vtep.sin_family = AF_INET;
+	rt->vtep.sin_port = htons(e->port);
+	rt->vtep.sin_addr = e->vtep;
+	rt->in.vni = vm->cfg->tenant->vni;
+	memcpy(rt->in.dmac, e->mac, 6);
+	memcpy(rt->in.smac, vm->cfg->mac, 6);
+	rt->in.sip = sip;
+	rt->in.dip = dip;
+	rt->in.ttl = 64;
+	return true;
+}
+
+/* ---- transmit ---------------------------------------------------------- */
+
+void pvo_overlay_flush(void)
+{
+	unsigned int i = 0;
+
+	while (i < ov.n) {
+		unsigned int run = 1;
+		int sent;
+
+		while (i + run < ov.n && ov.fd_of[i + run] == ov.fd_of[i])
+			run++;
+		sent = sendmmsg(ov.fd_of[i], &ov.msg[i], run, 0);
+		ov.stats.tx_syscalls++;
+		if (sent <= 0) {
+			/* the retransmission machinery covers the loss */
+			if (pvo_ratelimit_ok(&tx_log, "overlay"))
+				pvo_log("overlay",
+					"sending %u packets failed: %s", run,
+					sent < 0 ? strerror(errno) : "none sent");
+			sent = run;
+		}
+		i += sent;
+	}
+	ov.n = 0;
+}
+
+uint8_t *pvo_overlay_pkt(void)
+{
+	if (ov.n == BATCH)
+		pvo_overlay_flush();
+	return ov.buf[ov.n] + PVO_ENCAP_LEN;
+}
+
+void pvo_overlay_pkt_send(const struct pvo_route *rt, size_t roce_len,
+			  struct pvo_qp *qp)
+{
+	uint8_t *b = ov.buf[ov.n];
+	uint8_t *ip = b + PVO_ENCAP_IP_OFF;
+	struct pvo_inner in = rt->in;
+	uint32_t icrc;
+	size_t len;
+
+	in.ip_id = ov.ip_id++;
+	pvo_encap_write(b, &in, roce_len + PVO_ROCE_ICRC_LEN);
+	icrc = htole32(
+	    pvo_icrc_ipv4(ip, PVO_IP4_LEN + PVO_UDP_LEN + roce_len));
+	memcpy(b + PVO_ENCAP_LEN + roce_len, &icrc, 4);
+	len = PVO_ENCAP_LEN + roce_len + PVO_ROCE_ICRC_LEN;
+
+	ov.to[ov.n] = rt->vtep;
+	ov.iov[ov.n].iov_base = b;
+	ov.iov[ov.n].iov_len = len;
+	memset(&ov.msg[ov.n], 0, sizeof(ov.msg[0]));
+	ov.msg[ov.n].msg_hdr.msg_name = &ov.to[ov.n];
+	ov.msg[ov.n].msg_hdr.msg_namelen = sizeof(ov.to[0]);
+	ov.msg[ov.n].msg_hdr.msg_iov = &ov.iov[ov.n];
+	ov.msg[ov.n].msg_hdr.msg_iovlen = 1;
+	ov.fd_of[ov.n] = ov.tx_fd[in.sport % TX_SOCKETS];
+	ov.n++;
+	if (qp) {
+		qp->net.stats.tx_packets++;
+		qp->net.stats.tx_bytes += len;
+		qp->vm->net.tx_packets++;
+		qp->vm->net.tx_bytes += len;
+	}
+	ov.stats.net.tx_packets++;
+	ov.stats.net.tx_bytes += len;
+	if (ov.n == BATCH)
+		pvo_overlay_flush();
+}
+
+static bool overlay_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
+{
+	uint32_t sip = pvo_gid_ipv4(pkt->sgid), dip = pvo_gid_ipv4(pkt->dgid);
+	struct pvo_route rt;
+	struct pvo_reply none = { .code = PVO_REPLY_NONE };
+
+	if (!ov.on || !sip || !dip)
+		return false;
+	if (!pvo_overlay_route(qp->vm, sip, dip, &rt)) {
+		pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_NO_ROUTE);
+		return false;
+	}
+	pvo_net_req_send(qp, pkt, &rt);
+	/* RC waits for the answer from the wire; UC and UD are done */
+	pvo_comp_reply(qp, &none);
+	return true;
+}
+
+const struct pvo_transport_ops pvo_transport_overlay = {
+	.name = "overlay",
+	.send = overlay_send,
+};
+
+/* ---- receive ----------------------------------------------------------- */
+
+static bool tenant_has_vni(uint32_t vni)
+{
+	int i;
+
+	for (i = 0; i < ov.cfg->num_tenants; i++)
+		if (ov.cfg->tenants[i].vni == vni)
+			return true;
+	return false;
+}
+
+/* The QP types an opcode's transport class may reach. */
+static bool class_fits(uint8_t opcode, const struct pvo_qp *qp)
+{
+	switch (PVO_ROCE_CLASS(opcode)) {
+	case PVO_ROCE_RC:
+		return qp->type == PVO_QPT_RC;
+	case PVO_ROCE_UC:
+		return qp->type == PVO_QPT_UC;
+	case PVO_ROCE_UD:
+		return qp->type == PVO_QPT_UD || qp->type == PVO_QPT_GSI;
+	}
+	return false;
+}
+
+static void learn(const struct pvo_inner *in, const struct sockaddr_in *from)
+{
+	const struct pvo_map_entry *old = pvo_map_find(in->vni, in->sip);
+	struct pvo_map_entry e = { 0 };
+
+	if (old && (old->origin != PVO_MAP_LEARNED ||
+		    (old->vtep.s_addr == from->sin_addr.s_addr &&
+		     memcmp(old->mac, in->smac, 6) == 0)))
+		return;
+	e.vni = in->vni;
+	e.ip = in->sip;
+	e.vtep = from->sin_addr;
+	e.port = ov.cfg->vxlan_port;
+	memcpy(e.mac, in->smac, 6);
+	e.origin = PVO_MAP_LEARNED;
+	pvo_map_set(&e);
+}
+
+static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from)
+{
+	struct pvo_roce_hdr h;
+	struct pvo_inner in;
+	const uint8_t *roce;
+	size_t roce_len;
+	uint8_t dgid[16];
+	struct pvo_vm *vm;
+	struct pvo_qp *qp;
+	uint32_t icrc, want;
+
+	ov.stats.net.rx_packets++;
+	ov.stats.net.rx_bytes += len;
+	if (pvo_encap_parse(buf, len, &in, &roce, &roce_len) != PVO_ENCAP_OK) {
+		pvo_overlay_count_drop(NULL, NULL, PVO_DROP_MALFORMED);
+		return;
+	}
+	if (!tenant_has_vni(in.vni)) {
+		pvo_overlay_count_drop(NULL, NULL, PVO_DROP_UNKNOWN_VNI);
+		return;
+	}
+	pvo_gid_from_ipv4(in.dip, dgid);
+	vm = pvo_served_by_gid(in.vni, dgid);
+	if (!vm || memcmp(in.dmac, vm->cfg->mac, 6) != 0) {
+		pvo_overlay_count_drop(NULL, NULL, PVO_DROP_UNKNOWN_DST);
+		return;
+	}
+	vm->net.rx_packets++;
+	vm->net.rx_bytes += len;
+	if (!pvo_roce_decode(roce, roce_len, &h) ||
+	    (h.pkey & 0x7fff) != 0x7fff) {
+		pvo_overlay_count_drop(vm, NULL, PVO_DROP_MALFORMED);
+		return;
+	}
+	memcpy(&icrc, roce + roce_len - PVO_ROCE_ICRC_LEN, 4);
+	want = pvo_icrc_ipv4(buf + PVO_ENCAP_IP_OFF,
+			     PVO_IP4_LEN + PVO_UDP_LEN + roce_len -
+				 PVO_ROCE_ICRC_LEN);
+	if (le32toh(icrc) != want) {
+		pvo_overlay_count_drop(vm, NULL, PVO_DROP_BAD_ICRC);
+		return;
+	}
+	/* A sender that got this far is in the tenant: remember where. */
+	learn(&in, from);
+	qp = pvo_qp_by_qpn(vm, h.dqpn);
+	if (!qp) {
+		pvo_overlay_count_drop(vm, NULL, PVO_DROP_UNKNOWN_QP);
+		return;
+	}
+	if (!class_fits(h.opcode, qp)) {
+		pvo_overlay_count_drop(vm, qp, PVO_DROP_BAD_STATE);
+		return;
+	}
+	qp->net.stats.rx_packets++;
+	qp->net.stats.rx_bytes += len;
+	if (pvo_roce_flags(h.opcode) & PVO_RH_REQ)
+		pvo_net_resp_input(qp, &in, &h);
+	else
+		pvo_net_req_input(qp, &in, &h);
+}
+
+static gboolean on_readable(gint fd, GIOCondition cond, gpointer opaque)
+{
+	int round, i, n;
+
+	for (round = 0; round < RX_ROUNDS; round++) {
+		for (i = 0; i < BATCH; i++) {
+			ov.riov[i].iov_base = ov.rbuf[i];
+			ov.riov[i].iov_len = RX_ROOM;
+			memset(&ov.rmsg[i].msg_hdr, 0,
+			       sizeof(ov.rmsg[i].msg_hdr));
+			ov.rmsg[i].msg_hdr.msg_name = &ov.from[i];
+			ov.rmsg[i].msg_hdr.msg_namelen = sizeof(ov.from[i]);
+			ov.rmsg[i].msg_hdr.msg_iov = &ov.riov[i];
+			ov.rmsg[i].msg_hdr.msg_iovlen = 1;
+		}
+		n = recvmmsg(fd, ov.rmsg, BATCH, MSG_DONTWAIT, NULL);
+		if (n <= 0)
+			break;
+		ov.stats.rx_syscalls++;
+		for (i = 0; i < n; i++) {
+			/* truncated datagrams are malformed */
+			if (ov.rmsg[i].msg_hdr.msg_flags & MSG_TRUNC ||
+			    ov.rmsg[i].msg_hdr.msg_namelen !=
+				sizeof(ov.from[i])) {
+				ov.stats.net.rx_packets++;
+				pvo_overlay_count_drop(NULL, NULL,
+						       PVO_DROP_MALFORMED);
+				continue;
+			}
+			input(ov.rbuf[i], ov.rmsg[i].msg_len, &ov.from[i]);
+		}
+		pvo_overlay_flush();
+		if (n < BATCH)
+			break;
+	}
+	pvo_overlay_flush();
+	return G_SOURCE_CONTINUE;
+}
+
+/* ---- life cycle ---------------------------------------------------------- */
+
+static int open_socket(uint32_t addr, uint16_t port, char **err)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int tos = ov.cfg->dscp << 2, size = 8 << 20;
+	char ip[INET_ADDRSTRLEN];
+
+	if (fd < 0) {
+		*err = g_strdup_printf("overlay: socket: %s", strerror(errno));
+		return -1;
+	}
+	setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
+	/* as root, beyond rmem_max: bursts of a whole message arrive */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	sa.sin_addr.s_addr = addr;
+	sa.sin_port = htons(port);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
+		*err = g_strdup_printf(
+		    "overlay: cannot bind the VTEP socket to %s:%u: %s (is "
+		    "'vtep' an address of this host, and is no other VTEP "
+		    "using 'vxlan-port'?)",
+		    ip, port, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+bool pvo_overlay_start(const struct pvo_daemon_config *cfg, char **err)
+{
+	int i, k;
+
+	ov.cfg = cfg;
+	for (i = 0; i < cfg->num_remotes; i++) {
+		const struct pvo_vm_config *r = &cfg->remotes[i];
+
+		for (k = 0; k < r->num_ips; k++) {
+			struct pvo_map_entry e = {
+				.vni = r->tenant->vni,
+				.ip = pvo_gid_ipv4(r->ips[k].s6_addr),
+				.vtep = r->vtep,
+				.port = r->vtep_port,
+				.origin = PVO_MAP_CONFIG,
+			};
+
+			memcpy(e.mac, r->mac, 6);
+			pvo_map_set(&e);
+		}
+	}
+	if (cfg->vtep.s_addr == INADDR_ANY)
+		return true; /* no overlay: local transport only */
+	ov.fd = open_socket(cfg->vtep.s_addr, cfg->vxlan_port, err);
+	if (ov.fd < 0)
+		return false;
+	for (i = 0; i < TX_SOCKETS; i++) {
+		ov.tx_fd[i] = open_socket(cfg->vtep.s_addr, 0, err);
+		if (ov.tx_fd[i] < 0) {
+			while (i--)
+				close(ov.tx_fd[i]);
+			close(ov.fd);
+			ov.fd = -1;
+			return false;
+		}
+	}
+	ov.src = g_unix_fd_add(ov.fd, G_IO_IN, on_readable, NULL);
+	ov.on = true;
+	return true;
+}
+
+void pvo_overlay_stop(void)
+{
+	int i;
+
+	if (ov.on) {
+		pvo_overlay_flush();
+		g_source_remove(ov.src);
+		close(ov.fd);
+		for (i = 0; i < TX_SOCKETS; i++)
+			close(ov.tx_fd[i]);
+		ov.fd = -1;
+		ov.on = false;
+	}
+	pvo_map_clear();
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The overlay transport (docs/overlay.md): RoCEv2 in VXLAN over the host's
+ * UDP sockets. overlay.c owns the sockets, the transmit batch and the
+ * receive checks that come before any QP is involved; net_req.c sends a
+ * requester's messages as packets and takes the responses, net_resp.c
+ * runs the responder side of the wire protocol (PSNs, ACK / NAK, READ
+ * responses, duplicates).
+ */
+#ifndef PVO_OVERLAY_H
+#define PVO_OVERLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#include "config.h"
+#include "encap.h"
+#include "net_stats.h"
+#include "roce.h"
+#include "transport.h"
+
+struct pvo_qp;
+struct pvo_vm;
+
+extern const struct pvo_transport_ops pvo_transport_overlay;
+
+/* Opens the VTEP socket if cfg has a vtep and loads [remote] entries;
+ * false with *err set if the socket cannot be bound. */
+bool pvo_overlay_start(const struct pvo_daemon_config *cfg, char **err);
+void pvo_overlay_stop(void);
+bool pvo_overlay_enabled(void);
+
+/* Daemon-wide counters (before a VM is known) and batching figures. */
+struct pvo_overlay_stats {
+	struct pvo_net_stats net;
+	uint64_t tx_syscalls;
+	uint64_t rx_syscalls;
+};
+const struct pvo_overlay_stats *pvo_overlay_stats(void);
+
+/* Where a packet goes: the peer VTEP and the inner addressing. */
+struct pvo_route {
+	struct sockaddr_in vtep;
+	struct pvo_inner in;
+};
+
+/*
+ * Resolves the route from a VM of ours (IPv4 sip) to dip in its tenant:
+ * false (and counts no_route) if the mapping table has no entry.
+ */
+bool pvo_overlay_route(struct pvo_vm *vm, uint32_t sip, uint32_t dip,
+		       struct pvo_route *rt);
+
+/*
+ * Transmit: pvo_overlay_pkt() returns room for BTH .. pad of one packet
+ * (PVO_ROCE_MAX_HDRS + 4096 + 3 bytes); pvo_overlay_pkt_send() queues it
+ * with roce_len bytes written (ICRC added here) and counts it for qp
+ * (may be NULL). Packets go to the kernel
+ * in batches: when the batch is full and at pvo_overlay_flush().
+ */
+uint8_t *pvo_overlay_pkt(void);
+void pvo_overlay_pkt_send(const struct pvo_route *rt, size_t roce_len,
+			  struct pvo_qp *qp);
+void pvo_overlay_flush(void);
+
+/* Counters of a QP and its VM (and the daemon's, qp may be NULL). */
+void pvo_overlay_count_drop(struct pvo_vm *vm, struct pvo_qp *qp,
+			    enum pvo_drop why);
+
+/* IPv4 of a v4-mapped GID (network order), or 0. */
+uint32_t pvo_gid_ipv4(const uint8_t *gid);
+void pvo_gid_from_ipv4(uint32_t ip, uint8_t *gid);
+
+/* net_req.c */
+void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
+		      const struct pvo_route *rt);
+void pvo_net_req_input(struct pvo_qp *qp, const struct pvo_inner *in,
+		       const struct pvo_roce_hdr *h);
+
+/* net_resp.c */
+void pvo_net_resp_input(struct pvo_qp *qp, const struct pvo_inner *in,
+			const struct pvo_roce_hdr *h);
+
+/* The packets a message of len bytes takes at mtu (at least one). */
+static inline uint32_t pvo_net_packets(uint64_t len, uint32_t mtu)
+{
+	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
+}
+
+#endif
