@@ -252,6 +252,9 @@ static void aeth(struct pvo_qp *qp, const struct pvo_roce_hdr *h,
 	case PVO_AETH_NAK:
 		switch (syn & 0x1f) {
 		case PVO_NAK_PSN_SEQ:
+			/* an RNR back-off is not cut short */
+			if (qp->req.wait == PVO_WAIT_RNR)
+				return;
 			qp->net.resend_pkt = diff;
 			resend_now(qp);
 			return;

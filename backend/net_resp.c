@@ -269,6 +269,9 @@ static void rc_input(struct pvo_qp *qp, const struct pvo_route *rt,
 		break;
 	case PVO_REPLY_RNR:
 		send_nak(qp, rt, h->psn, PVO_AETH_RNR_NAK | (r.rnr_timer & 0x1f));
+		/* the rest of the message is dropped quietly until the
+		 * requester comes back after its RNR back-off */
+		qp->net.nak_sent = true;
 		break;
 	default:
 		send_nak(qp, rt, h->psn, nak_syndrome(r.code));

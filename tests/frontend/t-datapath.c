@@ -101,6 +101,16 @@ struct pair {
 
 static struct backend_proc bp;
 static struct node A = {.name = "a"}, B = {.name = "b"}, C = {.name = "c"};
+/* The GID index connected QPs use: link-local, or over the overlay (which
+ * carries RoCEv2 over IPv4 only) the nodes' IPv4 GID (index 1 in all). */
+static uint8_t pair_gid(void)
+{
+	return overlay ? 1 : 0;
+}
+
+/* Quick retries so that error paths finish fast. */
+static struct sim_conn fast = {
+    .timeout = 8, .retry_cnt = 2, .rnr_retry = 2, .min_rnr_timer = 1};
 static int timeout_ms = 5000;
 static uint8_t *scratch; /* 2 x DATA_LEN host bytes */
 static const char *only;
@@ -210,7 +220,7 @@ static bool data_ok(const char *what, struct sim_buf *b, uint64_t off,
 			bad++;
 		}
 	}
-	if (bad)
+	if (bad && what)
 		tap_diag(
 		    "%s: %llu wrong bytes; first at buffer offset %llu (%s, "
 		    "data starts at %llu): want 0x%02x got 0x%02x",
@@ -674,8 +684,10 @@ static void test_setup(void)
 	char err[512];
 	int ret, st;
 
-	if (overlay)
+	if (overlay) {
 		ret = start_two_hosts(args, err, sizeof(err));
+		fast.sgid_index = pair_gid();
+	}
 	else
 		ret = backend_start_config(&bp, config, vm_names, args, 10000,
 					   err, sizeof(err));
@@ -764,6 +776,19 @@ static const char *qpt_name(uint8_t t)
  * into a's buf[doff..]. Checks both completions, every byte and the
  * guards; one TAP line.
  */
+/* Polls until the pattern is in place (or the timeout passes). */
+static void wait_data(struct sim_buf *b, uint64_t off, uint64_t len,
+		      uint32_t seed)
+{
+	int waited;
+
+	for (waited = 0; waited < timeout_ms; waited += 2) {
+		if (data_ok(NULL, b, off, len, seed, 0))
+			return;
+		usleep(2000);
+	}
+}
+
 static bool xfer(struct pair *p, enum xfer_kind k, uint32_t len, uint64_t so,
 		 uint64_t doff, bool inl, uint32_t seed)
 {
@@ -854,6 +879,10 @@ static bool xfer(struct pair *p, enum xfer_kind k, uint32_t len, uint64_t so,
 	} else if (recv) {
 		ok = false;
 	}
+	/* A UC WRITE completes when it has left; across the overlay the
+	 * other host may still be placing it (no ACK, as on the wire). */
+	if (overlay && p->a.type == PVO_QPT_UC && k == X_WRITE)
+		wait_data(&dst->buf, doff, len, seed);
 	ok &= data_ok(what, &dst->buf, doff, len, seed, 0);
 	if (k == X_WRITE_IMM)
 		ok &= data_ok("the receive buffer of a WRITE_WITH_IMM",
@@ -1572,6 +1601,14 @@ static void ud_one(struct ud_pair *u, bool v4, uint32_t len, bool inl, bool imm,
 	snprintf(what, sizeof(what), "UD %s%s %u B over the %s GID",
 		 inl ? "inline " : "", imm ? "SEND_WITH_IMM" : "SEND", len,
 		 v4 ? "IPv4" : "link-local");
+	if (overlay && !v4) {
+		char why[200];
+
+		snprintf(why, sizeof(why),
+			 "%s: the overlay carries IPv4 GIDs only", what);
+		tap_skip(1, why);
+		return;
+	}
 	fill_pattern(&A.buf, so, len, seed);
 	prepare_dst(&B.buf, ro, 40 + len);
 	post_recv1(&u->b, &B, 0x9100 + seed, ro, 40 + len + 16);
@@ -1651,7 +1688,8 @@ static void test_ud(void)
 	prepare_dst(&B.buf, ro, 40 + 600);
 	post_recv1(&u.b, &B, 0x9202, ro, 40 + 600);
 	fill_pattern(&A.buf, 4096, 300, 7012);
-	w = ud_wr(0x9303, u.ah_ll, u.b.qpn, 0x80000000u, 4096, 300);
+	w = ud_wr(0x9303, overlay ? u.ah_v4 : u.ah_ll, u.b.qpn, 0x80000000u,
+		  4096, 300);
 	post1(&u.a, &w);
 	expect_cqe(&A.scq, 0x9303, PVO_WC_SEND, PVO_WC_SUCCESS,
 		   "UD SEND with Q_Key 0x80000000 (use the QP's)");
@@ -1688,7 +1726,7 @@ static void test_srq(void)
 			   ib = qp_init(&B, PVO_QPT_RC);
 	struct sim_qp a[2], b[2];
 	struct sim_peer pa, pb;
-	struct sim_conn conn = {0};
+	struct sim_conn conn = {.sgid_index = pair_gid()};
 	struct pvo_resp_query_srq q;
 	struct pvo_cmd_modify_srq m = {0};
 	struct sim_srq srq;
@@ -1711,8 +1749,8 @@ static void test_srq(void)
 		if (st == PVO_STATUS_OK)
 			st = sim_create_qp(&B.pd, &ib, &b[i]);
 		if (st == PVO_STATUS_OK) {
-			sim_qp_peer(&b[i], 0, &pb);
-			sim_qp_peer(&a[i], 0, &pa);
+			sim_qp_peer(&b[i], pair_gid(), &pb);
+			sim_qp_peer(&a[i], pair_gid(), &pa);
 			st = sim_qp_connect(&a[i], &conn, &pb);
 		}
 		if (st == PVO_STATUS_OK)
@@ -1927,9 +1965,6 @@ static void test_cq_arm(void)
 /* ------------------------------------------------------------------ */
 /* error completions                                                  */
 
-/* Quick retries so that error paths finish fast. */
-static const struct sim_conn fast = {
-    .timeout = 8, .retry_cnt = 2, .rnr_retry = 2, .min_rnr_timer = 1};
 
 /* Post one WR on a fresh RC pair and expect @status on the requester;
  * then both QP states. @mod_b adjusts b's side before connecting. */
@@ -2231,7 +2266,7 @@ static void test_errors(void)
 		struct sim_cq small;
 		struct sim_peer pa, pb;
 		struct sim_wr ws[8];
-		struct sim_conn cn = {0};
+		struct sim_conn cn = {.sgid_index = pair_gid()};
 		uint32_t depth;
 		int ev;
 
@@ -2245,8 +2280,8 @@ static void test_errors(void)
 			st = sim_create_qp(&B.pd, &ib, &qb);
 		}
 		if (st == PVO_STATUS_OK) {
-			sim_qp_peer(&qb, 0, &pb);
-			sim_qp_peer(&qa, 0, &pa);
+			sim_qp_peer(&qb, pair_gid(), &pb);
+			sim_qp_peer(&qa, pair_gid(), &pa);
 			st = sim_qp_connect(&qa, &cn, &pb);
 			if (st == PVO_STATUS_OK)
 				st = sim_qp_connect(&qb, &cn, &pa);
@@ -2290,7 +2325,7 @@ static void test_reset(void)
 	struct sim_qp_init in = qp_init(&A, PVO_QPT_RC),
 			   ib = qp_init(&B, PVO_QPT_RC);
 	struct sim_peer pa, pb;
-	struct sim_conn conn = {0};
+	struct sim_conn conn = {.sgid_index = pair_gid()};
 	struct sim_qp qa, qb;
 	struct sim_wr w[3];
 	struct pair p;
@@ -2318,8 +2353,8 @@ static void test_reset(void)
 	       le32toh(p.a.sq.hdr->cons), p.a.sq_prod,
 	       le32toh(p.b.rq.hdr->cons), p.b.rq_prod);
 	/* the same QPs connect again and carry on from there */
-	sim_qp_peer(&p.b, 0, &pb);
-	sim_qp_peer(&p.a, 0, &pa);
+	sim_qp_peer(&p.b, pair_gid(), &pb);
+	sim_qp_peer(&p.a, pair_gid(), &pa);
 	st = sim_qp_connect(&p.a, &conn, &pb);
 	if (st == PVO_STATUS_OK)
 		st = sim_qp_connect(&p.b, &conn, &pa);
@@ -2334,8 +2369,8 @@ static void test_reset(void)
 	if (st == PVO_STATUS_OK)
 		st = sim_create_qp(&B.pd, &ib, &qb);
 	if (st == PVO_STATUS_OK) {
-		sim_qp_peer(&qb, 0, &pb);
-		sim_qp_peer(&qa, 0, &pa);
+		sim_qp_peer(&qb, pair_gid(), &pb);
+		sim_qp_peer(&qa, pair_gid(), &pa);
 		st = sim_qp_connect(&qa, &conn, &pb);
 		if (st == PVO_STATUS_OK)
 			st = sim_qp_connect(&qb, &conn, &pa);
@@ -2778,7 +2813,7 @@ static void test_malformed(void)
 	{
 		struct sim_peer peer;
 
-		sim_qp_peer(&qp, 0, &peer);
+		sim_qp_peer(&qp, pair_gid(), &peer);
 		sim_av_to(&attr.av, &peer, 13);
 		attr.path_mtu = htole32(A.vm->port.active_mtu);
 		attr.dest_qp_num = htole32(peer.qpn);
@@ -2791,7 +2826,7 @@ static void test_malformed(void)
 		TAP_STATUS(st, PVO_STATUS_EINVAL,
 			   "MODIFY_QP to RTR with an empty source GID slot "
 			   "-> EINVAL");
-		attr.av.sgid_index = 0;
+		attr.av.sgid_index = pair_gid();
 		attr.path_mtu = htole32(9);
 		st = sim_modify_qp(&qp,
 				   PVO_QP_STATE | PVO_QP_AV | PVO_QP_PATH_MTU |
@@ -2872,7 +2907,7 @@ static void test_malformed(void)
 	/* AHs */
 	memset(&ac, 0, sizeof(ac));
 	ac.pd = htole32(A.pd.handle);
-	memcpy(ac.av.dgid, B.vm->gid[0], 16);
+	memcpy(ac.av.dgid, B.vm->gid[pair_gid()], 16);
 	memcpy(ac.av.dmac, B.vm->mac, 6);
 	ac.av.sgid_index = 12;
 	st = pvo_create_ah(A.vm->fe, A.ctx.handle, &ac, &h);
@@ -2882,7 +2917,7 @@ static void test_malformed(void)
 	st = pvo_create_ah(A.vm->fe, A.ctx.handle, &ac, &h);
 	TAP_STATUS(st, PVO_STATUS_EINVAL,
 		   "CREATE_AH from GID index 200 -> EINVAL");
-	ac.av.sgid_index = 0;
+	ac.av.sgid_index = pair_gid();
 	ac.pd = htole32(pd2.handle);
 	st = pvo_create_ah(A.vm->fe, A.ctx.handle, &ac, &h);
 	TAP_STATUS(st, PVO_STATUS_ENOENT,
@@ -2941,7 +2976,7 @@ static void test_doorbells(void)
 			   ib = qp_init(&B, PVO_QPT_RC);
 	struct sim_qp qx, qb;
 	struct sim_peer px, pb;
-	struct sim_conn conn = {0};
+	struct sim_conn conn = {.sgid_index = pair_gid()};
 	struct sim_ctx ctx3;
 	struct sim_mr mr2;
 	struct pvo_cqe c[64];
@@ -2958,8 +2993,8 @@ static void test_doorbells(void)
 	if (st == PVO_STATUS_OK)
 		st = sim_create_qp(&B.pd, &ib, &qb);
 	if (st == PVO_STATUS_OK) {
-		sim_qp_peer(&qb, 0, &pb);
-		sim_qp_peer(&qx, 0, &px);
+		sim_qp_peer(&qb, pair_gid(), &pb);
+		sim_qp_peer(&qx, pair_gid(), &px);
 		st = sim_qp_connect(&qx, &conn, &pb);
 		if (st == PVO_STATUS_OK)
 			st = sim_qp_connect(&qb, &conn, &px);
@@ -3108,8 +3143,8 @@ static void test_gsi(void)
 	}
 	tap_ok(gsi[0].qpn == 1 && gsi[1].qpn == 1, "both are QPN 1 (%u, %u)",
 	       gsi[0].qpn, gsi[1].qpn);
-	sim_qp_peer(&gsi[1], 0, &peer);
-	sim_av_to(&av, &peer, 0);
+	sim_qp_peer(&gsi[1], pair_gid(), &peer);
+	sim_av_to(&av, &peer, pair_gid());
 	st = sim_create_ah(&kpd[0], &av, &ah);
 	TAP_STATUS(st, PVO_STATUS_OK, "kernel AH to b's link-local GID");
 
@@ -3187,7 +3222,7 @@ static void test_kernel_qp(void)
 			   ib = qp_init(&B, PVO_QPT_RC);
 	struct sim_qp qk, qb;
 	struct sim_peer pk, pb;
-	struct sim_conn conn = {0};
+	struct sim_conn conn = {.sgid_index = pair_gid()};
 	struct sim_wr w;
 	struct pvo_cqe c;
 	const uint64_t off = 3 * PVO_PAGE_SIZE + 500; /* within one page */
@@ -3202,8 +3237,8 @@ static void test_kernel_qp(void)
 	if (st == PVO_STATUS_OK)
 		st = sim_create_qp(&B.pd, &ib, &qb);
 	if (st == PVO_STATUS_OK) {
-		sim_qp_peer(&qb, 0, &pb);
-		sim_qp_peer(&qk, 0, &pk);
+		sim_qp_peer(&qb, pair_gid(), &pb);
+		sim_qp_peer(&qk, pair_gid(), &pk);
 		st = sim_qp_connect(&qk, &conn, &pb);
 		if (st == PVO_STATUS_OK)
 			st = sim_qp_connect(&qb, &conn, &pk);
@@ -3342,6 +3377,14 @@ static void isolation_rc(struct node *from, struct node *to, const char *dst_ip,
  * connected QP reconnected from another source GID. */
 static void rogue_write(struct pair *p, bool same_qp, const char *what)
 {
+	if (overlay) {
+		/* RC packets carry no source QPN, and a has one IPv4 GID:
+		 * on the wire a QP is bound to its peer's address and tenant
+		 * (as on RoCE hardware), which t-overlay-tenants covers */
+		tap_skip(1, "over the overlay another QP of the same peer "
+			    "address is indistinguishable on the wire");
+		return;
+	}
 	struct sim_qp_init in = qp_init(&A, PVO_QPT_RC);
 	struct sim_conn cn = fast;
 	struct sim_peer peer;
@@ -3351,7 +3394,7 @@ static void rogue_write(struct pair *p, bool same_qp, const char *what)
 	uint64_t sum;
 	int st;
 
-	sim_qp_peer(&p->b, 0, &peer);
+	sim_qp_peer(&p->b, pair_gid(), &peer);
 	if (same_qp) {
 		q = &p->a;
 		cn.sgid_index = (uint8_t)A.gid_v4;
@@ -3663,6 +3706,8 @@ static void test_disconnect(void)
 	       "a SEND to b without a receive waits in RNR retries, 11 WQEs "
 	       "behind it (%u completions)",
 	       n - FIRST);
+	if (n > FIRST)
+		tap_diag("unexpected: %s", cqe_str(&c[FIRST]));
 
 	/* b's QEMU goes away while a's work to it is in flight */
 	sim_vm_disconnect(B.vm);
