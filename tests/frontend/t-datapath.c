@@ -623,46 +623,64 @@ static bool node_open(struct node *n, const char *ipv4)
 	return true;
 }
 
-/* The config text of one host: daemon keys, then the sections of the
- * VMs it serves from config[], then the other host's VMs as remotes. */
-static char *host_config(int host, unsigned int port)
+/*
+ * The config text of one host: daemon keys, then the sections of the VMs
+ * it serves from config[], then the other host's VM as a remote, reached
+ * at via ("IP PORT"): the other VTEP, or a lossy link (pvo-impair) that
+ * T_DATAPATH_VIA="IP:PORT,IP:PORT" names for host 1 and host 2.
+ */
+static char *host_config(int host, unsigned int port, const char *via)
 {
-	static const char remote_b[] = "[remote b]\n"
-				       "tenant = blue\n"
-				       "mac = 52:54:00:00:00:0b\n"
-				       "ips = 10.0.0.2\n"
-				       "vtep = 127.0.0.2\n";
-	static const char remote_a[] = "[remote a]\n"
-				       "tenant = blue\n"
-				       "mac = 52:54:00:00:00:0a\n"
-				       "ips = 10.0.0.1\n"
-				       "vtep = 127.0.0.1\n";
+	const char *vm_a = strstr(config, "[vm a]");
 	const char *vm_b = strstr(config, "[vm b]");
 	const char *vm_c = strstr(config, "[vm c]");
-	char *out;
+	char vtep[64], *out;
+	unsigned int vport = port;
 
+	snprintf(vtep, sizeof(vtep), "127.0.0.%d", host == 1 ? 2 : 1);
+	if (via && sscanf(via, "%63[0-9.] %u", vtep, &vport) != 2)
+		tap_bail("T_DATAPATH_VIA: expected IP:PORT,IP:PORT");
 	if (host == 1)
-		/* everything but [vm b] */
+		/* everything but [vm b]; b is remote */
 		return asprintf(&out,
-				"vtep = 127.0.0.1\nvxlan-port = %u\n\n%.*s%s\n%s",
-				port, (int)(vm_b - config), config, vm_c,
-				remote_b) < 0
+				"vtep = 127.0.0.1\nvxlan-port = %u\n\n%.*s%s\n"
+				"[remote b]\ntenant = blue\n"
+				"mac = 52:54:00:00:00:0b\nips = 10.0.0.2\n"
+				"vtep = %s\nvtep-port = %u\n",
+				port, (int)(vm_b - config), config, vm_c, vtep,
+				vport) < 0
 			   ? NULL
 			   : out;
-	/* the tenants and [vm b] */
+	/* the tenants and [vm b]; a is remote */
 	return asprintf(&out,
-			"vtep = 127.0.0.2\nvxlan-port = %u\n\n%.*s%.*s\n%s",
-			port, (int)(strstr(config, "[vm a]") - config), config,
-			(int)(vm_c - vm_b), vm_b, remote_a) < 0
+			"vtep = 127.0.0.2\nvxlan-port = %u\n\n%.*s%.*s\n"
+			"[remote a]\ntenant = blue\n"
+			"mac = 52:54:00:00:00:0a\nips = 10.0.0.1\n"
+			"vtep = %s\nvtep-port = %u\n",
+			port, (int)(vm_a - config), config, (int)(vm_c - vm_b),
+			vm_b, vtep, vport) < 0
 		   ? NULL
 		   : out;
 }
 
 static int start_two_hosts(const char *const *args, char *err, size_t len)
 {
-	unsigned int port = 20000 + getpid() % 20000;
-	char *c1 = host_config(1, port), *c2 = host_config(2, port);
+	const char *via = getenv("T_DATAPATH_VIA");
+	unsigned int port = 20000 + getpid() % 20000, p1, p2;
+	char ip1[64], ip2[64], via1[80], via2[80], *c1, *c2;
 	int ret;
+
+	if (getenv("T_DATAPATH_PORT"))
+		port = atoi(getenv("T_DATAPATH_PORT"));
+	if (via) {
+		if (sscanf(via, "%63[0-9.]:%u,%63[0-9.]:%u", ip1, &p1, ip2,
+			   &p2) != 4)
+			tap_bail("T_DATAPATH_VIA: expected IP:PORT,IP:PORT");
+		snprintf(via1, sizeof(via1), "%s %u", ip1, p1);
+		snprintf(via2, sizeof(via2), "%s %u", ip2, p2);
+	}
+	c1 = host_config(1, port, via ? via1 : NULL);
+	c2 = host_config(2, port, via ? via2 : NULL);
 
 	if (!c1 || !c2)
 		tap_bail("out of memory");
