@@ -22,6 +22,8 @@ static uint64_t packets(const struct pvo_qp *qp, uint64_t len)
 	return len ? (len + mtu - 1) / mtu : 1;
 }
 
+static void wait_for(struct pvo_qp *qp, enum pvo_req_wait why, uint64_t usec);
+
 void pvo_comp_complete(struct pvo_qp *qp, enum pvo_wc_status status)
 {
 	struct pvo_vm *vm = qp->vm;
@@ -50,10 +52,17 @@ void pvo_comp_complete(struct pvo_qp *qp, enum pvo_wc_status status)
 			return;
 		}
 	}
-	if (status != PVO_WC_SUCCESS)
+	if (status != PVO_WC_SUCCESS) {
+		qp->req.nahead = 0; /* flushed from the ring with the rest */
 		pvo_qp_set_error(qp, 0, true);
-	else if (qp->state == PVO_QPS_SQD && qp->attr.en_sqd_async_notify)
+	} else if (qp->req.nahead) {
+		/* the next WQE is on the wire already: its ACK is awaited */
+		pvo_req_promote(qp);
+		wait_for(qp, PVO_WAIT_ACK,
+			 pvo_ack_timeout_usec(qp->attr.timeout));
+	} else if (qp->state == PVO_QPS_SQD && qp->attr.en_sqd_async_notify) {
 		pvo_event_post(vm, PVO_EV_SQ_DRAINED, qp->handle);
+	}
 }
 
 static enum pvo_wc_status take_response(struct pvo_qp *qp, struct pvo_reply *r)
@@ -150,6 +159,6 @@ void pvo_comp_timer(void *opaque)
 		}
 		qp->req.retry_left--;
 	}
-	pvo_req_send(qp);
+	pvo_req_resend(qp);
 	pvo_req_run(qp); /* the next WQEs, if this one is done */
 }

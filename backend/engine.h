@@ -24,6 +24,13 @@ void pvo_req_resume(void *opaque);
 /* Send the active WQE (again). */
 void pvo_req_send(struct pvo_qp *qp);
 
+/* Retransmit: the active WQE (from where the responder stands) and every
+ * WQE sent behind it. */
+void pvo_req_resend(struct pvo_qp *qp);
+
+/* The active WQE is done: the oldest WQE sent behind it takes its place. */
+void pvo_req_promote(struct pvo_qp *qp);
+
 /*
  * Complete the active WQE: release its SQ slot, post a CQE if it is
  * signaled or failed, and on failure move the QP to error / SQE.

@@ -112,7 +112,7 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		break;
 	default: /* SEND, WRITE */
 		n = pvo_net_packets(pkt->payload_len, mtu);
-		if (rc)
+		if (rc && !pkt->ahead)
 			start = MAX(qp->net.resend_pkt, qp->net.acked);
 		for (i = start; i < n; i++) {
 			bool first = i == 0, last = i == n - 1;
@@ -149,12 +149,14 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		}
 		break;
 	}
-	if (qp->net.sent && n > start)
+	if (pkt->ahead ? pkt->resend : qp->net.sent) {
 		qp->net.stats.retransmits += n - start;
-	if (qp->net.sent && n > start)
 		qp->vm->net.retransmits += n - start;
-	qp->net.sent = true;
-	qp->net.resend_pkt = 0;
+	}
+	if (!pkt->ahead) {
+		qp->net.sent = true;
+		qp->net.resend_pkt = 0;
+	}
 }
 
 /* The responder made progress: the ACK timeout starts again. */
@@ -167,12 +169,13 @@ static void progress(struct pvo_qp *qp)
 	qp->req.retry_left = qp->attr.retry_cnt;
 }
 
-/* Sends the active WQE again now, from resend_pkt / read_next. */
+/* Sends the active WQE again now, from resend_pkt / read_next, and the
+ * WQEs behind it. */
 static void resend_now(struct pvo_qp *qp)
 {
 	pvo_timer_cancel(&qp->req.timer);
 	qp->req.wait = PVO_WAIT_NONE;
-	pvo_req_send(qp);
+	pvo_req_resend(qp);
 }
 
 static void read_response(struct pvo_qp *qp, const struct pvo_roce_hdr *h,
@@ -222,23 +225,64 @@ static void read_response(struct pvo_qp *qp, const struct pvo_roce_hdr *h,
 	}
 }
 
-static void aeth(struct pvo_qp *qp, const struct pvo_roce_hdr *h,
-		 int32_t diff, uint32_t npkts, bool data_op)
+/* The PSN after the last WQE in flight (active one and those behind). */
+static uint32_t window_end(const struct pvo_qp *qp)
+{
+	const struct pvo_swqe *last = qp->req.nahead
+					  ? &qp->req.ahead[qp->req.nahead - 1]
+					  : &qp->req.wqe;
+
+	return pvo_psn_add(last->psn, last->npkts);
+}
+
+static bool is_data_op(uint8_t opcode)
+{
+	return opcode == PVO_WR_RDMA_READ ||
+	       opcode == PVO_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == PVO_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/*
+ * An ACK or NAK names a PSN: the responder has executed every message
+ * before it, so the SEND / WRITE WQEs that end before it are done
+ * (cumulative acknowledgement), then the rest applies to the WQE that
+ * holds the PSN.
+ */
+static void aeth(struct pvo_qp *qp, const struct pvo_roce_hdr *h)
 {
 	struct pvo_reply r = { .code = PVO_REPLY_NONE };
+	struct pvo_reply ack = { .code = PVO_REPLY_ACK };
 	uint8_t syn = h->syndrome;
+	bool is_ack = PVO_AETH_KIND(syn) == PVO_AETH_ACK;
+	int32_t diff;
 
-	/* NAKs name the PSN they are about: it must be one of ours */
-	if (diff < 0 || (uint32_t)diff >= npkts)
+	/* it must name a PSN in flight */
+	if (pvo_psn_diff(h->psn, qp->req.wqe.psn) < 0 ||
+	    pvo_psn_diff(h->psn, window_end(qp)) >= 0)
 		return;
+	for (;;) {
+		struct pvo_swqe *w = &qp->req.wqe;
+		uint32_t last = pvo_psn_add(w->psn, w->npkts - 1);
+
+		diff = pvo_psn_diff(h->psn, w->psn);
+		if (is_data_op(w->opcode) && is_ack)
+			return; /* READ / atomic complete by their response */
+		/* an ACK of this WQE's last packet, or any answer about a
+		 * later WQE, completes it */
+		if (pvo_psn_diff(h->psn, last) > 0 ||
+		    (is_ack && h->psn == last)) {
+			if (is_data_op(w->opcode))
+				return; /* implied: its response will come */
+			pvo_comp_reply(qp, &ack);
+			if (!qp->req.active || h->psn == last)
+				return;
+			continue;
+		}
+		break;
+	}
 	switch (PVO_AETH_KIND(syn)) {
 	case PVO_AETH_ACK:
-		if (data_op)
-			return; /* READ / atomic complete by their response */
-		if ((uint32_t)diff == npkts - 1) {
-			r.code = PVO_REPLY_ACK;
-			pvo_comp_reply(qp, &r);
-		} else if ((uint32_t)diff + 1 > qp->net.acked) {
+		if ((uint32_t)diff + 1 > qp->net.acked) {
 			qp->net.acked = diff + 1;
 			progress(qp);
 		}
@@ -278,7 +322,7 @@ void pvo_net_req_input(struct pvo_qp *qp, const struct pvo_inner *in,
 		       const struct pvo_roce_hdr *h)
 {
 	struct pvo_swqe *w = &qp->req.wqe;
-	uint32_t mtu = pvo_qp_mtu_bytes(qp), first, npkts;
+	uint32_t mtu = pvo_qp_mtu_bytes(qp), first;
 	bool is_read, is_atomic;
 	struct pvo_reply r = { .code = PVO_REPLY_ACK };
 	int32_t diff;
@@ -295,13 +339,12 @@ void pvo_net_req_input(struct pvo_qp *qp, const struct pvo_inner *in,
 	is_read = w->opcode == PVO_WR_RDMA_READ;
 	is_atomic = w->opcode == PVO_WR_ATOMIC_CMP_AND_SWP ||
 		    w->opcode == PVO_WR_ATOMIC_FETCH_AND_ADD;
-	first = qp->attr.sq_psn;
-	npkts = is_atomic ? 1 : pvo_net_packets(w->length, mtu);
+	first = w->psn;
 	diff = pvo_psn_diff(h->psn, first);
 
 	switch (h->opcode) {
 	case PVO_OPC_ACK:
-		aeth(qp, h, diff, npkts, is_read || is_atomic);
+		aeth(qp, h);
 		break;
 	case PVO_OPC_ATOMIC_ACK:
 		if (!is_atomic || diff != 0 ||

@@ -215,8 +215,14 @@ static bool overlay_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 	}
 	pvo_net_req_send(qp, pkt, &rt);
 	/* RC waits for the answer from the wire; UC and UD are done */
-	pvo_comp_reply(qp, &none);
+	if (!pkt->ahead)
+		pvo_comp_reply(qp, &none);
 	return true;
+}
+
+bool pvo_overlay_pipelines(struct pvo_qp *qp)
+{
+	return ov.on && !pvo_local_route(qp->vm, qp->attr.path.dgid);
 }
 
 const struct pvo_transport_ops pvo_transport_overlay = {

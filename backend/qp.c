@@ -179,6 +179,7 @@ void pvo_qp_free(struct pvo_vm *vm, struct pvo_qp *qp)
 		vm->gsi_qp = NULL;
 	pvo_timer_destroy(&qp->req.timer);
 	pvo_timer_destroy(&qp->req.resume);
+	g_free(qp->req.ahead);
 	pvo_event_purge(vm, PVO_EVOBJ_QP, qp->handle);
 	pvo_table_remove(&vm->qps, qp->handle, qp->ctx);
 	qp->pd->refcnt--;
@@ -430,6 +431,7 @@ static void enter_reset(struct pvo_qp *qp)
 
 	pvo_timer_cancel(&qp->req.timer);
 	qp->req.active = false;
+	qp->req.nahead = 0;
 	qp->req.wait = PVO_WAIT_NONE;
 	if (pvo_ring_load(vm, &qp->sq, PVO_RING_PROD, &prod)) {
 		qp->req.cons = prod;
@@ -579,6 +581,7 @@ void pvo_qp_flush_sq(struct pvo_qp *qp)
 
 	pvo_timer_cancel(&qp->req.timer);
 	qp->req.active = false;
+	qp->req.nahead = 0;
 	qp->req.wait = PVO_WAIT_NONE;
 	while (n--) {
 		struct pvo_send_wqe w;

@@ -28,6 +28,8 @@ struct pvo_srq;
 /* A send WQE copied out of the SQ and checked. */
 struct pvo_swqe {
 	uint32_t idx; /* SQ index */
+	uint32_t psn; /* of its first packet */
+	uint32_t npkts; /* PSNs it takes (READ: response packets) */
 	uint64_t wr_id;
 	uint8_t opcode; /* enum pvo_wr_opcode */
 	uint8_t flags;	/* PVO_WQE_F_* */
@@ -71,6 +73,10 @@ struct pvo_rwqe {
 	struct pvo_dma dma;
 };
 
+/* WQEs and packets a QP may have in flight beyond its oldest WQE */
+#define PVO_REQ_AHEAD 32
+#define PVO_REQ_AHEAD_PKTS 512
+
 /* Results of atomics kept for replay to a retransmitted request. */
 #define PVO_ATOMIC_REPLAY 16
 
@@ -99,6 +105,11 @@ struct pvo_qp {
 		struct pvo_swqe wqe;
 		struct pvo_timer timer;
 		struct pvo_timer resume; /* continue after the budget */
+		/* overlay RC: SEND / WRITE WQEs sent behind the active one
+		 * before it completed (oldest first), so that a message per
+		 * round trip does not bound the QP */
+		struct pvo_swqe *ahead; /* PVO_REQ_AHEAD, on first use */
+		unsigned int nahead;
 	} req;
 
 	/* responder */

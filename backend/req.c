@@ -125,16 +125,25 @@ static enum pvo_wc_status parse_wqe(struct pvo_qp *qp, const uint8_t *buf,
 
 enum fetch_result { FETCH_NONE, FETCH_SEND, FETCH_FAILED };
 
-static enum fetch_result fetch(struct pvo_qp *qp)
+static uint32_t wqe_packets(const struct pvo_qp *qp, const struct pvo_swqe *w)
+{
+	uint32_t mtu = pvo_qp_mtu_bytes(qp);
+
+	if (is_atomic(w->opcode) || !w->length)
+		return 1;
+	return (uint32_t)((w->length + mtu - 1) / mtu);
+}
+
+/* Reads and checks SQ[idx] into w. */
+static enum fetch_result read_wqe(struct pvo_qp *qp, uint32_t idx,
+				  struct pvo_swqe *w, enum pvo_wc_status *st)
 {
 	/* header + the largest tail a valid stride can hold */
 	uint8_t buf[sizeof(struct pvo_send_wqe) +
 		    PVO_DEV_MAX_SGE * sizeof(struct pvo_sge) +
 		    PVO_DEV_MAX_INLINE] __attribute__((aligned(8)));
 	struct pvo_vm *vm = qp->vm;
-	struct pvo_swqe *w = &qp->req.wqe;
 	uint32_t prod, stride = 1u << qp->sq.shift;
-	enum pvo_wc_status st;
 
 	if (!pvo_ring_load(vm, &qp->sq, PVO_RING_PROD, &prod) ||
 	    prod - qp->req.cons > qp->sq.entries) {
@@ -145,22 +154,22 @@ static enum fetch_result fetch(struct pvo_qp *qp)
 		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
 		return FETCH_FAILED;
 	}
-	if (prod == qp->req.cons)
+	if (prod - qp->req.cons <= idx - qp->req.cons)
 		return FETCH_NONE;
 	G_STATIC_ASSERT(sizeof(buf) >= 512);
 	memset(buf, 0, sizeof(buf));
-	w->idx = qp->req.cons;
-	qp->req.active = true;
-	if (!pvo_ring_read(vm, &qp->sq, w->idx, buf,
-			   MIN(stride, sizeof(buf)))) {
+	w->idx = idx;
+	if (!pvo_ring_read(vm, &qp->sq, idx, buf, MIN(stride, sizeof(buf)))) {
 		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
 		return FETCH_FAILED;
 	}
-	st = parse_wqe(qp, buf, w);
-	if (st) {
-		pvo_comp_complete(qp, st);
-		return FETCH_FAILED;
-	}
+	*st = parse_wqe(qp, buf, w);
+	w->npkts = wqe_packets(qp, w);
+	return FETCH_SEND;
+}
+
+static void new_message(struct pvo_qp *qp)
+{
 	qp->req.rnr_left = qp->attr.rnr_retry;
 	qp->req.retry_left = qp->attr.retry_cnt;
 	/* a new message on the wire (overlay) */
@@ -169,22 +178,116 @@ static enum fetch_result fetch(struct pvo_qp *qp)
 	qp->net.read_next = 0;
 	qp->net.read_asked = 0;
 	qp->net.sent = false;
+}
+
+static enum fetch_result fetch(struct pvo_qp *qp)
+{
+	struct pvo_swqe *w = &qp->req.wqe;
+	enum pvo_wc_status st = PVO_WC_SUCCESS;
+	enum fetch_result r;
+
+	r = read_wqe(qp, qp->req.cons, w, &st);
+	if (r != FETCH_SEND)
+		return r;
+	qp->req.active = true;
+	w->psn = qp->attr.sq_psn;
+	if (st) {
+		pvo_comp_complete(qp, st);
+		return FETCH_FAILED;
+	}
+	new_message(qp);
 	return FETCH_SEND;
+}
+
+static bool pipelined(uint8_t opcode)
+{
+	return opcode == PVO_WR_SEND || opcode == PVO_WR_SEND_WITH_IMM ||
+	       opcode == PVO_WR_RDMA_WRITE ||
+	       opcode == PVO_WR_RDMA_WRITE_WITH_IMM;
+}
+
+static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
+		     bool resend);
+
+/*
+ * Overlay RC: sends the next WQE before the active one completed, while
+ * the window has room. Only SENDs and WRITEs go ahead (a READ or atomic
+ * waits to be the active WQE); a WQE that fails its local checks is left
+ * for when it is the active one, so completions stay in order.
+ */
+static bool send_ahead(struct pvo_qp *qp)
+{
+	struct pvo_swqe *last, *w;
+	enum pvo_wc_status st = PVO_WC_SUCCESS;
+	uint32_t pkts = qp->req.wqe.npkts;
+	unsigned int i;
+
+	if (qp->type != PVO_QPT_RC || qp->req.nahead >= PVO_REQ_AHEAD ||
+	    qp->req.wait == PVO_WAIT_RNR || !qp->net.sent ||
+	    !pipelined(qp->req.wqe.opcode) || !pvo_overlay_pipelines(qp))
+		return false;
+	for (i = 0; i < qp->req.nahead; i++)
+		pkts += qp->req.ahead[i].npkts;
+	if (pkts >= PVO_REQ_AHEAD_PKTS)
+		return false;
+	if (!qp->req.ahead)
+		qp->req.ahead = g_new(struct pvo_swqe, PVO_REQ_AHEAD);
+	w = &qp->req.ahead[qp->req.nahead];
+	if (read_wqe(qp, qp->req.cons + 1 + qp->req.nahead, w, &st) !=
+		FETCH_SEND ||
+	    st || !pipelined(w->opcode))
+		return false;
+	last = qp->req.nahead ? &qp->req.ahead[qp->req.nahead - 1]
+			      : &qp->req.wqe;
+	w->psn = pvo_psn_add(last->psn, last->npkts);
+	qp->req.nahead++;
+	send_wqe(qp, w, true, false);
+	return true;
+}
+
+void pvo_req_promote(struct pvo_qp *qp)
+{
+	if (!qp->req.nahead)
+		return;
+	qp->req.wqe = qp->req.ahead[0];
+	qp->req.nahead--;
+	memmove(qp->req.ahead, qp->req.ahead + 1,
+		qp->req.nahead * sizeof(qp->req.ahead[0]));
+	qp->req.active = true;
+	new_message(qp);
+	qp->net.sent = true; /* it is on the wire already */
+}
+
+void pvo_req_resend(struct pvo_qp *qp)
+{
+	unsigned int i;
+
+	pvo_req_send(qp);
+	for (i = 0; i < qp->req.nahead && qp->req.active; i++)
+		send_wqe(qp, &qp->req.ahead[i], true, true);
 }
 
 void pvo_req_send(struct pvo_qp *qp)
 {
+	send_wqe(qp, &qp->req.wqe, false, false);
+}
+
+static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
+		     bool resend)
+{
 	struct pvo_vm *vm = qp->vm;
-	struct pvo_swqe *w = &qp->req.wqe;
 	const struct pvo_gid_entry *sgid = &vm->gids.e[w->path.sgid_index];
 	struct pvo_pkt pkt = { 0 };
 	struct pvo_reply none = { .code = PVO_REPLY_NONE };
 
 	/* The GID the path names was removed: nothing can be sent. */
 	if (!sgid->valid) {
-		pvo_comp_reply(qp, &none);
+		if (!ahead)
+			pvo_comp_reply(qp, &none);
 		return;
 	}
+	pkt.ahead = ahead;
+	pkt.resend = resend;
 	pkt.src_vm = vm;
 	pkt.sgid = sgid->gid;
 	pkt.smac = vm->cfg->mac;
@@ -199,7 +302,7 @@ void pvo_req_send(struct pvo_qp *qp)
 	pkt.traffic_class = w->path.traffic_class;
 	pkt.flow_label = w->path.flow_label;
 	pkt.sl = w->path.sl;
-	pkt.psn = qp->attr.sq_psn;
+	pkt.psn = w->psn;
 	pkt.first = pkt.last = true;
 	pkt.solicited = w->flags & PVO_WQE_F_SOLICITED;
 	pkt.va = w->remote_addr;
@@ -270,8 +373,15 @@ void pvo_req_run(struct pvo_qp *qp)
 			break;
 		}
 		/* In SQD the active WQE finishes, no new one starts. */
-		if (qp->req.active || qp->state != PVO_QPS_RTS)
+		if (qp->state != PVO_QPS_RTS)
 			break;
+		if (qp->req.active) {
+			if (!send_ahead(qp))
+				break;
+			wqes++;
+			bytes += qp->req.ahead[qp->req.nahead - 1].length;
+			continue;
+		}
 		switch (fetch(qp)) {
 		case FETCH_NONE:
 			goto out;

@@ -54,6 +54,8 @@ struct pvo_pkt {
 	enum pvo_pkt_op op;
 	uint32_t psn;
 	bool first, last; /* segment position in the message */
+	bool ahead;	  /* a WQE behind the active one (pipelined) */
+	bool resend;	  /* ... sent again */
 	uint64_t offset;  /* bytes of the message before this segment */
 	bool has_imm;
 	uint32_t imm_data; /* big-endian */
@@ -108,6 +110,10 @@ void pvo_transport_send(struct pvo_qp *qp, struct pvo_pkt *pkt);
 /* Daemon-wide registry of the VMs served here (local transport). */
 void pvo_local_register(struct pvo_vm *vm);
 void pvo_local_unregister(struct pvo_vm *vm);
+/* Whether qp's messages leave through the overlay, so that WQEs may be
+ * sent before the one ahead of them completes (RC SEND / WRITE). */
+bool pvo_overlay_pipelines(struct pvo_qp *qp);
+
 /* The VM of vm's tenant that has gid installed, or NULL. */
 struct pvo_vm *pvo_local_route(struct pvo_vm *vm, const uint8_t *gid);
 /* The connected VM of the tenant with this VNI that has gid installed. */
