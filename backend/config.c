@@ -8,7 +8,8 @@
  *   [tenant NAME]   vni, mtu
  *   [vm NAME]       tenant, mac, ips, socket, max-* quotas
  *   [remote NAME]   tenant, mac, ips, vtep, vtep-port (docs/overlay.md)
- *   [daemon]        also vtep, vxlan-port, dscp, management-socket
+ *   [daemon]        also vtep, vxlan-port, dscp, management-socket,
+ *                   busy-poll-us
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -386,6 +387,16 @@ static bool parse_key(struct parser *p, int line, const char *key,
 					    "between 0 and 63 (26 = AF31)",
 					    val);
 			p->cfg->dscp = v;
+			return true;
+		}
+		if (strcmp(key, "busy-poll-us") == 0) {
+			if (!pvo_parse_u64(val, 0, 1000000, &v))
+				return fail(p, line,
+					    "busy-poll-us '%s': expected "
+					    "microseconds between 0 (off) and "
+					    "1000000",
+					    val);
+			p->cfg->busy_poll_us = v;
 			return true;
 		}
 		if (strcmp(key, "management-socket") == 0) {

@@ -55,6 +55,7 @@ struct pvo_daemon_config {
 	uint16_t vxlan_port;
 	uint8_t dscp;
 	char mgmt_socket[108];
+	uint32_t busy_poll_us;		/* 0: wait for doorbells only */
 	int num_remotes;		/* [remote NAME]: VMs behind other VTEPs */
 	struct pvo_vm_config *remotes;
 };

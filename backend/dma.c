@@ -125,12 +125,14 @@ void *pvo_dma_chunk(struct pvo_dma *d, uint64_t *gpa, uint64_t *len)
 	case PVO_DMA_MR:
 		if (d->mr_gen != d->vm->mr_gen && !revalidate(d))
 			return NULL;
-		*gpa = pvo_mr_gpa(r->mr, r->addr + d->off, &page_left);
+		*gpa = pvo_mr_gpa_run(r->mr, r->addr + d->off, left,
+				      &page_left);
 		break;
 	case PVO_DMA_PHYS:
 	default:
+		/* validated as guest RAM when the range was added */
 		*gpa = r->addr + d->off;
-		page_left = PVO_PAGE_SIZE - (*gpa & (PVO_PAGE_SIZE - 1));
+		page_left = left;
 		break;
 	}
 	/* Translate per access: the memory table may have changed since

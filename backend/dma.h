@@ -81,7 +81,8 @@ void pvo_dma_seek(struct pvo_dma *d, uint64_t off);
 
 /*
  * The chunk at the cursor: host address, GPA (0 for host buffers) and
- * length (> 0, never across a page of guest memory). NULL at the end or
+ * length (> 0, within one guest memory region; across pages only where
+ * they are contiguous). NULL at the end or
  * if the memory is no longer guest RAM.
  */
 void *pvo_dma_chunk(struct pvo_dma *d, uint64_t *gpa, uint64_t *len);

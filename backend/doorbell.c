@@ -2,6 +2,7 @@
 /* Doorbells; see doorbell.h. */
 #include <endian.h>
 
+#include "busy_poll.h"
 #include "doorbell.h"
 #include "guest_mem.h"
 #include "qp.h"
@@ -73,6 +74,15 @@ static void process(struct pvo_vm *vm, struct pvo_ucontext *uctx)
 			qp = pvo_table_get(&vm->qps, handle, uctx->handle);
 			if (!qp)
 				continue; /* destroyed meanwhile */
+			if (pvo_busy_poll_on() &&
+			    (qp->state == PVO_QPS_RTS ||
+			     qp->state == PVO_QPS_SQD)) {
+				/* latency mode: db_pending stays set, the
+				 * back-end watches the SQ itself */
+				pvo_busy_poll_add(qp);
+				pvo_qp_doorbell(qp);
+				continue;
+			}
 			pvo_ring_store(vm, &qp->sq, PVO_RING_DB_PENDING, 0);
 			/* ... and clear db_pending before reading SQ prod */
 			__atomic_thread_fence(__ATOMIC_SEQ_CST);

@@ -11,6 +11,7 @@
 #include <glib-unix.h>
 
 #include "config.h"
+#include "busy_poll.h"
 #include "log.h"
 #include "mgmt.h"
 #include "overlay.h"
@@ -29,6 +30,7 @@ static char *opt_mtu;
 static char **opt_ips;
 static char *opt_max_pd;
 static char *opt_max_ucontexts;
+static char *opt_busy_poll;
 
 static const GOptionEntry entries[] = {
 	{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &opt_config,
@@ -56,6 +58,11 @@ static const GOptionEntry entries[] = {
 	  "Quick start: PD quota", "N" },
 	{ "max-ucontexts", 0, 0, G_OPTION_ARG_STRING, &opt_max_ucontexts,
 	  "Quick start: user context quota", "N" },
+	{ "busy-poll-us", 0, 0, G_OPTION_ARG_STRING, &opt_busy_poll,
+	  "Keep polling a QP's send queue for N us after its last WQE "
+	  "instead of waiting for doorbells (latency mode; overrides "
+	  "busy-poll-us of the config)",
+	  "N" },
 	{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &pvo_verbose,
 	  "Log every command and vhost-user event", NULL },
 	{ NULL }
@@ -166,6 +173,20 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	if (opt_busy_poll) {
+		uint64_t v;
+
+		if (!pvo_parse_u64(opt_busy_poll, 0, 1000000, &v)) {
+			fprintf(stderr,
+				"pvrdma-overlayd: --busy-poll-us '%s': expected "
+				"microseconds between 0 (off) and 1000000\n",
+				opt_busy_poll);
+			pvo_config_free(cfg);
+			return 2;
+		}
+		cfg->busy_poll_us = v;
+	}
+	pvo_busy_poll_init(cfg->busy_poll_us);
 	signal(SIGPIPE, SIG_IGN);
 	loop = g_main_loop_new(NULL, FALSE);
 	n = cfg->num_vms;

@@ -129,3 +129,19 @@ uint64_t pvo_mr_gpa(const struct pvo_mr *mr, uint64_t addr, uint64_t *avail)
 	*avail = PVO_PAGE_SIZE - in_page;
 	return mr->pages[off >> PVO_PAGE_SHIFT] + in_page;
 }
+
+uint64_t pvo_mr_gpa_run(const struct pvo_mr *mr, uint64_t addr,
+			uint64_t want, uint64_t *avail)
+{
+	uint64_t off = (addr - mr->iova) + (mr->iova & (PVO_PAGE_SIZE - 1));
+	uint64_t i = off >> PVO_PAGE_SHIFT;
+	uint64_t gpa = pvo_mr_gpa(mr, addr, avail);
+
+	/* whole pages that follow in guest-physical order */
+	while (*avail < want && i + 1 < mr->npages &&
+	       mr->pages[i + 1] == mr->pages[i] + PVO_PAGE_SIZE) {
+		*avail += PVO_PAGE_SIZE;
+		i++;
+	}
+	return gpa;
+}

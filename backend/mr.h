@@ -61,4 +61,9 @@ bool pvo_mr_covers(const struct pvo_mr *mr, uint64_t addr, uint64_t len);
  */
 uint64_t pvo_mr_gpa(const struct pvo_mr *mr, uint64_t addr, uint64_t *avail);
 
+/* The same, with *avail extended over following pages that are
+ * physically contiguous, as far as want bytes (one copy per run). */
+uint64_t pvo_mr_gpa_run(const struct pvo_mr *mr, uint64_t addr,
+			uint64_t want, uint64_t *avail);
+
 #endif

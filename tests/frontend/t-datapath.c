@@ -696,7 +696,9 @@ static int start_two_hosts(const char *const *args, char *err, size_t len)
 
 static void test_setup(void)
 {
-	const char *args[] = {NULL};
+	/* T_DATAPATH_BUSY_POLL=N: the back-end in latency mode */
+	const char *busy = getenv("T_DATAPATH_BUSY_POLL");
+	const char *args[] = {busy ? "--busy-poll-us" : NULL, busy, NULL};
 	struct pvo_resp_query_device *d;
 	struct sim_ctx tmp;
 	char err[512];

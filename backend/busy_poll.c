@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Adaptive busy polling of hot QPs; see busy_poll.h. */
+#include <glib.h>
+
+#include "busy_poll.h"
+#include "qp.h"
+#include "ring.h"
+#include "vm.h"
+
+/* Longest stretch spent polling before the main loop runs again */
+#define SLICE_US 50
+
+struct hot {
+	struct pvo_vm *vm;
+	uint32_t ctx, handle; /* looked up every time: QPs go away */
+	uint32_t prod;	      /* SQ producer last seen */
+	gint64 last;	      /* when it last had new work */
+};
+
+static uint32_t window_us;
+static GArray *hot;
+static guint idle_src;
+
+void pvo_busy_poll_init(uint32_t usec)
+{
+	window_us = usec;
+}
+
+bool pvo_busy_poll_on(void)
+{
+	return window_us != 0;
+}
+
+/* Leaves busy mode: doorbells again, and one look at the producer for a
+ * WQE posted while db_pending was still set. */
+static void cool(struct pvo_qp *qp)
+{
+	pvo_ring_store(qp->vm, &qp->sq, PVO_RING_DB_PENDING, 0);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	pvo_qp_doorbell(qp);
+}
+
+static gboolean poll_hot(gpointer opaque)
+{
+	gint64 now = g_get_monotonic_time(), end = now + SLICE_US;
+	unsigned int i;
+
+	do {
+		for (i = 0; i < hot->len;) {
+			struct hot *h = &g_array_index(hot, struct hot, i);
+			struct pvo_qp *qp = pvo_table_get(&h->vm->qps, h->handle,
+							  h->ctx);
+			uint32_t prod;
+
+			if (!qp || !h->vm->connected) {
+				g_array_remove_index_fast(hot, i);
+				continue;
+			}
+			/* errors and flushes go the doorbell way */
+			if (qp->state != PVO_QPS_RTS && qp->state != PVO_QPS_SQD) {
+				g_array_remove_index_fast(hot, i);
+				cool(qp);
+				continue;
+			}
+			if (pvo_ring_load(h->vm, &qp->sq, PVO_RING_PROD, &prod) &&
+			    prod != h->prod) {
+				h->prod = prod;
+				h->last = now;
+				pvo_qp_doorbell(qp);
+			} else if (now - h->last > window_us) {
+				g_array_remove_index_fast(hot, i);
+				cool(qp);
+				continue;
+			}
+			i++;
+		}
+		now = g_get_monotonic_time();
+	} while (hot->len && now < end);
+	if (hot->len)
+		return G_SOURCE_CONTINUE;
+	idle_src = 0;
+	return G_SOURCE_REMOVE;
+}
+
+void pvo_busy_poll_add(struct pvo_qp *qp)
+{
+	gint64 now = g_get_monotonic_time();
+	struct hot h = { .vm = qp->vm, .ctx = qp->ctx, .handle = qp->handle,
+			 .last = now };
+	unsigned int i;
+
+	if (!hot)
+		hot = g_array_new(FALSE, FALSE, sizeof(struct hot));
+	for (i = 0; i < hot->len; i++) {
+		struct hot *e = &g_array_index(hot, struct hot, i);
+
+		if (e->vm == qp->vm && e->handle == qp->handle) {
+			e->last = now;
+			return;
+		}
+	}
+	pvo_ring_load(qp->vm, &qp->sq, PVO_RING_PROD, &h.prod);
+	g_array_append_val(hot, h);
+	if (!idle_src)
+		idle_src = g_idle_add(poll_hot, NULL);
+}
