@@ -21,14 +21,6 @@
 /* ACK requested at least this often inside a long message */
 #define ACKREQ_EVERY 64
 
-static uint16_t entropy_port(const struct pvo_qp *qp)
-{
-	/* RoCEv2 source port: 0xc000 | a hash of the QPN (like rxe) */
-	uint32_t h = qp->qpn * 2654435761u;
-
-	return 0xc000 | (h >> 18);
-}
-
 /* One packet: headers of h, then len bytes of data from d at off. */
 static bool emit(struct pvo_qp *qp, const struct pvo_route *rt,
 		 struct pvo_roce_hdr *h, struct pvo_dma *d, uint64_t off,
@@ -74,9 +66,7 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 	uint32_t i, n, start = 0;
 	bool rc = qp->type == PVO_QPT_RC;
 
-	if (!qp->net.sport)
-		qp->net.sport = entropy_port(qp);
-	rt.in.sport = qp->net.sport;
+	rt.in.sport = pvo_overlay_sport(qp);
 	rt.in.tos = pkt->traffic_class;
 	rt.in.ttl = pkt->hop_limit ? pkt->hop_limit : 64;
 	h.pkey = PVO_ROCE_PKEY_DEFAULT;

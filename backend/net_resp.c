@@ -26,9 +26,7 @@ static bool reply_route(struct pvo_qp *qp, const struct pvo_inner *in,
 		pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_NO_ROUTE);
 		return false;
 	}
-	if (!qp->net.sport)
-		qp->net.sport = 0xc000 | ((qp->qpn * 2654435761u) >> 18);
-	rt->in.sport = qp->net.sport;
+	rt->in.sport = pvo_overlay_sport(qp);
 	rt->in.tos = in->tos;
 	return true;
 }

@@ -108,6 +108,14 @@ void pvo_overlay_count_drop(struct pvo_vm *vm, struct pvo_qp *qp,
 		ov.stats.net.drops[why]++;
 }
 
+uint16_t pvo_overlay_sport(struct pvo_qp *qp)
+{
+	/* 0xc000 | a hash of the QPN, as RoCE NICs and rxe spread QPs */
+	if (!qp->net.sport)
+		qp->net.sport = 0xc000 | ((qp->qpn * 2654435761u) >> 18);
+	return qp->net.sport;
+}
+
 bool pvo_overlay_route(struct pvo_vm *vm, uint32_t sip, uint32_t dip,
 		       struct pvo_route *rt)
 {

@@ -53,6 +53,9 @@ struct pvo_route {
 bool pvo_overlay_route(struct pvo_vm *vm, uint32_t sip, uint32_t dip,
 		       struct pvo_route *rt);
 
+/* The inner UDP source port of qp's packets (per-QP entropy). */
+uint16_t pvo_overlay_sport(struct pvo_qp *qp);
+
 /*
  * Transmit: pvo_overlay_pkt() returns room for BTH .. pad of one packet
  * (PVO_ROCE_MAX_HDRS + 4096 + 3 bytes); pvo_overlay_pkt_send() queues it
