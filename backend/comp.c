@@ -37,9 +37,11 @@ void pvo_comp_complete(struct pvo_qp *qp, enum pvo_wc_status status)
 	qp->req.wait = PVO_WAIT_NONE;
 	qp->req.cons++;
 	pvo_ring_store(vm, &qp->sq, PVO_RING_CONS, qp->req.cons);
-	if (status == PVO_WC_SUCCESS)
+	if (status == PVO_WC_SUCCESS) {
 		qp->attr.sq_psn =
 		    pvo_psn_add(qp->attr.sq_psn, packets(qp, w->length));
+		pvo_req_window_adjust(qp, false, w->npkts);
+	}
 	if (status != PVO_WC_SUCCESS || w->signaled) {
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.wr_id = w->wr_id;
@@ -158,6 +160,7 @@ void pvo_comp_timer(void *opaque)
 			return;
 		}
 		qp->req.retry_left--;
+		pvo_req_window_adjust(qp, true, 0);
 	}
 	pvo_req_resend(qp);
 	pvo_req_run(qp); /* the next WQEs, if this one is done */

@@ -9,6 +9,7 @@
 #ifndef PVO_ENGINE_H
 #define PVO_ENGINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "pvo-device.h"
@@ -30,6 +31,11 @@ void pvo_req_resend(struct pvo_qp *qp);
 
 /* The active WQE is done: the oldest WQE sent behind it takes its place. */
 void pvo_req_promote(struct pvo_qp *qp);
+
+/* Packets the QP may have in flight (overlay RC), and its adaptation: a
+ * loss halves it, acknowledged packets grow it. */
+uint32_t pvo_req_window(struct pvo_qp *qp);
+void pvo_req_window_adjust(struct pvo_qp *qp, bool loss, uint32_t acked);
 
 /*
  * Complete the active WQE: release its SQ slot, post a CQE if it is

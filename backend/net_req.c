@@ -63,7 +63,7 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 	struct pvo_route rt = *rt0;
 	struct pvo_roce_hdr h = { 0 };
 	uint8_t cls = class_of(qp);
-	uint32_t i, n, start = 0;
+	uint32_t i, n, end, start = 0, resent = 0;
 	bool rc = qp->type == PVO_QPT_RC;
 
 	rt.in.sport = pvo_overlay_sport(qp);
@@ -74,13 +74,18 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 
 	switch (pkt->op) {
 	case PVO_OP_READ:
-		/* again from the first response packet not yet placed */
+		/* from the first response packet not yet placed, at most a
+		 * window of it: a long READ is asked for in pieces, each a
+		 * READ request of its own with the PSNs of its responses */
 		start = qp->net.read_next;
+		n = pvo_net_packets(pkt->dma_len, mtu);
+		qp->net.read_end = MIN(n, start + pvo_req_window(qp));
 		h.opcode = PVO_OPC_READ_REQUEST;
 		h.psn = pvo_psn_add(pkt->psn, start);
 		h.va = pkt->va + (uint64_t)start * mtu;
 		h.rkey = pkt->rkey;
-		h.dma_len = pkt->dma_len - MIN(pkt->dma_len, (uint64_t)start * mtu);
+		h.dma_len = MIN(pkt->dma_len, (uint64_t)qp->net.read_end * mtu) -
+			    MIN(pkt->dma_len, (uint64_t)start * mtu);
 		h.ackreq = true;
 		emit(qp, &rt, &h, NULL, 0, 0);
 		n = 1;
@@ -101,10 +106,21 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		n = 1;
 		break;
 	default: /* SEND, WRITE */
-		n = pvo_net_packets(pkt->payload_len, mtu);
-		if (rc && !pkt->ahead)
-			start = MAX(qp->net.resend_pkt, qp->net.acked);
-		for (i = start; i < n; i++) {
+		n = end = pvo_net_packets(pkt->payload_len, mtu);
+		if (rc && !pkt->ahead) {
+			/* continue, or go back to what the responder has;
+			 * at most a window beyond its last ACK */
+			start = qp->net.more
+				    ? qp->net.next_pkt
+				    : MAX(qp->net.resend_pkt, qp->net.acked);
+			end = MIN(n, qp->net.acked + pvo_req_window(qp));
+			if (end <= start)
+				end = qp->net.more ? start : MIN(n, start + 1);
+			resent = start < qp->net.next_pkt
+					 ? MIN(end, qp->net.next_pkt) - start
+					 : 0;
+		}
+		for (i = start; i < end; i++) {
 			bool first = i == 0, last = i == n - 1;
 			uint64_t off = (uint64_t)i * mtu;
 			uint32_t len = MIN(mtu, pkt->payload_len - MIN(off, pkt->payload_len));
@@ -124,8 +140,9 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 			}
 			h.psn = pvo_psn_add(pkt->psn, i);
 			h.se = pkt->solicited && last;
-			h.ackreq = rc && (last || i % ACKREQ_EVERY ==
-							ACKREQ_EVERY - 1);
+			/* an ACK at the end of each burst clocks the next */
+			h.ackreq = rc && (last || i == end - 1 ||
+					  i % ACKREQ_EVERY == ACKREQ_EVERY - 1);
 			h.imm = pkt->imm_data;
 			/* RETH on the first packet of a WRITE */
 			h.va = pkt->va;
@@ -137,9 +154,18 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 				break;
 			}
 		}
+		if (rc && !pkt->ahead) {
+			qp->net.next_pkt = end;
+			qp->net.more = false;
+			qp->net.stats.retransmits += resent;
+			qp->vm->net.retransmits += resent;
+		}
 		break;
 	}
-	if (pkt->ahead ? pkt->resend : qp->net.sent) {
+	/* the other kinds go out whole: every resend is a retransmission
+	 * (RC SEND / WRITE counted above, by packet) */
+	if (!pkt->ahead && qp->net.sent &&
+	    !(rc && (pkt->op == PVO_OP_SEND || pkt->op == PVO_OP_WRITE))) {
 		qp->net.stats.retransmits += n - start;
 		qp->vm->net.retransmits += n - start;
 	}
@@ -148,7 +174,6 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		qp->net.resend_pkt = 0;
 	}
 }
-
 /* The responder made progress: the ACK timeout starts again. */
 static void progress(struct pvo_qp *qp)
 {
@@ -186,13 +211,21 @@ static void read_response(struct pvo_qp *qp, const struct pvo_roce_hdr *h,
 		if (qp->net.read_asked != qp->net.read_next + 1) {
 			qp->net.read_asked = qp->net.read_next + 1;
 			pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_BAD_PSN);
+			pvo_req_window_adjust(qp, true, 0);
 			resend_now(qp);
 		}
 		return;
 	}
+	/*
+	 * Full packets up to the end of the READ. Which request a response
+	 * answers does not matter (after a re-request the older one may
+	 * still be answering, with other FIRST / LAST framing): its PSN
+	 * says where its bytes go.
+	 */
 	if (off + h->payload_len > w->length ||
-	    (!(f & PVO_RH_LAST) && h->payload_len != mtu) ||
-	    ((f & PVO_RH_LAST) && off + h->payload_len != w->length)) {
+	    (h->payload_len != mtu && off + h->payload_len != w->length) ||
+	    ((f & PVO_RH_LAST) && qp->net.read_next + 1 == w->npkts &&
+	     off + h->payload_len != w->length)) {
 		pvo_comp_complete(qp, PVO_WC_BAD_RESP_ERR);
 		return;
 	}
@@ -207,9 +240,13 @@ static void read_response(struct pvo_qp *qp, const struct pvo_roce_hdr *h,
 		}
 	}
 	qp->net.read_next++;
-	if (f & PVO_RH_LAST) {
+	if (qp->net.read_next == w->npkts) {
 		r.data_placed = true;
 		pvo_comp_reply(qp, &r);
+	} else if (qp->net.read_next == qp->net.read_end) {
+		/* the next piece */
+		pvo_req_window_adjust(qp, false, qp->net.read_end);
+		pvo_req_send(qp);
 	} else {
 		progress(qp);
 	}
@@ -276,6 +313,11 @@ static void aeth(struct pvo_qp *qp, const struct pvo_roce_hdr *h)
 			qp->net.acked = diff + 1;
 			progress(qp);
 		}
+		/* the window moved: the rest of a long message */
+		if (qp->net.next_pkt < qp->req.wqe.npkts) {
+			qp->net.more = true;
+			pvo_req_send(qp);
+		}
 		return;
 	case PVO_AETH_RNR_NAK:
 		qp->net.resend_pkt = diff;
@@ -290,6 +332,7 @@ static void aeth(struct pvo_qp *qp, const struct pvo_roce_hdr *h)
 			if (qp->req.wait == PVO_WAIT_RNR)
 				return;
 			qp->net.resend_pkt = diff;
+			pvo_req_window_adjust(qp, true, 0);
 			resend_now(qp);
 			return;
 		case PVO_NAK_INV_REQ:

@@ -187,6 +187,7 @@ static void duplicate(struct pvo_qp *qp, const struct pvo_route *rt,
 {
 	struct pvo_reply r = { .code = PVO_REPLY_NONE };
 	unsigned int i;
+	uint32_t end;
 
 	switch (pkt->op) {
 	case PVO_OP_SEND:
@@ -198,8 +199,15 @@ static void duplicate(struct pvo_qp *qp, const struct pvo_route *rt,
 	case PVO_OP_READ:
 		/* reads have no side effects: execute again, checked anew */
 		pvo_resp_read(qp, pkt, &r);
-		if (r.code == PVO_REPLY_ACK)
-			send_read_response(qp, rt, h->psn, &r);
+		if (r.code != PVO_REPLY_ACK)
+			return;
+		send_read_response(qp, rt, h->psn, &r);
+		/* a requester that asks again in other pieces may reach
+		 * past the PSNs the first request used: those are taken */
+		end = pvo_psn_add(h->psn, pvo_net_packets(pkt->dma_len,
+						       pvo_qp_mtu_bytes(qp)));
+		if (pvo_psn_diff(end, qp->attr.rq_psn) > 0)
+			qp->attr.rq_psn = end;
 		return;
 	default:
 		for (i = 0; i < PVO_ATOMIC_REPLAY; i++)

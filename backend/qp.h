@@ -73,9 +73,13 @@ struct pvo_rwqe {
 	struct pvo_dma dma;
 };
 
-/* WQEs and packets a QP may have in flight beyond its oldest WQE */
+/* WQEs and packets a QP may have in flight beyond its oldest WQE; the
+ * packet window adapts: halved on a PSN sequence NAK or a timeout (go-back-N
+ * resends all of it), grown by what each completion acknowledged */
 #define PVO_REQ_AHEAD 32
 #define PVO_REQ_AHEAD_PKTS 512
+#define PVO_REQ_WINDOW_MIN 8
+#define PVO_REQ_WINDOW_START 64
 
 /* Results of atomics kept for replay to a retransmitted request. */
 #define PVO_ATOMIC_REPLAY 16
@@ -134,10 +138,15 @@ struct pvo_qp {
 		/* requester, for the active WQE */
 		uint32_t resend_pkt; /* the next (re)send starts here */
 		uint32_t acked;	     /* packets acknowledged */
+		uint32_t next_pkt;   /* packets sent (go-back-N: since the
+				      * last resend) */
+		bool more;	     /* the next send continues at next_pkt */
 		uint32_t read_next;  /* READ response packets placed */
+		uint32_t read_end;   /* ... asked for so far */
 		uint32_t read_asked; /* read_next + 1 of the last re-request */
 		bool sent;	     /* sent at least once */
 		uint16_t sport;	     /* inner UDP source port */
+		uint32_t window;     /* packets in flight allowed, 0: start */
 		/* responder */
 		uint32_t msn;
 		bool nak_sent; /* PSN sequence NAK sent for rq_psn */

@@ -175,7 +175,10 @@ static void new_message(struct pvo_qp *qp)
 	/* a new message on the wire (overlay) */
 	qp->net.resend_pkt = 0;
 	qp->net.acked = 0;
+	qp->net.next_pkt = 0;
+	qp->net.more = false;
 	qp->net.read_next = 0;
+	qp->net.read_end = 0;
 	qp->net.read_asked = 0;
 	qp->net.sent = false;
 }
@@ -206,8 +209,7 @@ static bool pipelined(uint8_t opcode)
 	       opcode == PVO_WR_RDMA_WRITE_WITH_IMM;
 }
 
-static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
-		     bool resend);
+static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead);
 
 /*
  * Overlay RC: sends the next WQE before the active one completed, while
@@ -222,13 +224,15 @@ static bool send_ahead(struct pvo_qp *qp)
 	uint32_t pkts = qp->req.wqe.npkts;
 	unsigned int i;
 
+	/* only once the active WQE is out whole */
 	if (qp->type != PVO_QPT_RC || qp->req.nahead >= PVO_REQ_AHEAD ||
 	    qp->req.wait == PVO_WAIT_RNR || !qp->net.sent ||
+	    qp->net.next_pkt < qp->req.wqe.npkts ||
 	    !pipelined(qp->req.wqe.opcode) || !pvo_overlay_pipelines(qp))
 		return false;
 	for (i = 0; i < qp->req.nahead; i++)
 		pkts += qp->req.ahead[i].npkts;
-	if (pkts >= PVO_REQ_AHEAD_PKTS)
+	if (pkts >= pvo_req_window(qp))
 		return false;
 	if (!qp->req.ahead)
 		qp->req.ahead = g_new(struct pvo_swqe, PVO_REQ_AHEAD);
@@ -241,8 +245,26 @@ static bool send_ahead(struct pvo_qp *qp)
 			      : &qp->req.wqe;
 	w->psn = pvo_psn_add(last->psn, last->npkts);
 	qp->req.nahead++;
-	send_wqe(qp, w, true, false);
+	send_wqe(qp, w, true);
 	return true;
+}
+
+uint32_t pvo_req_window(struct pvo_qp *qp)
+{
+	if (!qp->net.window)
+		qp->net.window = PVO_REQ_WINDOW_START;
+	return qp->net.window;
+}
+
+void pvo_req_window_adjust(struct pvo_qp *qp, bool loss, uint32_t acked)
+{
+	uint32_t w = pvo_req_window(qp);
+
+	if (loss)
+		w = MAX(PVO_REQ_WINDOW_MIN, w / 2);
+	else
+		w = MIN(PVO_REQ_AHEAD_PKTS, w + acked);
+	qp->net.window = w;
 }
 
 void pvo_req_promote(struct pvo_qp *qp)
@@ -255,25 +277,33 @@ void pvo_req_promote(struct pvo_qp *qp)
 		qp->req.nahead * sizeof(qp->req.ahead[0]));
 	qp->req.active = true;
 	new_message(qp);
-	qp->net.sent = true; /* it is on the wire already */
+	/* it is on the wire already */
+	qp->net.sent = true;
+	qp->net.next_pkt = qp->req.wqe.npkts;
 }
 
 void pvo_req_resend(struct pvo_qp *qp)
 {
 	unsigned int i;
 
+	/* Go-back-N: the responder dropped everything after the first
+	 * packet it missed. The WQEs behind the active one go back to the
+	 * SQ (their slots are still ours) and are sent again, with the same
+	 * PSNs, as the window allows. */
+	for (i = 0; i < qp->req.nahead; i++) {
+		qp->net.stats.retransmits += qp->req.ahead[i].npkts;
+		qp->vm->net.retransmits += qp->req.ahead[i].npkts;
+	}
+	qp->req.nahead = 0;
 	pvo_req_send(qp);
-	for (i = 0; i < qp->req.nahead && qp->req.active; i++)
-		send_wqe(qp, &qp->req.ahead[i], true, true);
 }
 
 void pvo_req_send(struct pvo_qp *qp)
 {
-	send_wqe(qp, &qp->req.wqe, false, false);
+	send_wqe(qp, &qp->req.wqe, false);
 }
 
-static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
-		     bool resend)
+static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead)
 {
 	struct pvo_vm *vm = qp->vm;
 	const struct pvo_gid_entry *sgid = &vm->gids.e[w->path.sgid_index];
@@ -287,7 +317,6 @@ static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
 		return;
 	}
 	pkt.ahead = ahead;
-	pkt.resend = resend;
 	pkt.src_vm = vm;
 	pkt.sgid = sgid->gid;
 	pkt.smac = vm->cfg->mac;

@@ -55,7 +55,6 @@ struct pvo_pkt {
 	uint32_t psn;
 	bool first, last; /* segment position in the message */
 	bool ahead;	  /* a WQE behind the active one (pipelined) */
-	bool resend;	  /* ... sent again */
 	uint64_t offset;  /* bytes of the message before this segment */
 	bool has_imm;
 	uint32_t imm_data; /* big-endian */
