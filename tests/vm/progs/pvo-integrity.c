@@ -4,6 +4,8 @@
  *
  *   server:  pvo-integrity -d DEV -g GID_INDEX [-p PORT]
  *   client:  pvo-integrity -d DEV -g GID_INDEX [-p PORT] [-n ROUNDS] [-s MAX] [-v] SERVER_IP
+ *   either:  [-t ACK_TIMEOUT] [-r RETRY_CNT]   the RC QP's local ACK timeout
+ *            (4.096 us * 2^ACK_TIMEOUT) and retry count; default 14 and 7
  *
  * The client drives; a TCP connection carries the out-of-band exchange and
  * the per-transfer handshake. Every transfer (SEND, SEND with immediate,
@@ -120,6 +122,8 @@ static struct {
 	uint32_t max_inline;
 	bool verbose;
 	bool corrupt;		/* self-test: spoil every transfer on the server */
+	int ack_timeout;	/* -t, -1: pt_conn_default's */
+	int retry_cnt;		/* -r, -1: pt_conn_default's */
 	int fd;
 	uint8_t *img;		/* expected window contents */
 	uint8_t *data;		/* message bytes */
@@ -349,6 +353,10 @@ static void exchange(bool server, const char *host, int port)
 		pt_die("the peer closed the connection during the exchange");
 	}
 	c.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	if (g.ack_timeout >= 0)
+		c.timeout = g.ack_timeout;
+	if (g.retry_cnt >= 0)
+		c.retry_cnt = g.retry_cnt;
 	err = pt_connect_qp(&g.dev, g.qp, &mine.qp, &theirs.qp, &c);
 	if (err) {
 		errno = err;
@@ -361,8 +369,9 @@ static void exchange(bool server, const char *host, int port)
 		pt_die("the peer closed the connection during the exchange");
 	}
 	if (g.verbose)
-		printf("connected: local QPN 0x%x, remote QPN 0x%x, max_inline %u\n",
-		       g.qp->qp_num, theirs.qp.qpn, g.max_inline);
+		printf("connected: local QPN 0x%x, remote QPN 0x%x, max_inline %u, "
+		       "ACK timeout %u, retry count %u\n", g.qp->qp_num, theirs.qp.qpn,
+		       g.max_inline, c.timeout, c.retry_cnt);
 }
 
 /* ---- server (responder side of every transfer) ---- */
@@ -813,8 +822,10 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: pvo-integrity -d DEV -g GID_INDEX [-p PORT] [-n ROUNDS] [-s MAX_SIZE] [-v] "
-		"[-x] [SERVER_IP]\n"
+		"[-x] [-t ACK_TIMEOUT] [-r RETRY_CNT] [SERVER_IP]\n"
 		"  without SERVER_IP: the server (responder) side\n"
+		"  -t  local ACK timeout of the RC QP, 0..31 (4.096 us * 2^N; default 14)\n"
+		"  -r  retry count of the RC QP, 0..7 (default 7)\n"
 		"  -x  (server) self-test of the checker: flip one byte of every transfer's\n"
 		"      window before checking it, so that every transfer must fail\n");
 	exit(2);
@@ -826,7 +837,9 @@ int main(int argc, char **argv)
 	uint32_t rounds = 1, max_size = MAX_MSG;
 	int gid_index = 0, port = 18700, opt, ret;
 
-	while ((opt = getopt(argc, argv, "d:g:p:n:s:vx")) != -1) {
+	g.ack_timeout = -1;
+	g.retry_cnt = -1;
+	while ((opt = getopt(argc, argv, "d:g:p:n:s:vxt:r:")) != -1) {
 		switch (opt) {
 		case 'd':
 			dev = optarg;
@@ -848,6 +861,16 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			g.corrupt = true;
+			break;
+		case 't':
+			g.ack_timeout = atoi(optarg);
+			if (g.ack_timeout < 0 || g.ack_timeout > 31)
+				usage();
+			break;
+		case 'r':
+			g.retry_cnt = atoi(optarg);
+			if (g.retry_cnt < 0 || g.retry_cnt > 7)
+				usage();
 			break;
 		default:
 			usage();

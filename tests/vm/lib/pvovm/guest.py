@@ -76,11 +76,14 @@ class Guest:
     extra_args more QEMU arguments (e.g. a chardev and -device pvrdma-overlay)
     append     more kernel command line
     memory     MiB of guest RAM; smp: vCPUs
+    netns      run QEMU inside this network namespace (ip netns exec), e.g.
+               so that a -netdev tap opens a tap device of a hosts.py host
+               (default: QEMU stays in the test's namespace)
     """
 
     def __init__(self, name, logdir=None, ip=None, mac=None, hostname=None,
                  netdev=_netdev.USER, extra_args=(), append="", memory=1024,
-                 smp=1):
+                 smp=1, netns=None):
         global _count
         _count += 1
         self.name = name
@@ -97,6 +100,7 @@ class Guest:
         self.append = append
         self.memory = memory
         self.smp = smp
+        self.netns = netns
         self.kvm = os.environ.get("PVO_KVM") == "1"
         self.boot_seconds = None
         self.dir = None
@@ -159,6 +163,10 @@ class Guest:
         self.qmp_sock = os.path.join(self.dir, "qmp.sock")
         self.console = Console(self.console_sock, self.console_log)
         cmd = self.qemu_command()
+        if self.netns is not None:
+            # ip netns exec execs QEMU: the pid stays QEMU's, and the
+            # parent-death signal set below survives the exec
+            cmd = ["ip", "netns", "exec", self.netns] + cmd
         with open(self.qemu_log, "w") as log:
             log.write("# %s\n" % " ".join(shlex.quote(a) for a in cmd))
             log.flush()

@@ -13,6 +13,15 @@ Either way the guests share one Ethernet (a dgram pair for two guests, a hub
 otherwise): TCP for the tools' out-of-band exchange, ARP for RoCE addresses,
 and for rxe the RoCE packets themselves.
 
+Nodes with a host index (Node(..., host=1)) put pvo on several hosts: the
+hosts are network namespaces joined by a veth underlay (hosts.py), each runs
+its own back-end inside its namespace with [daemon] vtep = that host's
+underlay address, its own guests as [vm] sections and the other hosts'
+guests as [remote] sections, so RoCE between guests of different hosts
+crosses the underlay as RoCEv2 in VXLAN (docs/overlay.md). QEMU and the
+guests' Ethernet stay in the root namespace as above. rg.backends lists the
+back-ends (rg.backend_of(node) is a node's), rg.hosts the hosts.
+
     nodes = [Node("g1", "10.0.31.1"), Node("g2", "10.0.31.2")]
     with RdmaGuests(nodes) as rg:
         a, b = rg.nodes
@@ -26,7 +35,7 @@ and for rxe the RoCE packets themselves.
 import os
 import re
 
-from . import backend, devices, netdev, paths, tap
+from . import backend, devices, hosts, netdev, paths, tap
 from .guest import Guest, timeout_scale
 
 KINDS = ("pvo", "rxe")
@@ -74,11 +83,14 @@ def rdma_cm(port):
 
 class Node:
     """One guest: its name, address (/24), tenant (pvo) and quota keys for
-    the back-end config (pvo), filled in by RdmaGuests with .guest, .ibdev,
-    .nic and .gid_index (the RoCE v2 GID of ip)."""
+    the back-end config (pvo), the index of the host whose back-end serves
+    it (pvo; None: the one back-end of a single host), filled in by
+    RdmaGuests with .guest, .ibdev, .nic and .gid_index (the RoCE v2 GID of
+    ip)."""
 
-    def __init__(self, name, ip, tenant="blue", quotas=None, memory=1024):
+    def __init__(self, name, ip, tenant="blue", quotas=None, memory=1024, host=None):
         self.name = name
+        self.host = host
         self.ip = ip
         self.tenant = tenant
         self.quotas = dict(quotas or {})
@@ -134,25 +146,62 @@ class RdmaGuests:
                                          ("-rxe" if self.kind == "rxe" else ""))
         self.work = None
         self.hub = None
-        self.backend = None
+        self.backend = None       # the first (with one host: the only) back-end
+        self.backends = []
+        self.hosts = None
+        # pvo on several hosts: every node names its host
+        with_host = [n for n in self.nodes if n.host is not None]
+        self.overlay = self.kind == "pvo" and bool(with_host)
+        if self.overlay and len(with_host) != len(self.nodes):
+            raise ValueError("either every node has a host or none: %s"
+                             % ", ".join("%s host=%s" % (n.name, n.host) for n in self.nodes))
+        self.host_count = max(n.host for n in self.nodes) + 1 if self.overlay else 0
         self._seq = 0
 
     # -- life cycle ---------------------------------------------------------
 
-    def backend_config(self):
+    def tenants(self):
+        """Tenant names in order of first use; tenant i has VNI vni_base + i
+        (on every host)."""
         tenants = []
         for n in self.nodes:
             if n.tenant not in tenants:
                 tenants.append(n.tenant)
+        return tenants
+
+    def vni(self, tenant):
+        return self.vni_base + self.tenants().index(tenant)
+
+    def backend_config(self, host=None):
+        """The back-end's config; with host, that host's in an overlay
+        set-up (its VTEP and management socket, its VMs, the others as
+        [remote])."""
         text = "# written by %s (%s)\n" % (paths.test_name(), __name__)
-        for i, t in enumerate(tenants):
+        if host is not None:
+            text += "\n[daemon]\nvtep = %s\nmanagement-socket = %s\n" % (
+                self.hosts.vtep(host), self.mgmt_socket(host))
+        for i, t in enumerate(self.tenants()):
             text += "\n[tenant %s]\nvni = %d\nmtu = 1500\n" % (t, self.vni_base + i)
         for n in self.nodes:
+            if host is not None and n.host != host:
+                continue
             text += "\n[vm %s]\ntenant = %s\nmac = %s\nips = %s\nsocket = %s\n" % (
                 n.name, n.tenant, n.mac, n.ip, n.sock)
             for key, value in n.quotas.items():
                 text += "%s = %s\n" % (key, value)
+        if host is not None:
+            for n in self.nodes:
+                if n.host != host:
+                    text += "\n[remote %s]\ntenant = %s\nmac = %s\nips = %s\nvtep = %s\n" % (
+                        n.name, n.tenant, n.mac, n.ip, self.hosts.vtep(n.host))
         return text
+
+    def mgmt_socket(self, host):
+        return os.path.join(self.work, "%s.mgmt" % self.hosts.name(host))
+
+    def backend_of(self, node):
+        """The back-end serving node."""
+        return self.backends[node.host] if self.overlay else self.backend
 
     def start(self):
         self.work = paths.private_dir(paths.test_name())
@@ -164,8 +213,18 @@ class RdmaGuests:
         if self.kind == "pvo":
             for n in self.nodes:
                 n.sock = os.path.join(self.work, "%s.sock" % n.name)
+        if self.overlay:
+            self.hosts = hosts.Hosts(self.host_count, self.logdir).start()
+            for h in range(self.host_count):
+                self.backends.append(backend.Backend(
+                    self.backend_config(h), self.logdir, self.work,
+                    sockets=[n.sock for n in self.nodes if n.host == h],
+                    name="backend-h%d" % h, netns=self.hosts.name(h)))
+            self.backend = self.backends[0]
+        elif self.kind == "pvo":
             self.backend = backend.Backend(self.backend_config(), self.logdir, self.work,
                                            sockets=[n.sock for n in self.nodes])
+            self.backends = [self.backend]
         for n, net in zip(self.nodes, nets):
             extra = devices.pvrdma_overlay(n.sock) if self.kind == "pvo" else []
             n.guest = Guest(n.name, logdir=self.logdir, ip="%s/%d" % (n.ip, self.subnet_bits),
@@ -218,10 +277,23 @@ class RdmaGuests:
             with open(os.path.join(self.logdir, "hub.log"), "w") as f:
                 f.write(self.hub.stats() + "\n")
             self.hub = None
-        if self.backend is not None:
-            status = self.backend.stop()
-            self.backend.tap_checks(status)
-            self.backend = None
+        if self.overlay:
+            # what the back-ends counted, for the logs (best effort)
+            for be in self.backends:
+                if be.alive() and not backend.missing_ctl():
+                    try:
+                        with open(os.path.join(self.logdir, "%s.show.txt" % be.name), "w") as f:
+                            f.write(be.ctl("show", check=False, wait=0, timeout=10))
+                    except OSError:
+                        pass
+        for be in self.backends:
+            status = be.stop()
+            be.tap_checks(status)
+        self.backends = []
+        self.backend = None
+        if self.hosts is not None:
+            self.hosts.close()
+            self.hosts = None
         if self.work is not None:
             paths.remove_private_dir(self.work)
             self.work = None
@@ -241,7 +313,7 @@ class RdmaGuests:
 
     def label(self, what):
         """A test name that says which device ran it."""
-        return "[%s] %s" % (self.kind, what)
+        return "[%s] %s" % ("pvo-overlay" if self.overlay else self.kind, what)
 
     def pair(self, server, server_cmd, client, client_cmd, name=None, timeout=60, ready=None,
              grace=10):
