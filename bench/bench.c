@@ -25,6 +25,8 @@
 #include <arpa/inet.h>
 #include <pthread.h>
 #include <sys/socket.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -73,6 +75,8 @@ struct side {
 
 struct opts {
 	bool overlay;
+	const char *netns[2]; /* --netns A,B: the two hosts (veth) */
+	const char *vtep[2];  /* --vteps IP,IP */
 	double seconds;
 	unsigned int sizes[MAX_SIZES];
 	unsigned int nsizes;
@@ -456,7 +460,7 @@ static void latency(unsigned int size, unsigned int iters, double *median,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pvo-bench [--overlay] [--seconds S] [--sizes N,N,...] [--depth N] "
+		"usage: pvo-bench [--overlay [--netns A,B --vteps IP,IP]] [--seconds S] [--sizes N,N,...] [--depth N] "
 		"[--batch N]\n"
 		"                 [--lat-iters N] [--backend-arg ARG]...\n"
 		"PVO_BACKEND: back-end binary (default %s)\n",
@@ -468,6 +472,8 @@ static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
 	    {"overlay", no_argument, NULL, 'o'},
+	    {"netns", required_argument, NULL, 'n'},
+	    {"vteps", required_argument, NULL, 'v'},
 	    {"seconds", required_argument, NULL, 's'},
 	    {"sizes", required_argument, NULL, 'z'},
 	    {"depth", required_argument, NULL, 'd'},
@@ -492,6 +498,20 @@ static void parse(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'o':
 			o->overlay = true;
+			break;
+		case 'n':
+		case 'v':
+			tok = strchr(optarg, ',');
+			if (!tok)
+				usage();
+			*tok = '\0';
+			if (c == 'n') {
+				o->netns[0] = optarg;
+				o->netns[1] = tok + 1;
+			} else {
+				o->vtep[0] = optarg;
+				o->vtep[1] = tok + 1;
+			}
 			break;
 		case 's':
 			o->seconds = atof(optarg);
@@ -549,33 +569,75 @@ static const char *human(unsigned int size)
 #define OV_MTU 4096
 #define OV_DGRAM (8 + 14 + 20 + 8 + 12 + OV_MTU + 4)
 
+/*
+ * Enters network namespace name (NULL: the one we started in). Processes
+ * forked and sockets made meanwhile stay in it: that is how the two
+ * back-ends and the UDP baseline land on the two ends of a veth.
+ */
+static void enter_netns(const char *name)
+{
+	static int home = -1;
+	char path[256];
+	int fd;
+
+	if (home < 0)
+		home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (!name) {
+		if (home >= 0 && setns(home, CLONE_NEWNET))
+			die("back to the first network namespace: %s",
+			    strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "/var/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET))
+		die("network namespace %s: %s (create it with ip netns add)",
+		    name, strerror(errno));
+	close(fd);
+}
+
+static const char *ov_vtep[2] = {"127.0.0.1", "127.0.0.2"};
+static const char *ov_netns[2];
+
 static void start_overlay(const struct opts *o)
 {
 	char c1[1024], c2[1024], err[512];
 	const char *v1[] = {"a", NULL}, *v2[] = {"b", NULL};
 
+	if (o->vtep[0]) {
+		ov_vtep[0] = o->vtep[0];
+		ov_vtep[1] = o->vtep[1];
+	}
+	ov_netns[0] = o->netns[0];
+	ov_netns[1] = o->netns[1];
 	vxlan_port = 20000 + getpid() % 20000;
 	snprintf(c1, sizeof(c1),
-		 "vtep = 127.0.0.1\nvxlan-port = %u\n\n"
+		 "vtep = %s\nvxlan-port = %u\n\n"
 		 "[tenant bench]\nvni = 10\nmtu = 9000\n\n"
 		 "[vm a]\ntenant = bench\nmac = 52:54:00:00:10:0a\n"
 		 "ips = 10.1.0.1\n\n"
 		 "[remote b]\ntenant = bench\nmac = 52:54:00:00:10:0b\n"
-		 "ips = 10.1.0.2\nvtep = 127.0.0.2\n",
-		 vxlan_port);
+		 "ips = 10.1.0.2\nvtep = %s\n",
+		 ov_vtep[0], vxlan_port, ov_vtep[1]);
 	snprintf(c2, sizeof(c2),
-		 "vtep = 127.0.0.2\nvxlan-port = %u\n\n"
+		 "vtep = %s\nvxlan-port = %u\n\n"
 		 "[tenant bench]\nvni = 10\nmtu = 9000\n\n"
 		 "[vm b]\ntenant = bench\nmac = 52:54:00:00:10:0b\n"
 		 "ips = 10.1.0.2\n\n"
 		 "[remote a]\ntenant = bench\nmac = 52:54:00:00:10:0a\n"
-		 "ips = 10.1.0.1\nvtep = 127.0.0.1\n",
-		 vxlan_port);
+		 "ips = 10.1.0.1\nvtep = %s\n",
+		 ov_vtep[1], vxlan_port, ov_vtep[0]);
+	if (ov_netns[0])
+		enter_netns(ov_netns[0]);
 	if (backend_start_config(&bp, c1, v1, o->backend_args, 10000, err,
-				 sizeof(err)) ||
-	    backend_start_config(&bp2, c2, v2, o->backend_args, 10000, err,
 				 sizeof(err)))
 		die("%s", err);
+	if (ov_netns[1])
+		enter_netns(ov_netns[1]);
+	if (backend_start_config(&bp2, c2, v2, o->backend_args, 10000, err,
+				 sizeof(err)))
+		die("%s", err);
+	enter_netns(NULL);
 }
 
 /* One answer line of the host's management socket, e.g. "daemon ...". */
@@ -670,14 +732,20 @@ static double udp_goodput(double seconds)
 	socklen_t alen = sizeof(to);
 	double t0, t1;
 
+	/* the receiver on host 2's VTEP address, the sender on host 1 */
+	if (ov_netns[1])
+		enter_netns(ov_netns[1]);
 	u.fd = socket(AF_INET, SOCK_DGRAM, 0);
-	s = socket(AF_INET, SOCK_DGRAM, 0);
 	setsockopt(u.fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
-	setsockopt(s, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size));
-	inet_pton(AF_INET, "127.0.0.2", &to.sin_addr);
+	inet_pton(AF_INET, ov_vtep[1], &to.sin_addr);
 	if (bind(u.fd, (struct sockaddr *)&to, sizeof(to)) ||
 	    getsockname(u.fd, (struct sockaddr *)&to, &alen))
 		die("UDP baseline: bind: %s", strerror(errno));
+	if (ov_netns[0])
+		enter_netns(ov_netns[0]);
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	setsockopt(s, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size));
+	enter_netns(NULL);
 	iov.iov_base = pkt;
 	iov.iov_len = OV_DGRAM;
 	for (i = 0; i < 64; i++) {
@@ -713,10 +781,13 @@ static int overlay_main(struct opts *o)
 	start_overlay(o);
 	side_open(&A);
 	side_open(&B);
-	printf("pvo-bench --overlay: two back-ends (VTEPs 127.0.0.1 and "
-	       "127.0.0.2, port %u), RoCEv2 in VXLAN over loopback UDP, "
-	       "path MTU %u, one RC QP pair, %.2f s per cell\n\n",
-	       vxlan_port, OV_MTU, o->seconds);
+	printf("pvo-bench --overlay: two back-ends (VTEPs %s and %s, port "
+	       "%u, %s), RoCEv2 in VXLAN, path MTU %u, one RC QP pair, %.2f s "
+	       "per cell\n\n",
+	       ov_vtep[0], ov_vtep[1], vxlan_port,
+	       ov_netns[0] ? "two network namespaces joined by a veth"
+			   : "loopback",
+	       OV_MTU, o->seconds);
 	udp = udp_goodput(o->seconds);
 	printf("plain UDP, %u-byte datagrams, 64 per sendmmsg: %.0f MB/s of "
 	       "payload\n\n",

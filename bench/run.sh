@@ -1,10 +1,11 @@
 #!/bin/sh
 # make bench: build the plain (-O2, no sanitizer) back-end and pvo-bench,
 # then run the native data-path benchmark (two simulated VMs, one back-end)
-# and the overlay benchmark (two back-ends, RoCEv2 in VXLAN over loopback,
-# next to plain UDP). Options go to both pvo-bench runs (--seconds S,
-# --depth N, --batch N, --backend-arg ARG; --sizes, --lat-iters for the
-# first); PVO_BACKEND overrides the back-end binary.
+# and the overlay benchmark (two back-ends in two network namespaces joined
+# by a veth, RoCEv2 in VXLAN, next to plain UDP over the same veth). Options
+# go to every pvo-bench run (--seconds S, --depth N, --batch N,
+# --backend-arg ARG; --sizes and --lat-iters count for the first two);
+# PVO_BACKEND overrides the back-end binary.
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 echo "bench: building (back-end and pvo-bench)"
@@ -17,4 +18,18 @@ echo "bench: the same in latency mode (--busy-poll-us 200)"
 "$top/build/bench/pvo-bench" --backend-arg=--busy-poll-us=200 "$@"
 echo
 echo "bench: running the overlay between two back-ends (about 10 s)"
-exec "$top/build/bench/pvo-bench" --overlay "$@"
+# two "hosts": network namespaces joined by a veth (MTU 9000), else loopback
+a=pvobench$$a b=pvobench$$b
+cleanup() { ip netns del "$a" 2>/dev/null; ip netns del "$b" 2>/dev/null; }
+trap cleanup EXIT
+if ip netns add "$a" 2>/dev/null && ip netns add "$b" &&
+	ip link add va$$ mtu 9000 netns "$a" type veth peer name vb$$ mtu 9000 netns "$b" &&
+	ip -n "$a" addr add 10.254.0.1/24 dev va$$ && ip -n "$b" addr add 10.254.0.2/24 dev vb$$ &&
+	ip -n "$a" link set va$$ up && ip -n "$b" link set vb$$ up &&
+	ip -n "$a" link set lo up && ip -n "$b" link set lo up; then
+	"$top/build/bench/pvo-bench" --overlay --netns "$a,$b" \
+		--vteps 10.254.0.1,10.254.0.2 "$@"
+else
+	echo "bench: no network namespaces here; the overlay runs over loopback"
+	"$top/build/bench/pvo-bench" --overlay "$@"
+fi
