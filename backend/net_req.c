@@ -110,9 +110,9 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		if (rc && !pkt->ahead) {
 			/* continue, or go back to what the responder has;
 			 * at most a window beyond its last ACK */
-			start = qp->net.more
-				    ? qp->net.next_pkt
-				    : MAX(qp->net.resend_pkt, qp->net.acked);
+			start = MAX(qp->net.more ? qp->net.next_pkt
+						 : qp->net.resend_pkt,
+				    qp->net.acked);
 			end = MIN(n, qp->net.acked + pvo_req_window(qp));
 			if (end <= start)
 				end = qp->net.more ? start : MIN(n, start + 1);
