@@ -15,13 +15,6 @@
 #include "transport.h"
 #include "vm.h"
 
-static uint64_t packets(const struct pvo_qp *qp, uint64_t len)
-{
-	uint32_t mtu = pvo_qp_mtu_bytes(qp);
-
-	return len ? (len + mtu - 1) / mtu : 1;
-}
-
 static void wait_for(struct pvo_qp *qp, enum pvo_req_wait why, uint64_t usec);
 
 void pvo_comp_complete(struct pvo_qp *qp, enum pvo_wc_status status)
@@ -38,8 +31,7 @@ void pvo_comp_complete(struct pvo_qp *qp, enum pvo_wc_status status)
 	qp->req.cons++;
 	pvo_ring_store(vm, &qp->sq, PVO_RING_CONS, qp->req.cons);
 	if (status == PVO_WC_SUCCESS) {
-		qp->attr.sq_psn =
-		    pvo_psn_add(qp->attr.sq_psn, packets(qp, w->length));
+		qp->attr.sq_psn = pvo_psn_add(qp->attr.sq_psn, w->npkts);
 		pvo_req_window_adjust(qp, false, w->npkts);
 	}
 	if (status != PVO_WC_SUCCESS || w->signaled) {

@@ -78,7 +78,7 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		 * window of it: a long READ is asked for in pieces, each a
 		 * READ request of its own with the PSNs of its responses */
 		start = qp->net.read_next;
-		n = pvo_net_packets(pkt->dma_len, mtu);
+		n = pvo_packets(pkt->dma_len, mtu);
 		qp->net.read_end = MIN(n, start + pvo_req_window(qp));
 		h.opcode = PVO_OPC_READ_REQUEST;
 		h.psn = pvo_psn_add(pkt->psn, start);
@@ -106,7 +106,7 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		n = 1;
 		break;
 	default: /* SEND, WRITE */
-		n = end = pvo_net_packets(pkt->payload_len, mtu);
+		n = end = pvo_packets(pkt->payload_len, mtu);
 		if (rc && !pkt->ahead) {
 			/* continue, or go back to what the responder has;
 			 * at most a window beyond its last ACK */
@@ -157,8 +157,7 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		if (rc && !pkt->ahead) {
 			qp->net.next_pkt = end;
 			qp->net.more = false;
-			qp->net.stats.retransmits += resent;
-			qp->vm->net.retransmits += resent;
+			pvo_overlay_count_retransmits(qp, resent);
 		}
 		break;
 	}
@@ -166,8 +165,7 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 	 * (RC SEND / WRITE counted above, by packet) */
 	if (!pkt->ahead && qp->net.sent &&
 	    !(rc && (pkt->op == PVO_OP_SEND || pkt->op == PVO_OP_WRITE))) {
-		qp->net.stats.retransmits += n - start;
-		qp->vm->net.retransmits += n - start;
+		pvo_overlay_count_retransmits(qp, n - start);
 	}
 	if (!pkt->ahead) {
 		qp->net.sent = true;

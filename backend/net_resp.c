@@ -68,7 +68,7 @@ static void send_read_response(struct pvo_qp *qp, const struct pvo_route *rt,
 {
 	uint32_t mtu = pvo_qp_mtu_bytes(qp);
 	uint64_t len = r->has_data ? r->data.len : 0;
-	uint32_t i, n = pvo_net_packets(len, mtu);
+	uint32_t i, n = pvo_packets(len, mtu);
 
 	for (i = 0; i < n; i++) {
 		bool first = i == 0, last = i == n - 1;
@@ -204,7 +204,7 @@ static void duplicate(struct pvo_qp *qp, const struct pvo_route *rt,
 		send_read_response(qp, rt, h->psn, &r);
 		/* a requester that asks again in other pieces may reach
 		 * past the PSNs the first request used: those are taken */
-		end = pvo_psn_add(h->psn, pvo_net_packets(pkt->dma_len,
+		end = pvo_psn_add(h->psn, pvo_packets(pkt->dma_len,
 						       pvo_qp_mtu_bytes(qp)));
 		if (pvo_psn_diff(end, qp->attr.rq_psn) > 0)
 			qp->attr.rq_psn = end;

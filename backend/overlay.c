@@ -97,6 +97,12 @@ void pvo_gid_from_ipv4(uint32_t ip, uint8_t *gid)
 	memcpy(gid + 12, &ip, 4);
 }
 
+void pvo_overlay_count_retransmits(struct pvo_qp *qp, uint64_t n)
+{
+	qp->net.stats.retransmits += n;
+	qp->vm->net.retransmits += n;
+}
+
 void pvo_overlay_count_drop(struct pvo_vm *vm, struct pvo_qp *qp,
 			    enum pvo_drop why)
 {

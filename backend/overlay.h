@@ -68,6 +68,9 @@ void pvo_overlay_pkt_send(const struct pvo_route *rt, size_t roce_len,
 			  struct pvo_qp *qp);
 void pvo_overlay_flush(void);
 
+/* n packets of qp were sent again (QP and VM counters). */
+void pvo_overlay_count_retransmits(struct pvo_qp *qp, uint64_t n);
+
 /* Counters of a QP and its VM (and the daemon's, qp may be NULL). */
 void pvo_overlay_count_drop(struct pvo_vm *vm, struct pvo_qp *qp,
 			    enum pvo_drop why);
@@ -85,11 +88,5 @@ void pvo_net_req_input(struct pvo_qp *qp, const struct pvo_inner *in,
 /* net_resp.c */
 void pvo_net_resp_input(struct pvo_qp *qp, const struct pvo_inner *in,
 			const struct pvo_roce_hdr *h);
-
-/* The packets a message of len bytes takes at mtu (at least one). */
-static inline uint32_t pvo_net_packets(uint64_t len, uint32_t mtu)
-{
-	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
-}
 
 #endif

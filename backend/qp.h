@@ -198,6 +198,12 @@ void pvo_qp_flush_rq(struct pvo_qp *qp);
 /* Bytes in one packet of the QP's path (UD: the port's MTU). */
 uint32_t pvo_qp_mtu_bytes(const struct pvo_qp *qp);
 
+/* The packets (PSNs) a message of len bytes takes at mtu: at least one. */
+static inline uint32_t pvo_packets(uint64_t len, uint32_t mtu)
+{
+	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
+}
+
 /* PSN arithmetic on 24 bits. */
 static inline uint32_t pvo_psn_add(uint32_t psn, uint64_t n)
 {

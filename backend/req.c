@@ -125,15 +125,6 @@ static enum pvo_wc_status parse_wqe(struct pvo_qp *qp, const uint8_t *buf,
 
 enum fetch_result { FETCH_NONE, FETCH_SEND, FETCH_FAILED };
 
-static uint32_t wqe_packets(const struct pvo_qp *qp, const struct pvo_swqe *w)
-{
-	uint32_t mtu = pvo_qp_mtu_bytes(qp);
-
-	if (is_atomic(w->opcode) || !w->length)
-		return 1;
-	return (uint32_t)((w->length + mtu - 1) / mtu);
-}
-
 /* Reads and checks SQ[idx] into w. */
 static enum fetch_result read_wqe(struct pvo_qp *qp, uint32_t idx,
 				  struct pvo_swqe *w, enum pvo_wc_status *st)
@@ -164,7 +155,7 @@ static enum fetch_result read_wqe(struct pvo_qp *qp, uint32_t idx,
 		return FETCH_FAILED;
 	}
 	*st = parse_wqe(qp, buf, w);
-	w->npkts = wqe_packets(qp, w);
+	w->npkts = pvo_packets(w->length, pvo_qp_mtu_bytes(qp));
 	return FETCH_SEND;
 }
 
@@ -290,10 +281,8 @@ void pvo_req_resend(struct pvo_qp *qp)
 	 * packet it missed. The WQEs behind the active one go back to the
 	 * SQ (their slots are still ours) and are sent again, with the same
 	 * PSNs, as the window allows. */
-	for (i = 0; i < qp->req.nahead; i++) {
-		qp->net.stats.retransmits += qp->req.ahead[i].npkts;
-		qp->vm->net.retransmits += qp->req.ahead[i].npkts;
-	}
+	for (i = 0; i < qp->req.nahead; i++)
+		pvo_overlay_count_retransmits(qp, qp->req.ahead[i].npkts);
 	qp->req.nahead = 0;
 	pvo_req_send(qp);
 }

@@ -431,12 +431,11 @@ void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		break;
 	}
 	if (r->code == PVO_REPLY_ACK) {
-		uint32_t mtu = pvo_qp_mtu_bytes(qp);
 		uint64_t n = 1;
 
 		/* a whole message, or a READ, takes a PSN per packet */
-		if (pkt->first && pkt->last && pkt->dma_len)
-			n = (pkt->dma_len + mtu - 1) / mtu;
+		if (pkt->first && pkt->last)
+			n = pvo_packets(pkt->dma_len, pvo_qp_mtu_bytes(qp));
 		qp->attr.rq_psn = pvo_psn_add(qp->attr.rq_psn, n);
 		if (pkt->last)
 			qp->net.msn = (qp->net.msn + 1) & PVO_QPN_MAX;
