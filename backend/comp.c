@@ -27,6 +27,7 @@ void pvo_comp_complete(struct pvo_qp *qp, enum pvo_wc_status status)
 		return;
 	pvo_timer_cancel(&qp->req.timer);
 	qp->req.active = false;
+	qp->req.resend_active = false;
 	qp->req.wait = PVO_WAIT_NONE;
 	qp->req.cons++;
 	pvo_ring_store(vm, &qp->sq, PVO_RING_CONS, qp->req.cons);
@@ -47,7 +48,7 @@ void pvo_comp_complete(struct pvo_qp *qp, enum pvo_wc_status status)
 		}
 	}
 	if (status != PVO_WC_SUCCESS) {
-		qp->req.nahead = 0; /* flushed from the ring with the rest */
+		pvo_req_forget_ahead(qp); /* flushed from the ring */
 		pvo_qp_set_error(qp, 0, true);
 	} else if (qp->req.nahead) {
 		/* the next WQE is on the wire already: its ACK is awaited */

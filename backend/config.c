@@ -8,8 +8,8 @@
  *   [tenant NAME]   vni, mtu
  *   [vm NAME]       tenant, mac, ips, socket, max-* quotas
  *   [remote NAME]   tenant, mac, ips, vtep, vtep-port (docs/overlay.md)
- *   [daemon]        also vtep, vxlan-port, dscp, management-socket,
- *                   busy-poll-us
+ *   [daemon]        also vtep, vxlan-port, dscp, udp-gso,
+ *                   management-socket, busy-poll-us
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -387,6 +387,14 @@ static bool parse_key(struct parser *p, int line, const char *key,
 					    "between 0 and 63 (26 = AF31)",
 					    val);
 			p->cfg->dscp = v;
+			return true;
+		}
+		if (strcmp(key, "udp-gso") == 0) {
+			if (strcmp(val, "yes") && strcmp(val, "no"))
+				return fail(p, line,
+					    "udp-gso '%s': expected yes or no",
+					    val);
+			p->cfg->no_udp_gso = strcmp(val, "no") == 0;
 			return true;
 		}
 		if (strcmp(key, "busy-poll-us") == 0) {

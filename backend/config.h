@@ -54,6 +54,7 @@ struct pvo_daemon_config {
 	struct in_addr vtep;		/* INADDR_ANY: no overlay */
 	uint16_t vxlan_port;
 	uint8_t dscp;
+	bool no_udp_gso;		/* udp-gso = no */
 	char mgmt_socket[108];
 	uint32_t busy_poll_us;		/* 0: wait for doorbells only */
 	int num_remotes;		/* [remote NAME]: VMs behind other VTEPs */

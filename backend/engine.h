@@ -32,6 +32,9 @@ void pvo_req_resend(struct pvo_qp *qp);
 /* The active WQE is done: the oldest WQE sent behind it takes its place. */
 void pvo_req_promote(struct pvo_qp *qp);
 
+/* The WQEs behind the active one are forgotten (reset, flush, error). */
+void pvo_req_forget_ahead(struct pvo_qp *qp);
+
 /* Packets the QP may have in flight (overlay RC), and its adaptation: a
  * loss halves it, acknowledged packets grow it. */
 uint32_t pvo_req_window(struct pvo_qp *qp);

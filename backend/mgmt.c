@@ -72,9 +72,12 @@ static void show(GString *o)
 		    m[5], pvo_map_origin_name(e->origin));
 	}
 	g_ptr_array_free(map, TRUE);
-	g_string_append_printf(o, "daemon overlay=%s tx_syscalls=%" G_GUINT64_FORMAT
+	g_string_append_printf(o,
+			       "daemon overlay=%s gso=%s gro=%s "
+			       "tx_syscalls=%" G_GUINT64_FORMAT
 			       " rx_syscalls=%" G_GUINT64_FORMAT,
 			       pvo_overlay_enabled() ? "on" : "off",
+			       os->gso ? "on" : "off", os->gro ? "on" : "off",
 			       os->tx_syscalls, os->rx_syscalls);
 	put_stats(o, &os->net);
 	g_string_append_c(o, '\n');

@@ -251,10 +251,10 @@ static void read_response(struct pvo_qp *qp, const struct pvo_roce_hdr *h,
 }
 
 /* The PSN after the last WQE in flight (active one and those behind). */
-static uint32_t window_end(const struct pvo_qp *qp)
+static uint32_t window_end(struct pvo_qp *qp)
 {
 	const struct pvo_swqe *last = qp->req.nahead
-					  ? &qp->req.ahead[qp->req.nahead - 1]
+					  ? pvo_req_ahead(qp, qp->req.nahead - 1)
 					  : &qp->req.wqe;
 
 	return pvo_psn_add(last->psn, last->npkts);

@@ -31,6 +31,8 @@ static bool reply_route(struct pvo_qp *qp, const struct pvo_inner *in,
 	return true;
 }
 
+static void ack_now(struct pvo_qp *qp);
+
 static void send_aeth(struct pvo_qp *qp, const struct pvo_route *rt,
 		      uint8_t opcode, uint32_t psn, uint8_t syndrome,
 		      uint64_t orig)
@@ -44,16 +46,76 @@ static void send_aeth(struct pvo_qp *qp, const struct pvo_route *rt,
 		.msn = qp->net.msn,
 		.orig = orig,
 	};
-	uint8_t *p = pvo_overlay_pkt();
+	uint8_t *p;
+
+	if (qp->net.ack_pending)
+		ack_now(qp);
+	p = pvo_overlay_pkt();
 
 	pvo_overlay_pkt_send(rt, pvo_roce_encode(p, &h), qp);
+}
+
+/*
+ * ACK coalescing. Every packet comes from a receive batch (overlay.c);
+ * an ACK is cumulative, so a QP answers the batch with one ACK for the
+ * latest PSN asked for, sent when the batch is taken in. Any other answer
+ * of the QP (a NAK, a READ response, an atomic ACK) sends the waiting
+ * ACK first, so the requester sees them in PSN order.
+ */
+#define ACKS_MAX 64
+
+static struct {
+	struct pvo_qp *qp;
+	struct pvo_route rt;
+} acks[ACKS_MAX];
+static unsigned int nacks;
+
+static void ack_now(struct pvo_qp *qp)
+{
+	struct pvo_route *rt = &acks[qp->net.ack_slot].rt;
+
+	qp->net.ack_pending = false;
+	acks[qp->net.ack_slot].qp = NULL;
+	send_aeth(qp, rt, PVO_OPC_ACK, qp->net.ack_psn,
+		  PVO_AETH_ACK | PVO_AETH_CREDITS_INVALID, 0);
+}
+
+void pvo_net_resp_send_acks(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < nacks; i++)
+		if (acks[i].qp)
+			ack_now(acks[i].qp);
+	nacks = 0;
+}
+
+void pvo_net_resp_forget(struct pvo_qp *qp)
+{
+	if (qp->net.ack_pending) {
+		acks[qp->net.ack_slot].qp = NULL;
+		qp->net.ack_pending = false;
+	}
 }
 
 static void send_ack(struct pvo_qp *qp, const struct pvo_route *rt,
 		     uint32_t psn)
 {
-	send_aeth(qp, rt, PVO_OPC_ACK, psn,
-		  PVO_AETH_ACK | PVO_AETH_CREDITS_INVALID, 0);
+	if (qp->net.ack_pending) {
+		if (pvo_psn_diff(psn, qp->net.ack_psn) > 0)
+			qp->net.ack_psn = psn;
+		return;
+	}
+	if (nacks == ACKS_MAX) {
+		send_aeth(qp, rt, PVO_OPC_ACK, psn,
+			  PVO_AETH_ACK | PVO_AETH_CREDITS_INVALID, 0);
+		return;
+	}
+	acks[nacks].qp = qp;
+	acks[nacks].rt = *rt;
+	qp->net.ack_slot = nacks++;
+	qp->net.ack_pending = true;
+	qp->net.ack_psn = psn;
 }
 
 static void send_nak(struct pvo_qp *qp, const struct pvo_route *rt,
@@ -69,6 +131,9 @@ static void send_read_response(struct pvo_qp *qp, const struct pvo_route *rt,
 	uint32_t mtu = pvo_qp_mtu_bytes(qp);
 	uint64_t len = r->has_data ? r->data.len : 0;
 	uint32_t i, n = pvo_packets(len, mtu);
+
+	if (qp->net.ack_pending)
+		ack_now(qp);
 
 	for (i = 0; i < n; i++) {
 		bool first = i == 0, last = i == n - 1;

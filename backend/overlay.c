@@ -9,6 +9,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <glib-unix.h>
@@ -24,8 +25,22 @@
 #define TX_SOCKETS 8 /* outer UDP source ports: entropy for the underlay */
 #define PKT_ROOM                                                         \
 	(PVO_ENCAP_LEN + PVO_ROCE_MAX_HDRS + 4096 + 3 + PVO_ROCE_ICRC_LEN)
-#define RX_ROOM 9216 /* a jumbo frame */
+/*
+ * UDP GSO: a run of same-size datagrams to one VTEP goes to the kernel as
+ * one send that it cuts into the datagrams (late, or in the NIC), and
+ * UDP GRO hands a run that arrived that way to us in one piece. Limits:
+ * a GSO send is one UDP datagram of at most 64 KiB, 64 segments.
+ */
+#define GSO_MAX_BYTES 65000
+#define GSO_MAX_SEGS 64
+#define RX_BATCH 32
+#define RX_ROOM 65536 /* a GRO run, or one datagram up to a jumbo frame */
 #define RX_ROUNDS 16 /* recvmmsg calls per wake-up before yielding */
+
+union cmsg_room {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
 
 static struct {
 	bool on;
@@ -33,20 +48,24 @@ static struct {
 	int fd; /* bound to vtep:vxlan-port, receives */
 	int tx_fd[TX_SOCKETS];
 	guint src;
+	bool in_rx; /* taking in a receive batch: flushes wait for its end */
 	uint16_t ip_id;
 	struct pvo_overlay_stats stats;
-	/* transmit batch */
+	/* transmit batch: packets, then the sends they make (GSO runs) */
 	unsigned int n;
-	struct mmsghdr msg[BATCH];
 	struct iovec iov[BATCH];
 	struct sockaddr_in to[BATCH];
 	int fd_of[BATCH];
 	uint8_t buf[BATCH][PKT_ROOM] __attribute__((aligned(64)));
+	struct mmsghdr msg[BATCH];
+	unsigned int msg_first[BATCH]; /* the send's first packet */
+	union cmsg_room msg_cmsg[BATCH];
 	/* receive batch */
-	struct mmsghdr rmsg[BATCH];
-	struct iovec riov[BATCH];
-	struct sockaddr_in from[BATCH];
-	uint8_t rbuf[BATCH][RX_ROOM] __attribute__((aligned(64)));
+	struct mmsghdr rmsg[RX_BATCH];
+	struct iovec riov[RX_BATCH];
+	struct sockaddr_in from[RX_BATCH];
+	union cmsg_room rcmsg[RX_BATCH];
+	uint8_t rbuf[RX_BATCH][RX_ROOM] __attribute__((aligned(64)));
 } ov = { .fd = -1 };
 
 static struct pvo_ratelimit tx_log;
@@ -145,35 +164,104 @@ bool pvo_overlay_route(struct pvo_vm *vm, uint32_t sip, uint32_t dip,
 
 /* ---- transmit ---------------------------------------------------------- */
 
-void pvo_overlay_flush(void)
+static bool same_vtep(unsigned int a, unsigned int b)
+{
+	return ov.fd_of[a] == ov.fd_of[b] &&
+	       ov.to[a].sin_addr.s_addr == ov.to[b].sin_addr.s_addr &&
+	       ov.to[a].sin_port == ov.to[b].sin_port;
+}
+
+/* One send from packet i on: with GSO, the packets after it to the same
+ * VTEP with its size (the last may be shorter). Returns the next packet. */
+static unsigned int make_send(unsigned int i, struct mmsghdr *m,
+			      union cmsg_room *c)
+{
+	size_t seg = ov.iov[i].iov_len, total = seg;
+	unsigned int k = i + 1;
+	struct cmsghdr *cm;
+
+	while (ov.stats.gso && k < ov.n && k - i < GSO_MAX_SEGS && same_vtep(i, k) &&
+	       ov.iov[k].iov_len <= seg &&
+	       total + ov.iov[k].iov_len <= GSO_MAX_BYTES) {
+		total += ov.iov[k].iov_len;
+		if (ov.iov[k++].iov_len < seg)
+			break; /* a shorter one ends the run */
+	}
+	memset(m, 0, sizeof(*m));
+	m->msg_hdr.msg_name = &ov.to[i];
+	m->msg_hdr.msg_namelen = sizeof(ov.to[i]);
+	m->msg_hdr.msg_iov = &ov.iov[i];
+	m->msg_hdr.msg_iovlen = k - i;
+	if (k - i > 1) {
+		m->msg_hdr.msg_control = c->buf;
+		m->msg_hdr.msg_controllen = CMSG_SPACE(sizeof(uint16_t));
+		cm = CMSG_FIRSTHDR(&m->msg_hdr);
+		cm->cmsg_level = SOL_UDP;
+		cm->cmsg_type = UDP_SEGMENT;
+		cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+		*(uint16_t *)CMSG_DATA(cm) = (uint16_t)seg;
+	}
+	return k;
+}
+
+static void flush_now(void)
 {
 	unsigned int i = 0;
 
 	while (i < ov.n) {
-		unsigned int run = 1;
-		int sent;
+		unsigned int ns = 0, done = 0, j = i;
+		int fd = ov.fd_of[i], sent;
 
-		while (i + run < ov.n && ov.fd_of[i + run] == ov.fd_of[i])
-			run++;
-		sent = sendmmsg(ov.fd_of[i], &ov.msg[i], run, 0);
-		ov.stats.tx_syscalls++;
-		if (sent <= 0) {
+		/* the sends of the packets that go out through fd */
+		while (j < ov.n && ov.fd_of[j] == fd) {
+			ov.msg_first[ns] = j;
+			j = make_send(j, &ov.msg[ns], &ov.msg_cmsg[ns]);
+			ns++;
+		}
+		while (done < ns) {
+			sent = sendmmsg(fd, &ov.msg[done], ns - done, 0);
+			ov.stats.tx_syscalls++;
+			if (sent > 0) {
+				done += sent;
+				continue;
+			}
+			if (sent < 0 && ov.stats.gso &&
+			    ov.msg[done].msg_hdr.msg_iovlen > 1 &&
+			    (errno == EIO || errno == EINVAL ||
+			     errno == ENOPROTOOPT || errno == EOPNOTSUPP)) {
+				/* this path cannot take GSO (the device's
+				 * MTU, an old kernel): send datagrams */
+				pvo_log("overlay",
+					"UDP GSO failed (%s): sending single "
+					"datagrams from now on",
+					strerror(errno));
+				ov.stats.gso = false;
+				j = ov.msg_first[done];
+				break;
+			}
 			/* the retransmission machinery covers the loss */
 			if (pvo_ratelimit_ok(&tx_log, "overlay"))
 				pvo_log("overlay",
-					"sending %u packets failed: %s", run,
+					"sending %u datagrams failed: %s",
+					ns - done,
 					sent < 0 ? strerror(errno) : "none sent");
-			sent = run;
+			break;
 		}
-		i += sent;
+		i = j;
 	}
 	ov.n = 0;
+}
+
+void pvo_overlay_flush(void)
+{
+	if (!ov.in_rx)
+		flush_now();
 }
 
 uint8_t *pvo_overlay_pkt(void)
 {
 	if (ov.n == BATCH)
-		pvo_overlay_flush();
+		flush_now();
 	return ov.buf[ov.n] + PVO_ENCAP_LEN;
 }
 
@@ -196,11 +284,6 @@ void pvo_overlay_pkt_send(const struct pvo_route *rt, size_t roce_len,
 	ov.to[ov.n] = rt->vtep;
 	ov.iov[ov.n].iov_base = b;
 	ov.iov[ov.n].iov_len = len;
-	memset(&ov.msg[ov.n], 0, sizeof(ov.msg[0]));
-	ov.msg[ov.n].msg_hdr.msg_name = &ov.to[ov.n];
-	ov.msg[ov.n].msg_hdr.msg_namelen = sizeof(ov.to[0]);
-	ov.msg[ov.n].msg_hdr.msg_iov = &ov.iov[ov.n];
-	ov.msg[ov.n].msg_hdr.msg_iovlen = 1;
 	ov.fd_of[ov.n] = ov.tx_fd[in.sport % TX_SOCKETS];
 	ov.n++;
 	if (qp) {
@@ -212,7 +295,7 @@ void pvo_overlay_pkt_send(const struct pvo_route *rt, size_t roce_len,
 	ov.stats.net.tx_packets++;
 	ov.stats.net.tx_bytes += len;
 	if (ov.n == BATCH)
-		pvo_overlay_flush();
+		flush_now();
 }
 
 static bool overlay_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
@@ -349,42 +432,71 @@ static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from
 		pvo_net_req_input(qp, &in, &h);
 }
 
+/* The segment size of a GRO run (UDP_GRO control message), or 0. */
+static size_t gro_size(struct msghdr *h)
+{
+	struct cmsghdr *cm;
+	int size;
+
+	for (cm = CMSG_FIRSTHDR(h); cm; cm = CMSG_NXTHDR(h, cm))
+		if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			memcpy(&size, CMSG_DATA(cm), sizeof(size));
+			return size > 0 ? (size_t)size : 0;
+		}
+	return 0;
+}
+
 static gboolean on_readable(gint fd, GIOCondition cond, gpointer opaque)
 {
 	int round, i, n;
 
 	for (round = 0; round < RX_ROUNDS; round++) {
-		for (i = 0; i < BATCH; i++) {
+		for (i = 0; i < RX_BATCH; i++) {
+			struct msghdr *h = &ov.rmsg[i].msg_hdr;
+
 			ov.riov[i].iov_base = ov.rbuf[i];
 			ov.riov[i].iov_len = RX_ROOM;
-			memset(&ov.rmsg[i].msg_hdr, 0,
-			       sizeof(ov.rmsg[i].msg_hdr));
-			ov.rmsg[i].msg_hdr.msg_name = &ov.from[i];
-			ov.rmsg[i].msg_hdr.msg_namelen = sizeof(ov.from[i]);
-			ov.rmsg[i].msg_hdr.msg_iov = &ov.riov[i];
-			ov.rmsg[i].msg_hdr.msg_iovlen = 1;
+			memset(h, 0, sizeof(*h));
+			h->msg_name = &ov.from[i];
+			h->msg_namelen = sizeof(ov.from[i]);
+			h->msg_iov = &ov.riov[i];
+			h->msg_iovlen = 1;
+			h->msg_control = ov.rcmsg[i].buf;
+			h->msg_controllen = sizeof(ov.rcmsg[i].buf);
 		}
-		n = recvmmsg(fd, ov.rmsg, BATCH, MSG_DONTWAIT, NULL);
+		n = recvmmsg(fd, ov.rmsg, RX_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
 			break;
 		ov.stats.rx_syscalls++;
+		ov.in_rx = true;
 		for (i = 0; i < n; i++) {
+			struct msghdr *h = &ov.rmsg[i].msg_hdr;
+			size_t len = ov.rmsg[i].msg_len, off, seg;
+
 			/* truncated datagrams are malformed */
-			if (ov.rmsg[i].msg_hdr.msg_flags & MSG_TRUNC ||
-			    ov.rmsg[i].msg_hdr.msg_namelen !=
-				sizeof(ov.from[i])) {
+			if (h->msg_flags & MSG_TRUNC ||
+			    h->msg_namelen != sizeof(ov.from[i])) {
 				ov.stats.net.rx_packets++;
 				pvo_overlay_count_drop(NULL, NULL,
 						       PVO_DROP_MALFORMED);
 				continue;
 			}
-			input(ov.rbuf[i], ov.rmsg[i].msg_len, &ov.from[i]);
+			/* a GRO run: datagrams of seg bytes, the last one
+			 * maybe shorter, each checked on its own */
+			seg = gro_size(h);
+			if (!seg || seg > len)
+				seg = len;
+			for (off = 0; off < len; off += seg)
+				input(ov.rbuf[i] + off, MIN(seg, len - off),
+				      &ov.from[i]);
 		}
-		pvo_overlay_flush();
-		if (n < BATCH)
+		ov.in_rx = false;
+		pvo_net_resp_send_acks();
+		flush_now();
+		if (n < RX_BATCH)
 			break;
 	}
-	pvo_overlay_flush();
 	return G_SOURCE_CONTINUE;
 }
 
@@ -458,6 +570,10 @@ bool pvo_overlay_start(const struct pvo_daemon_config *cfg, char **err)
 			return false;
 		}
 	}
+	/* GSO and GRO where the kernel has them (Linux 4.18 / 5.0) */
+	ov.stats.gso = !cfg->no_udp_gso;
+	ov.stats.gro = setsockopt(ov.fd, SOL_UDP, UDP_GRO, &(int){ 1 },
+			    sizeof(int)) == 0;
 	ov.src = g_unix_fd_add(ov.fd, G_IO_IN, on_readable, NULL);
 	ov.on = true;
 	return true;
@@ -468,7 +584,7 @@ void pvo_overlay_stop(void)
 	int i;
 
 	if (ov.on) {
-		pvo_overlay_flush();
+		flush_now();
 		g_source_remove(ov.src);
 		close(ov.fd);
 		for (i = 0; i < TX_SOCKETS; i++)

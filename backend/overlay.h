@@ -37,6 +37,7 @@ struct pvo_overlay_stats {
 	struct pvo_net_stats net;
 	uint64_t tx_syscalls;
 	uint64_t rx_syscalls;
+	bool gso, gro; /* UDP GSO sends, UDP GRO receives in use */
 };
 const struct pvo_overlay_stats *pvo_overlay_stats(void);
 
@@ -66,6 +67,9 @@ uint16_t pvo_overlay_sport(struct pvo_qp *qp);
 uint8_t *pvo_overlay_pkt(void);
 void pvo_overlay_pkt_send(const struct pvo_route *rt, size_t roce_len,
 			  struct pvo_qp *qp);
+/* Hands the queued packets to the kernel; while a receive batch is being
+ * taken in, that waits for the end of the batch (one sendmmsg for all the
+ * answers and the sends the ACKs clocked). */
 void pvo_overlay_flush(void);
 
 /* n packets of qp were sent again (QP and VM counters). */
@@ -88,5 +92,9 @@ void pvo_net_req_input(struct pvo_qp *qp, const struct pvo_inner *in,
 /* net_resp.c */
 void pvo_net_resp_input(struct pvo_qp *qp, const struct pvo_inner *in,
 			const struct pvo_roce_hdr *h);
+/* Sends the ACKs the last receive batch asked for, one per QP. */
+void pvo_net_resp_send_acks(void);
+/* Forgets qp's coalesced ACK (the QP goes away). */
+void pvo_net_resp_forget(struct pvo_qp *qp);
 
 #endif

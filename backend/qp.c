@@ -10,6 +10,7 @@
 #include "event.h"
 #include "guest_mem.h"
 #include "mr.h"
+#include "overlay.h"
 #include "qp.h"
 #include "srq.h"
 #include "vm.h"
@@ -180,6 +181,7 @@ void pvo_qp_free(struct pvo_vm *vm, struct pvo_qp *qp)
 	pvo_timer_destroy(&qp->req.timer);
 	pvo_timer_destroy(&qp->req.resume);
 	g_free(qp->req.ahead);
+	pvo_net_resp_forget(qp);
 	pvo_event_purge(vm, PVO_EVOBJ_QP, qp->handle);
 	pvo_table_remove(&vm->qps, qp->handle, qp->ctx);
 	qp->pd->refcnt--;
@@ -431,7 +433,7 @@ static void enter_reset(struct pvo_qp *qp)
 
 	pvo_timer_cancel(&qp->req.timer);
 	qp->req.active = false;
-	qp->req.nahead = 0;
+	pvo_req_forget_ahead(qp);
 	qp->req.wait = PVO_WAIT_NONE;
 	if (pvo_ring_load(vm, &qp->sq, PVO_RING_PROD, &prod)) {
 		qp->req.cons = prod;
@@ -581,7 +583,7 @@ void pvo_qp_flush_sq(struct pvo_qp *qp)
 
 	pvo_timer_cancel(&qp->req.timer);
 	qp->req.active = false;
-	qp->req.nahead = 0;
+	pvo_req_forget_ahead(qp);
 	qp->req.wait = PVO_WAIT_NONE;
 	while (n--) {
 		struct pvo_send_wqe w;

@@ -76,7 +76,7 @@ struct pvo_rwqe {
 /* WQEs and packets a QP may have in flight beyond its oldest WQE; the
  * packet window adapts: halved on a PSN sequence NAK or a timeout (go-back-N
  * resends all of it), grown by what each completion acknowledged */
-#define PVO_REQ_AHEAD 32
+#define PVO_REQ_AHEAD 64
 #define PVO_REQ_AHEAD_PKTS 512
 #define PVO_REQ_WINDOW_MIN 8
 #define PVO_REQ_WINDOW_START 64
@@ -112,8 +112,13 @@ struct pvo_qp {
 		/* overlay RC: SEND / WRITE WQEs sent behind the active one
 		 * before it completed (oldest first), so that a message per
 		 * round trip does not bound the QP */
-		struct pvo_swqe *ahead; /* PVO_REQ_AHEAD, on first use */
-		unsigned int nahead;
+		struct pvo_swqe *ahead; /* ring of PVO_REQ_AHEAD, on first
+					 * use; pvo_req_ahead() */
+		unsigned int ahead_head, nahead;
+		/* ... of which sent since the last go-back-N (the rest
+		 * were sent before it and go again in order) */
+		unsigned int ahead_sent;
+		bool resend_active; /* promoted, not sent since go-back-N */
 	} req;
 
 	/* responder */
@@ -150,6 +155,11 @@ struct pvo_qp {
 		/* responder */
 		uint32_t msn;
 		bool nak_sent; /* PSN sequence NAK sent for rq_psn */
+		/* ACK coalescing: one ACK per receive batch, for the latest
+		 * PSN asked for (net_resp.c) */
+		bool ack_pending;
+		uint32_t ack_psn;
+		unsigned int ack_slot;
 		struct {
 			bool valid;
 			uint32_t psn;
@@ -199,6 +209,13 @@ void pvo_qp_flush_rq(struct pvo_qp *qp);
 uint32_t pvo_qp_mtu_bytes(const struct pvo_qp *qp);
 
 /* The packets (PSNs) a message of len bytes takes at mtu: at least one. */
+/* The i-th WQE behind the active one (0: the next to complete). */
+static inline struct pvo_swqe *pvo_req_ahead(struct pvo_qp *qp,
+					     unsigned int i)
+{
+	return &qp->req.ahead[(qp->req.ahead_head + i) % PVO_REQ_AHEAD];
+}
+
 static inline uint32_t pvo_packets(uint64_t len, uint32_t mtu)
 {
 	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;

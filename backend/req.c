@@ -216,26 +216,35 @@ static bool send_ahead(struct pvo_qp *qp)
 	unsigned int i;
 
 	/* only once the active WQE is out whole */
-	if (qp->type != PVO_QPT_RC || qp->req.nahead >= PVO_REQ_AHEAD ||
-	    qp->req.wait == PVO_WAIT_RNR || !qp->net.sent ||
-	    qp->net.next_pkt < qp->req.wqe.npkts ||
+	if (qp->type != PVO_QPT_RC || qp->req.wait == PVO_WAIT_RNR ||
+	    !qp->net.sent || qp->net.next_pkt < qp->req.wqe.npkts ||
 	    !pipelined(qp->req.wqe.opcode) || !pvo_overlay_pipelines(qp))
 		return false;
-	for (i = 0; i < qp->req.nahead; i++)
-		pkts += qp->req.ahead[i].npkts;
+	for (i = 0; i < qp->req.ahead_sent; i++)
+		pkts += pvo_req_ahead(qp, i)->npkts;
 	if (pkts >= pvo_req_window(qp))
+		return false;
+	if (qp->req.ahead_sent < qp->req.nahead) {
+		/* after a go-back-N: again, in order, as the window allows */
+		w = pvo_req_ahead(qp, qp->req.ahead_sent++);
+		pvo_overlay_count_retransmits(qp, w->npkts);
+		send_wqe(qp, w, true);
+		return true;
+	}
+	if (qp->req.nahead >= PVO_REQ_AHEAD)
 		return false;
 	if (!qp->req.ahead)
 		qp->req.ahead = g_new(struct pvo_swqe, PVO_REQ_AHEAD);
-	w = &qp->req.ahead[qp->req.nahead];
+	w = pvo_req_ahead(qp, qp->req.nahead);
 	if (read_wqe(qp, qp->req.cons + 1 + qp->req.nahead, w, &st) !=
 		FETCH_SEND ||
 	    st || !pipelined(w->opcode))
 		return false;
-	last = qp->req.nahead ? &qp->req.ahead[qp->req.nahead - 1]
+	last = qp->req.nahead ? pvo_req_ahead(qp, qp->req.nahead - 1)
 			      : &qp->req.wqe;
 	w->psn = pvo_psn_add(last->psn, last->npkts);
 	qp->req.nahead++;
+	qp->req.ahead_sent++;
 	send_wqe(qp, w, true);
 	return true;
 }
@@ -262,28 +271,37 @@ void pvo_req_promote(struct pvo_qp *qp)
 {
 	if (!qp->req.nahead)
 		return;
-	qp->req.wqe = qp->req.ahead[0];
+	qp->req.wqe = *pvo_req_ahead(qp, 0);
+	qp->req.ahead_head = (qp->req.ahead_head + 1) % PVO_REQ_AHEAD;
 	qp->req.nahead--;
-	memmove(qp->req.ahead, qp->req.ahead + 1,
-		qp->req.nahead * sizeof(qp->req.ahead[0]));
 	qp->req.active = true;
 	new_message(qp);
-	/* it is on the wire already */
-	qp->net.sent = true;
-	qp->net.next_pkt = qp->req.wqe.npkts;
+	if (qp->req.ahead_sent) {
+		/* it is on the wire already */
+		qp->req.ahead_sent--;
+		qp->net.sent = true;
+		qp->net.next_pkt = qp->req.wqe.npkts;
+		return;
+	}
+	/* a go-back-N came before its turn to go again: pvo_req_run
+	 * sends it (unless the ACK at hand completes it first) */
+	qp->req.resend_active = true;
+}
+
+void pvo_req_forget_ahead(struct pvo_qp *qp)
+{
+	qp->req.nahead = 0;
+	qp->req.ahead_sent = 0;
+	qp->req.resend_active = false;
 }
 
 void pvo_req_resend(struct pvo_qp *qp)
 {
-	unsigned int i;
-
 	/* Go-back-N: the responder dropped everything after the first
-	 * packet it missed. The WQEs behind the active one go back to the
-	 * SQ (their slots are still ours) and are sent again, with the same
-	 * PSNs, as the window allows. */
-	for (i = 0; i < qp->req.nahead; i++)
-		pvo_overlay_count_retransmits(qp, qp->req.ahead[i].npkts);
-	qp->req.nahead = 0;
+	 * packet it missed. The WQEs behind the active one stay where they
+	 * are (an ACK may still name any PSN they were sent with) and go
+	 * again, in order, as the window allows (send_ahead). */
+	qp->req.ahead_sent = 0;
 	pvo_req_send(qp);
 }
 
@@ -393,11 +411,18 @@ void pvo_req_run(struct pvo_qp *qp)
 		/* In SQD the active WQE finishes, no new one starts. */
 		if (qp->state != PVO_QPS_RTS)
 			break;
+		if (qp->req.active && qp->req.resend_active) {
+			qp->req.resend_active = false;
+			pvo_overlay_count_retransmits(qp, qp->req.wqe.npkts);
+			pvo_req_send(qp);
+			wqes++;
+			continue;
+		}
 		if (qp->req.active) {
 			if (!send_ahead(qp))
 				break;
 			wqes++;
-			bytes += qp->req.ahead[qp->req.nahead - 1].length;
+			bytes += pvo_req_ahead(qp, qp->req.nahead - 1)->length;
 			continue;
 		}
 		switch (fetch(qp)) {

@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -80,9 +81,11 @@ struct opts {
 	double seconds;
 	unsigned int sizes[MAX_SIZES];
 	unsigned int nsizes;
+	bool sizes_given; /* --sizes: else --overlay has its own list */
 	unsigned int depth;
 	unsigned int batch;
 	unsigned int lat_iters;
+	unsigned int repeat; /* --overlay: best of this many runs a cell */
 	const char *backend_args[16];
 	unsigned int nargs;
 };
@@ -97,17 +100,19 @@ struct result {
 static struct backend_proc bp, bp2; /* bp2: host 2 with --overlay */
 static struct side A = {.name = "a"}, B = {.name = "b"};
 static bool overlay;
+/* --overlay: the client sleeps this long when it has nothing to do */
+static unsigned int idle_sleep_us;
 static unsigned int vxlan_port;
 static int timeout_ms = 10000;
 
 /* CPU time the back-end has used so far (ns), from /proc schedstat. */
-static uint64_t backend_cpu_ns(void)
+static uint64_t proc_cpu_ns(pid_t pid)
 {
 	unsigned long long run = 0;
 	char path[64];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)bp.pid);
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
 	f = fopen(path, "r");
 	if (!f)
 		return 0;
@@ -115,6 +120,12 @@ static uint64_t backend_cpu_ns(void)
 		run = 0;
 	fclose(f);
 	return run;
+}
+
+/* CPU time of the back-end(s) so far: both hosts' with --overlay. */
+static uint64_t backend_cpu_ns(void)
+{
+	return proc_cpu_ns(bp.pid) + (overlay ? proc_cpu_ns(bp2.pid) : 0);
 }
 
 static double now_s(void)
@@ -307,7 +318,10 @@ static struct result stream(uint8_t opcode, unsigned int size,
 		bool stopping = now_s() >= stop_at;
 		int n;
 
+		bool busy = false;
+
 		if (!stopping && posted - done + batch <= depth) {
+			busy = true;
 			for (i = 0; i < batch; i++, slot++) {
 				uint64_t off = (slot % nslots) * size;
 
@@ -321,10 +335,12 @@ static struct result stream(uint8_t opcode, unsigned int size,
 		n = sim_poll_cq(&A.scq, c, 64);
 		check_cqes(c, n, "requester");
 		done += (uint64_t)n * batch;
+		busy |= n > 0;
 		if (is_send) {
 			n = sim_poll_cq(&B.rcq, c, 64);
 			check_cqes(c, n, "responder");
 			received += n;
+			busy |= n > 0;
 			if (n)
 				refill_recvs(&B, size, nslots);
 		}
@@ -335,6 +351,11 @@ static struct result stream(uint8_t opcode, unsigned int size,
 			    is_send ? "SEND" : "WRITE", size,
 			    (unsigned long long)(posted - done),
 			    (unsigned long long)posted);
+		if (!busy && idle_sleep_us) {
+			struct timespec ts = {0, idle_sleep_us * 1000L};
+
+			nanosleep(&ts, NULL);
+		}
 	}
 	t1 = now_s();
 	if (is_send) {
@@ -462,7 +483,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: pvo-bench [--overlay [--netns A,B --vteps IP,IP]] [--seconds S] [--sizes N,N,...] [--depth N] "
 		"[--batch N]\n"
-		"                 [--lat-iters N] [--backend-arg ARG]...\n"
+		"                 [--lat-iters N] [--repeat N] [--backend-arg ARG]...\n"
 		"PVO_BACKEND: back-end binary (default %s)\n",
 		BACKEND_DEFAULT_PATH);
 	exit(2);
@@ -479,6 +500,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	    {"depth", required_argument, NULL, 'd'},
 	    {"batch", required_argument, NULL, 'b'},
 	    {"lat-iters", required_argument, NULL, 'l'},
+	    {"repeat", required_argument, NULL, 'r'},
 	    {"backend-arg", required_argument, NULL, 'a'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -492,6 +514,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	o->depth = 128;
 	o->batch = 16;
 	o->lat_iters = 20000;
+	o->repeat = 3;
 	memcpy(o->sizes, def_sizes, sizeof(def_sizes));
 	o->nsizes = sizeof(def_sizes) / sizeof(def_sizes[0]);
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -517,6 +540,7 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->seconds = atof(optarg);
 			break;
 		case 'z':
+			o->sizes_given = true;
 			o->nsizes = 0;
 			for (tok = strtok_r(optarg, ",", &save);
 			     tok && o->nsizes < MAX_SIZES;
@@ -531,6 +555,9 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'l':
 			o->lat_iters = strtoul(optarg, NULL, 0);
+			break;
+		case 'r':
+			o->repeat = strtoul(optarg, NULL, 0);
 			break;
 		case 'a':
 			if (o->nargs < 15)
@@ -720,8 +747,9 @@ static void *udp_receive(void *opaque)
  * sendmmsg, the receiver in another thread, as the back-ends run. The
  * goodput counts the RoCE payload each datagram would carry.
  */
-static double udp_goodput(double seconds)
+static double udp_goodput(double seconds, double *cpu_ns_per_pkt)
 {
+	struct timespec c0, c1;
 	static uint8_t pkt[OV_DGRAM];
 	struct sockaddr_in to = {.sin_family = AF_INET};
 	struct udp_sink u = {0};
@@ -755,6 +783,7 @@ static double udp_goodput(double seconds)
 		m[i].msg_hdr.msg_iov = &iov;
 		m[i].msg_hdr.msg_iovlen = 1;
 	}
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	pthread_create(&th, NULL, udp_receive, &u);
 	t0 = now_s();
 	do {
@@ -764,54 +793,107 @@ static double udp_goodput(double seconds)
 	usleep(50000);
 	u.stop = true;
 	pthread_join(th, NULL);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
 	close(s);
 	close(u.fd);
+	*cpu_ns_per_pkt = u.packets ? ((c1.tv_sec - c0.tv_sec) * 1e9 +
+				       (c1.tv_nsec - c0.tv_nsec)) /
+					  u.packets
+				    : 0;
 	return (double)u.packets * OV_MTU / (t1 - t0) / 1e6;
+}
+
+/* The best of n runs (by goodput) of a stream, or of the UDP baseline. */
+static struct result best_stream(uint8_t opcode, unsigned int size,
+				 unsigned int depth, const struct opts *o)
+{
+	struct result best = {0}, r;
+	unsigned int i;
+
+	for (i = 0; i < o->repeat; i++) {
+		r = stream(opcode, size, depth, o->batch, o->seconds);
+		if (r.mbps > best.mbps)
+			best = r;
+	}
+	return best;
+}
+
+static double best_udp(const struct opts *o, double *cpu_ns_per_pkt)
+{
+	double best = 0, mbps, cpu;
+	unsigned int i;
+
+	for (i = 0; i < o->repeat; i++) {
+		mbps = udp_goodput(o->seconds, &cpu);
+		if (mbps > best) {
+			best = mbps;
+			*cpu_ns_per_pkt = cpu;
+		}
+	}
+	return best;
 }
 
 static int overlay_main(struct opts *o)
 {
-	static const unsigned int sizes[] = {4096, 16384, 65536, 262144,
-					     1048576};
+	static const unsigned int def_sizes[] = {4096, 16384, 65536, 262144,
+						 1048576};
+	const unsigned int *sizes = o->sizes_given ? o->sizes : def_sizes;
+	unsigned int nsizes = o->sizes_given ? o->nsizes : 5;
 	char line[4096];
-	double udp, worst = 1e9;
+	double worst = 1e9;
 	unsigned int i;
 
 	overlay = true;
+	/* The guests' CPUs are not the hosts' in a real deployment: here
+	 * the client shares two cores with both back-ends and the kernel,
+	 * so it sleeps instead of spinning when it waits. */
+	idle_sleep_us = 20;
+	prctl(PR_SET_TIMERSLACK, 1000UL);
 	start_overlay(o);
 	side_open(&A);
 	side_open(&B);
+	if (!o->repeat)
+		o->repeat = 1;
 	printf("pvo-bench --overlay: two back-ends (VTEPs %s and %s, port "
-	       "%u, %s), RoCEv2 in VXLAN, path MTU %u, one RC QP pair, %.2f s "
-	       "per cell\n\n",
+	       "%u, %s), RoCEv2 in VXLAN, path MTU %u, one RC QP pair; every "
+	       "cell is the best of %u runs of %.2f s\n",
 	       ov_vtep[0], ov_vtep[1], vxlan_port,
 	       ov_netns[0] ? "two network namespaces joined by a veth"
 			   : "loopback",
-	       OV_MTU, o->seconds);
-	udp = udp_goodput(o->seconds);
-	printf("plain UDP, %u-byte datagrams, 64 per sendmmsg: %.0f MB/s of "
-	       "payload\n\n",
-	       OV_DGRAM, udp);
-	printf("%8s | %10s %8s | %10s %8s | %7s %7s\n", "size", "WRITE MB/s",
-	       "Mmsg/s", "SEND MB/s", "Mmsg/s", "WRITE/", "SEND/");
-	printf("%8s | %10s %8s | %10s %8s | %7s %7s\n", "", "", "", "", "",
-	       "UDP", "UDP");
-	printf("---------+---------------------+---------------------+-------"
-	       "--------\n");
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+	       OV_MTU, o->repeat, o->seconds);
+	printf("UDP: plain UDP between the same addresses in the same row, "
+	       "%u-byte datagrams (a full packet), 64 per sendmmsg, goodput "
+	       "counted as the %u payload bytes each carries; \"cpu us/4K\": "
+	       "CPU time per 4 KiB of payload, of both back-ends (overlay) "
+	       "or of the sender and receiver threads (UDP)\n\n",
+	       OV_DGRAM, OV_MTU);
+	printf("%8s | %8s %7s | %10s %8s %7s | %10s %8s %7s | %7s %7s\n",
+	       "size", "UDP MB/s", "cpu us", "WRITE MB/s", "Mmsg/s", "cpu us",
+	       "SEND MB/s", "Mmsg/s", "cpu us", "WRITE/", "SEND/");
+	printf("%8s | %8s %7s | %10s %8s %7s | %10s %8s %7s | %7s %7s\n", "",
+	       "", "/4K", "", "", "/4K", "", "", "/4K", "UDP", "UDP");
+	printf("---------+------------------+-----------------------------+---"
+	       "--------------------------+----------------\n");
+	for (i = 0; i < nsizes; i++) {
 		unsigned int depth = o->depth;
+		double udp, udp_cpu = 0, per4k = (double)OV_MTU / sizes[i];
 		struct result w, sd;
 
 		while (depth > 1 && (uint64_t)depth * sizes[i] > BUF_LEN / 2)
 			depth /= 2;
-		w = stream(PVO_WR_RDMA_WRITE, sizes[i], depth, o->batch,
-			   o->seconds);
-		sd = stream(PVO_WR_SEND, sizes[i], depth, o->batch, o->seconds);
-		printf("%8s | %10.0f %8.3f | %10.0f %8.3f | %6.0f%% %6.0f%%\n",
-		       human(sizes[i]), w.mbps, w.mmsgs, sd.mbps, sd.mmsgs,
-		       100 * w.mbps / udp, 100 * sd.mbps / udp);
+		udp = best_udp(o, &udp_cpu);
+		w = best_stream(PVO_WR_RDMA_WRITE, sizes[i], depth, o);
+		sd = best_stream(PVO_WR_SEND, sizes[i], depth, o);
+		printf("%8s | %8.0f %7.2f | %10.0f %8.3f %7.2f | %10.0f %8.3f "
+		       "%7.2f | %6.0f%% %6.0f%%\n",
+		       human(sizes[i]), udp, udp_cpu / 1000, w.mbps, w.mmsgs,
+		       w.be_ns * per4k / 1000, sd.mbps, sd.mmsgs,
+		       sd.be_ns * per4k / 1000, 100 * w.mbps / udp,
+		       100 * sd.mbps / udp);
 		if (w.mbps / udp < worst)
 			worst = w.mbps / udp;
+		if (sd.mbps / udp < worst)
+			worst = sd.mbps / udp;
 	}
 	if (mgmt_line(&bp, "daemon", line, sizeof(line)) &&
 	    field(line, " tx_syscalls="))
@@ -831,7 +913,7 @@ static int overlay_main(struct opts *o)
 		       (double)field(line, " rx_packets=") /
 			   field(line, " rx_syscalls="));
 	printf("\ntarget (reported, not a gate): overlay goodput >= 70%% of "
-	       "plain UDP at 4 KiB .. 1 MiB: %s (lowest %.0f%%)\n",
+	       "plain UDP at 4 KiB .. 1 MiB, WRITE and SEND: %s (lowest %.0f%%)\n",
 	       worst >= 0.7 ? "met" : "NOT met", 100 * worst);
 	backend_stop(&bp, 5000);
 	backend_stop(&bp2, 5000);

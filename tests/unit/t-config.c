@@ -72,6 +72,8 @@ static const struct {
 	{ "[tenant a]\nvni=1\n[vm v]\ntenant=a\nmac=52:54:00:00:00:01\n"
 	  "[vm v]\n",
 	  "t.conf:6: vm 'v' is already defined at line 3" },
+	{ "[daemon]\nudp-gso = maybe\n",
+	  "t.conf:2: udp-gso 'maybe': expected yes or no" },
 };
 
 int main(void)
@@ -83,13 +85,14 @@ int main(void)
 	char *unknown[] = { "green-9", NULL };
 	size_t i;
 
-	tap_plan(17 + G_N_ELEMENTS(bad));
+	tap_plan(19 + G_N_ELEMENTS(bad));
 
 	cfg = pvo_config_parse("t.conf", good, &err);
 	tap_ok(cfg != NULL, "good config parses (%s)", err ? err : "");
 	if (!cfg)
 		return 1;
 	tap_is(cfg->num_tenants, 2, "two tenants");
+	tap_ok(!cfg->no_udp_gso, "UDP GSO is on by default");
 	tap_is(cfg->num_vms, 2, "two VMs");
 	tap_is(cfg->tenants[1].vni, 0x200, "hex vni");
 	tap_is(cfg->tenants[0].mtu, 9000, "tenant mtu");
@@ -126,6 +129,11 @@ int main(void)
 		pvo_config_free(cfg);
 		g_free(err);
 	}
+	err = NULL;
+	cfg = pvo_config_parse("t.conf", "[daemon]\nudp-gso = no\n", &err);
+	tap_ok(cfg && cfg->no_udp_gso, "udp-gso = no turns UDP GSO off");
+	pvo_config_free(cfg);
+	g_free(err);
 	err = NULL;
 	cfg = pvo_config_load("/nonexistent/pvo.conf", &err);
 	tap_ok(!cfg && strstr(err, "cannot read config file") &&

@@ -136,8 +136,11 @@ class RdmaGuests:
     """Boots the nodes' guests on one Ethernet with the device under test
     and sets the device up in each. kind defaults to device_kind()."""
 
-    def __init__(self, nodes, kind=None, subnet_bits=24, vni_base=100):
+    def __init__(self, nodes, kind=None, subnet_bits=24, vni_base=100,
+                 daemon_options=None):
         self.nodes = list(nodes)
+        # extra [daemon] keys of every back-end, e.g. {"udp-gso": "no"}
+        self.daemon_options = dict(daemon_options or {})
         self.kind = kind or device_kind()
         self.subnet_bits = subnet_bits
         self.vni_base = vni_base
@@ -180,6 +183,8 @@ class RdmaGuests:
         if host is not None:
             text += "\n[daemon]\nvtep = %s\nmanagement-socket = %s\n" % (
                 self.hosts.vtep(host), self.mgmt_socket(host))
+            for key, value in self.daemon_options.items():
+                text += "%s = %s\n" % (key, value)
         for i, t in enumerate(self.tenants()):
             text += "\n[tenant %s]\nvni = %d\nmtu = 1500\n" % (t, self.vni_base + i)
         for n in self.nodes:
