@@ -31,7 +31,7 @@ static bool reply_route(struct pvo_qp *qp, const struct pvo_inner *in,
 	return true;
 }
 
-static void ack_now(struct pvo_qp *qp);
+static void ack_first(struct pvo_qp *qp);
 
 static void send_aeth(struct pvo_qp *qp, const struct pvo_route *rt,
 		      uint8_t opcode, uint32_t psn, uint8_t syndrome,
@@ -48,8 +48,7 @@ static void send_aeth(struct pvo_qp *qp, const struct pvo_route *rt,
 	};
 	uint8_t *p;
 
-	if (qp->net.ack_pending)
-		ack_now(qp);
+	ack_first(qp);
 	p = pvo_overlay_pkt();
 
 	pvo_overlay_pkt_send(rt, pvo_roce_encode(p, &h), qp);
@@ -70,14 +69,20 @@ static struct {
 } acks[ACKS_MAX];
 static unsigned int nacks;
 
-static void ack_now(struct pvo_qp *qp)
+/* qp has an ACK waiting in this batch */
+static bool ack_waiting(const struct pvo_qp *qp)
 {
-	struct pvo_route *rt = &acks[qp->net.ack_slot].rt;
+	return qp->net.ack_slot < nacks && acks[qp->net.ack_slot].qp == qp;
+}
 
-	qp->net.ack_pending = false;
+/* Sends qp's waiting ACK, if any, before another answer of it. */
+static void ack_first(struct pvo_qp *qp)
+{
+	if (!ack_waiting(qp))
+		return;
 	acks[qp->net.ack_slot].qp = NULL;
-	send_aeth(qp, rt, PVO_OPC_ACK, qp->net.ack_psn,
-		  PVO_AETH_ACK | PVO_AETH_CREDITS_INVALID, 0);
+	send_aeth(qp, &acks[qp->net.ack_slot].rt, PVO_OPC_ACK,
+		  qp->net.ack_psn, PVO_AETH_ACK | PVO_AETH_CREDITS_INVALID, 0);
 }
 
 void pvo_net_resp_send_acks(void)
@@ -86,22 +91,20 @@ void pvo_net_resp_send_acks(void)
 
 	for (i = 0; i < nacks; i++)
 		if (acks[i].qp)
-			ack_now(acks[i].qp);
+			ack_first(acks[i].qp);
 	nacks = 0;
 }
 
 void pvo_net_resp_forget(struct pvo_qp *qp)
 {
-	if (qp->net.ack_pending) {
+	if (ack_waiting(qp))
 		acks[qp->net.ack_slot].qp = NULL;
-		qp->net.ack_pending = false;
-	}
 }
 
 static void send_ack(struct pvo_qp *qp, const struct pvo_route *rt,
 		     uint32_t psn)
 {
-	if (qp->net.ack_pending) {
+	if (ack_waiting(qp)) {
 		if (pvo_psn_diff(psn, qp->net.ack_psn) > 0)
 			qp->net.ack_psn = psn;
 		return;
@@ -114,7 +117,6 @@ static void send_ack(struct pvo_qp *qp, const struct pvo_route *rt,
 	acks[nacks].qp = qp;
 	acks[nacks].rt = *rt;
 	qp->net.ack_slot = nacks++;
-	qp->net.ack_pending = true;
 	qp->net.ack_psn = psn;
 }
 
@@ -132,9 +134,7 @@ static void send_read_response(struct pvo_qp *qp, const struct pvo_route *rt,
 	uint64_t len = r->has_data ? r->data.len : 0;
 	uint32_t i, n = pvo_packets(len, mtu);
 
-	if (qp->net.ack_pending)
-		ack_now(qp);
-
+	ack_first(qp);
 	for (i = 0; i < n; i++) {
 		bool first = i == 0, last = i == n - 1;
 		uint64_t off = (uint64_t)i * mtu;

@@ -156,8 +156,8 @@ struct pvo_qp {
 		uint32_t msn;
 		bool nak_sent; /* PSN sequence NAK sent for rq_psn */
 		/* ACK coalescing: one ACK per receive batch, for the latest
-		 * PSN asked for (net_resp.c) */
-		bool ack_pending;
+		 * PSN asked for (net_resp.c; waiting while its slot there
+		 * names this QP) */
 		uint32_t ack_psn;
 		unsigned int ack_slot;
 		struct {

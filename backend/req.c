@@ -422,7 +422,7 @@ void pvo_req_run(struct pvo_qp *qp)
 			if (!send_ahead(qp))
 				break;
 			wqes++;
-			bytes += pvo_req_ahead(qp, qp->req.nahead - 1)->length;
+			bytes += pvo_req_ahead(qp, qp->req.ahead_sent - 1)->length;
 			continue;
 		}
 		switch (fetch(qp)) {
