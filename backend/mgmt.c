@@ -75,10 +75,11 @@ static void show(GString *o)
 	g_string_append_printf(o,
 			       "daemon overlay=%s gso=%s gro=%s "
 			       "tx_syscalls=%" G_GUINT64_FORMAT
-			       " rx_syscalls=%" G_GUINT64_FORMAT,
+			       " rx_syscalls=%" G_GUINT64_FORMAT
+			       " gso_padded=%" G_GUINT64_FORMAT,
 			       pvo_overlay_enabled() ? "on" : "off",
 			       os->gso ? "on" : "off", os->gro ? "on" : "off",
-			       os->tx_syscalls, os->rx_syscalls);
+			       os->tx_syscalls, os->rx_syscalls, os->gso_padded);
 	put_stats(o, &os->net);
 	g_string_append_c(o, '\n');
 	for (v = 0; v < mg.n; v++) {

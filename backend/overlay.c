@@ -33,6 +33,7 @@
  */
 #define GSO_MAX_BYTES 65000
 #define GSO_MAX_SEGS 64
+#define GSO_PAD_MAX 32 /* bytes of Ethernet trailer that keep a run going */
 #define RX_BATCH 32
 #define RX_ROOM 65536 /* a GRO run, or one datagram up to a jumbo frame */
 #define RX_ROUNDS 16 /* recvmmsg calls per wake-up before yielding */
@@ -171,8 +172,25 @@ static bool same_vtep(unsigned int a, unsigned int b)
 	       ov.to[a].sin_port == ov.to[b].sin_port;
 }
 
-/* One send from packet i on: with GSO, the packets after it to the same
- * VTEP with its size (the last may be shorter). Returns the next packet. */
+/* Packet k can join a GSO run from packet i of segment size seg that
+ * holds total bytes so far. */
+static bool joins(unsigned int i, unsigned int k, size_t seg, size_t total)
+{
+	return k < ov.n && k - i < GSO_MAX_SEGS && same_vtep(i, k) &&
+	       ov.iov[k].iov_len <= seg && total + seg <= GSO_MAX_BYTES;
+}
+
+/*
+ * One send from packet i on: with GSO, the packets after it to the same
+ * VTEP with its size (the last may be shorter). Returns the next packet.
+ *
+ * A packet a few bytes shorter than the run's segments, with more behind
+ * it, is padded up to the segment size: the pad is an Ethernet trailer
+ * behind the inner IP packet, which every receiver trims by the IP total
+ * length (ours in pvo_encap_parse, Linux in ip_rcv). This keeps a
+ * multi-packet WRITE in one run: its first packet carries the 16-byte
+ * RETH, the middle ones do not (likewise the AETH of READ responses).
+ */
 static unsigned int make_send(unsigned int i, struct mmsghdr *m,
 			      union cmsg_room *c)
 {
@@ -180,10 +198,17 @@ static unsigned int make_send(unsigned int i, struct mmsghdr *m,
 	unsigned int k = i + 1;
 	struct cmsghdr *cm;
 
-	while (ov.stats.gso && k < ov.n && k - i < GSO_MAX_SEGS && same_vtep(i, k) &&
-	       ov.iov[k].iov_len <= seg &&
-	       total + ov.iov[k].iov_len <= GSO_MAX_BYTES) {
-		total += ov.iov[k].iov_len;
+	while (ov.stats.gso && joins(i, k, seg, total)) {
+		size_t len = ov.iov[k].iov_len;
+
+		if (len < seg && seg - len <= GSO_PAD_MAX &&
+		    joins(i, k + 1, seg, total + seg)) {
+			memset((uint8_t *)ov.iov[k].iov_base + len, 0,
+			       seg - len);
+			ov.iov[k].iov_len = len = seg;
+			ov.stats.gso_padded++;
+		}
+		total += len;
 		if (ov.iov[k++].iov_len < seg)
 			break; /* a shorter one ends the run */
 	}

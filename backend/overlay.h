@@ -37,6 +37,7 @@ struct pvo_overlay_stats {
 	struct pvo_net_stats net;
 	uint64_t tx_syscalls;
 	uint64_t rx_syscalls;
+	uint64_t gso_padded; /* packets padded to keep a GSO run going */
 	bool gso, gro; /* UDP GSO sends, UDP GRO receives in use */
 };
 const struct pvo_overlay_stats *pvo_overlay_stats(void);

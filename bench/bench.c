@@ -667,50 +667,6 @@ static void start_overlay(const struct opts *o)
 	enter_netns(NULL);
 }
 
-/* One answer line of the host's management socket, e.g. "daemon ...". */
-static bool mgmt_line(struct backend_proc *b, const char *kind, char *line,
-		      size_t len)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	static char buf[65536];
-	size_t got = 0;
-	ssize_t k;
-	char *p, *e;
-	int fd;
-
-	if (strlen(b->dir) + 24 > sizeof(sa.sun_path))
-		return false;
-	memcpy(sa.sun_path, b->dir, strlen(b->dir));
-	strcat(sa.sun_path, "/pvrdma-overlayd.mgmt");
-	fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    write(fd, "show\n", 5) != 5) {
-		if (fd >= 0)
-			close(fd);
-		return false;
-	}
-	while (got < sizeof(buf) - 1 &&
-	       (k = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
-		got += k;
-	close(fd);
-	buf[got] = '\0';
-	for (p = buf; p && *p; p = e ? e + 1 : NULL) {
-		e = strchr(p, '\n');
-		if (!strncmp(p, kind, strlen(kind))) {
-			snprintf(line, len, "%.*s", e ? (int)(e - p) : (int)strlen(p), p);
-			return true;
-		}
-	}
-	return false;
-}
-
-static uint64_t field(const char *line, const char *key)
-{
-	const char *p = strstr(line, key);
-
-	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
-}
-
 struct udp_sink {
 	int fd;
 	volatile bool stop;
@@ -895,23 +851,25 @@ static int overlay_main(struct opts *o)
 		if (sd.mbps / udp < worst)
 			worst = sd.mbps / udp;
 	}
-	if (mgmt_line(&bp, "daemon", line, sizeof(line)) &&
-	    field(line, " tx_syscalls="))
+	if (backend_mgmt_line(&bp, "daemon", line, sizeof(line)) &&
+	    backend_field(line, " tx_syscalls="))
 		printf("\nhost 1 sent %llu packets in %llu sendmmsg calls: "
-		       "%.1f packets per syscall; %llu retransmitted\n",
-		       (unsigned long long)field(line, " tx_packets="),
-		       (unsigned long long)field(line, " tx_syscalls="),
-		       (double)field(line, " tx_packets=") /
-			   field(line, " tx_syscalls="),
-		       (unsigned long long)field(line, " retransmits="));
-	if (mgmt_line(&bp2, "daemon", line, sizeof(line)) &&
-	    field(line, " rx_syscalls="))
+		       "%.1f packets per syscall; %llu retransmitted; %llu "
+		       "padded to stay in a GSO run\n",
+		       (unsigned long long)backend_field(line, " tx_packets="),
+		       (unsigned long long)backend_field(line, " tx_syscalls="),
+		       (double)backend_field(line, " tx_packets=") /
+			   backend_field(line, " tx_syscalls="),
+		       (unsigned long long)backend_field(line, " retransmits="),
+		       (unsigned long long)backend_field(line, " gso_padded="));
+	if (backend_mgmt_line(&bp2, "daemon", line, sizeof(line)) &&
+	    backend_field(line, " rx_syscalls="))
 		printf("host 2 received %llu packets in %llu recvmmsg calls: "
 		       "%.1f packets per syscall\n",
-		       (unsigned long long)field(line, " rx_packets="),
-		       (unsigned long long)field(line, " rx_syscalls="),
-		       (double)field(line, " rx_packets=") /
-			   field(line, " rx_syscalls="));
+		       (unsigned long long)backend_field(line, " rx_packets="),
+		       (unsigned long long)backend_field(line, " rx_syscalls="),
+		       (double)backend_field(line, " rx_packets=") /
+			   backend_field(line, " rx_syscalls="));
 	printf("\ntarget (reported, not a gate): overlay goodput >= 70%% of "
 	       "plain UDP at 4 KiB .. 1 MiB, WRITE and SEND: %s (lowest %.0f%%)\n",
 	       worst >= 0.7 ? "met" : "NOT met", 100 * worst);

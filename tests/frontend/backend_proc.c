@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -331,4 +333,50 @@ void backend_cleanup(struct backend_proc *bp, bool keep_log)
 		closedir(d);
 	if (!keep_log)
 		rmdir(bp->dir);
+}
+
+bool backend_mgmt_line(const struct backend_proc *bp, const char *kind,
+		       char *line, size_t len)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	static char buf[65536];
+	size_t got = 0;
+	ssize_t k;
+	char *p, *e;
+	int fd;
+
+	if (strlen(bp->dir) + 24 > sizeof(sa.sun_path))
+		return false;
+	memcpy(sa.sun_path, bp->dir, strlen(bp->dir));
+	strcat(sa.sun_path, "/pvrdma-overlayd.mgmt");
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    write(fd, "show\n", 5) != 5) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (got < sizeof(buf) - 1 &&
+	       (k = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += k;
+	close(fd);
+	buf[got] = '\0';
+	for (p = buf; *p; p = e + 1) {
+		e = strchr(p, '\n');
+		if (!strncmp(p, kind, strlen(kind))) {
+			snprintf(line, len, "%.*s",
+				 e ? (int)(e - p) : (int)strlen(p), p);
+			return true;
+		}
+		if (!e)
+			break;
+	}
+	return false;
+}
+
+unsigned long long backend_field(const char *line, const char *key)
+{
+	const char *p = strstr(line, key);
+
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
 }

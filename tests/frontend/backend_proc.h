@@ -54,6 +54,15 @@ int backend_stop(struct backend_proc *bp, int timeout_ms);
 const char *backend_describe(const struct backend_proc *bp);
 /* Print the log's last @lines lines as TAP diagnostics. */
 void backend_dump_log(const struct backend_proc *bp, int lines);
+/*
+ * The first line of the back-end's management "show" answer that starts
+ * with @kind (e.g. "daemon"), into @line. false if there is none or the
+ * socket does not answer.
+ */
+bool backend_mgmt_line(const struct backend_proc *bp, const char *kind,
+		       char *line, size_t len);
+/* The number after @key (e.g. " tx_packets=") in @line, 0 if absent. */
+unsigned long long backend_field(const char *line, const char *key);
 /* Remove the socket, log and temp dir (keep_log leaves the log). */
 void backend_cleanup(struct backend_proc *bp, bool keep_log);
 

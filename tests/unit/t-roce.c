@@ -85,7 +85,7 @@ int main(void)
 	size_t len, rl;
 	unsigned int op, bad = 0;
 
-	tap_plan(24);
+	tap_plan(25);
 
 	/* the ICRC seed is the CRC of a masked (all ones) LRH */
 	tap_ok(pvo_crc32_le(0xffffffff, ff, 8) == 0xdebb20e3,
@@ -225,6 +225,14 @@ int main(void)
 		   in.dip == htonl(0x0a000002) && in.tos == 0x68 &&
 		   in.ttl == 64 && !memcmp(in.dmac, "\x52\x54\x00\x00\x00\x02", 6),
 	       "a good datagram gives VNI, inner addresses, TOS and TTL");
+	/* a GSO run pads a shorter packet with an Ethernet trailer */
+	len = build(&h, 64);
+	memset(pkt + len, 0xee, 16);
+	tap_ok(pvo_encap_parse(pkt, len + 16, &in, &roce, &rl) ==
+		       PVO_ENCAP_OK &&
+		   roce + rl == pkt + len && icrc_ok(roce + rl - pkt),
+	       "an Ethernet trailer behind the inner IP packet is trimmed "
+	       "by its IP length, the ICRC is found in front of it");
 
 	/* header checks */
 	tap_ok(!pvo_roce_decode(roce, 12, &d), "a bare BTH without ICRC is "
