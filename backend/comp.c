@@ -71,10 +71,10 @@ static enum pvo_wc_status take_response(struct pvo_qp *qp, struct pvo_reply *r)
 	case PVO_WR_RDMA_READ:
 		if (!w->length || r->data_placed)
 			return PVO_WC_SUCCESS;
-		if (!r->has_data || r->data.len != w->length)
+		if (!r->data || r->data->len != w->length)
 			return PVO_WC_BAD_RESP_ERR;
-		pvo_dma_seek(&r->data, 0);
-		if (!pvo_dma_copy(&w->dma, &r->data, w->length))
+		pvo_dma_seek(r->data, 0);
+		if (!pvo_dma_copy(&w->dma, r->data, w->length))
 			return PVO_WC_LOC_PROT_ERR;
 		return PVO_WC_SUCCESS;
 	case PVO_WR_ATOMIC_CMP_AND_SWP:

@@ -19,6 +19,7 @@
 #include "mr.h"
 #include "qp.h"
 #include "srq.h"
+#include "transport.h"
 
 struct cmd_desc {
 	const char *name;
@@ -102,6 +103,7 @@ static enum pvo_status cmd_add_gid(struct pvo_vm *vm, uint32_t ctx,
 	vm->gids.e[index].valid = true;
 	memcpy(vm->gids.e[index].gid, c->gid, PVO_GID_LEN);
 	vm->gids.e[index].type = PVO_GID_TYPE_ROCE_V2;
+	pvo_local_routes_changed();
 	pvo_debug(pvo_vm_name(vm), "GID %u = %s", index,
 		  pvo_gid_str(c->gid, buf, sizeof(buf)));
 	return PVO_STATUS_OK;
@@ -120,6 +122,7 @@ static enum pvo_status cmd_del_gid(struct pvo_vm *vm, uint32_t ctx,
 	if (!vm->gids.e[le32toh(c->index)].valid)
 		return PVO_STATUS_ENOENT;
 	memset(&vm->gids.e[le32toh(c->index)], 0, sizeof(struct pvo_gid_entry));
+	pvo_local_routes_changed();
 	return PVO_STATUS_OK;
 }
 

@@ -131,7 +131,7 @@ static void send_read_response(struct pvo_qp *qp, const struct pvo_route *rt,
 			       uint32_t psn, struct pvo_reply *r)
 {
 	uint32_t mtu = pvo_qp_mtu_bytes(qp);
-	uint64_t len = r->has_data ? r->data.len : 0;
+	uint64_t len = r->data ? r->data->len : 0;
 	uint32_t i, n = pvo_packets(len, mtu);
 
 	ack_first(qp);
@@ -159,8 +159,8 @@ static void send_read_response(struct pvo_qp *qp, const struct pvo_route *rt,
 		if (plen) {
 			pvo_dma_init(&dst, NULL);
 			pvo_dma_add(&dst, PVO_DMA_HOST, NULL, 0, p + hl, plen);
-			pvo_dma_seek(&r->data, off);
-			if (!pvo_dma_copy(&dst, &r->data, plen))
+			pvo_dma_seek(r->data, off);
+			if (!pvo_dma_copy(&dst, r->data, plen))
 				return; /* the MR left guest RAM: no answer */
 		}
 		memset(p + hl + plen, 0, h.pad);

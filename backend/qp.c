@@ -147,6 +147,7 @@ enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,
 	qp->max_inline = le32toh(c->max_inline_data);
 	/* The guest starts posting at the counters it initialised. */
 	pvo_ring_load(vm, &qp->sq, PVO_RING_CONS, &qp->req.cons);
+	qp->req.prod_seen = qp->req.cons;
 	if (!srq)
 		pvo_ring_load(vm, &qp->rq, PVO_RING_CONS, &qp->resp.rq_cons);
 	pvo_timer_init(&qp->req.timer, pvo_comp_timer, qp);
@@ -437,6 +438,7 @@ static void enter_reset(struct pvo_qp *qp)
 	qp->req.wait = PVO_WAIT_NONE;
 	if (pvo_ring_load(vm, &qp->sq, PVO_RING_PROD, &prod)) {
 		qp->req.cons = prod;
+		qp->req.prod_seen = prod;
 		pvo_ring_store(vm, &qp->sq, PVO_RING_CONS, prod);
 	}
 	pvo_ring_store(vm, &qp->sq, PVO_RING_DB_PENDING, 0);

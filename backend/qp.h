@@ -84,6 +84,13 @@ struct pvo_rwqe {
 /* Results of atomics kept for replay to a retransmitted request. */
 #define PVO_ATOMIC_REPLAY 16
 
+/* The local transport's last route lookup (transport_local.c). */
+struct pvo_qp_route {
+	uint64_t gen; /* routes generation it was made in; 0: none */
+	uint8_t gid[16];
+	struct pvo_vm *vm; /* NULL: not served here */
+};
+
 struct pvo_qp {
 	struct pvo_vm *vm;
 	uint32_t handle;
@@ -98,10 +105,12 @@ struct pvo_qp {
 	struct pvo_ring sq, rq; /* rq unused (entries 0) with an SRQ */
 	uint32_t max_send_sge, max_recv_sge, max_inline;
 	struct pvo_qp_attrs attr;
+	struct pvo_qp_route route;
 
 	/* requester: SQ[sq_cons] is the oldest WQE not completed */
 	struct {
 		uint32_t cons;
+		uint32_t prod_seen; /* SQ producer as last loaded */
 		bool active;  /* wqe holds SQ[cons], sent at least once */
 		bool running; /* pvo_req_run is on the stack */
 		enum pvo_req_wait wait;
@@ -136,6 +145,8 @@ struct pvo_qp {
 			uint32_t rkey;
 			uint64_t va, len; /* WRITE: the RETH */
 		} msg;
+		/* the MR range a READ request names (pvo_reply.data) */
+		struct pvo_dma read_src;
 	} resp;
 
 	/* overlay transport state (net_req.c, net_resp.c) */

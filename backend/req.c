@@ -125,32 +125,50 @@ static enum pvo_wc_status parse_wqe(struct pvo_qp *qp, const uint8_t *buf,
 
 enum fetch_result { FETCH_NONE, FETCH_SEND, FETCH_FAILED };
 
+/* Bytes behind a send WQE's header that it uses (parse_wqe refuses
+ * counts above the QP's limits, which are at most these). */
+static size_t send_tail_len(const void *hdr)
+{
+	const struct pvo_send_wqe *h = hdr;
+
+	if (h->flags & PVO_WQE_F_INLINE)
+		return MIN(le32toh(h->inline_len), PVO_DEV_MAX_INLINE);
+	return MIN(h->num_sge, PVO_DEV_MAX_SGE) * sizeof(struct pvo_sge);
+}
+
 /* Reads and checks SQ[idx] into w. */
 static enum fetch_result read_wqe(struct pvo_qp *qp, uint32_t idx,
 				  struct pvo_swqe *w, enum pvo_wc_status *st)
 {
-	/* header + the largest tail a valid stride can hold */
+	/* header + the largest tail it can use */
 	uint8_t buf[sizeof(struct pvo_send_wqe) +
-		    PVO_DEV_MAX_SGE * sizeof(struct pvo_sge) +
-		    PVO_DEV_MAX_INLINE] __attribute__((aligned(8)));
+		    MAX(PVO_DEV_MAX_SGE * sizeof(struct pvo_sge),
+			PVO_DEV_MAX_INLINE)] __attribute__((aligned(8)));
 	struct pvo_vm *vm = qp->vm;
-	uint32_t prod, stride = 1u << qp->sq.shift;
+	uint32_t prod = qp->req.prod_seen;
 
-	if (!pvo_ring_load(vm, &qp->sq, PVO_RING_PROD, &prod) ||
-	    prod - qp->req.cons > qp->sq.entries) {
-		pvo_vm_warn(vm,
-			    "QP 0x%x: SQ producer %u is not within %u of "
-			    "the consumer %u: QP to error",
-			    qp->qpn, prod, qp->sq.entries, qp->req.cons);
-		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
-		return FETCH_FAILED;
+	/* the producer is loaded again only once the WQEs it showed are
+	 * taken: one guest-memory load per doorbell's worth, not per WQE
+	 * (a flush or reset that moved cons past it also reloads it) */
+	if (prod - qp->req.cons > qp->sq.entries ||
+	    prod - qp->req.cons <= idx - qp->req.cons) {
+		if (!pvo_ring_load(vm, &qp->sq, PVO_RING_PROD, &prod) ||
+		    prod - qp->req.cons > qp->sq.entries) {
+			pvo_vm_warn(vm,
+				    "QP 0x%x: SQ producer %u is not within %u "
+				    "of the consumer %u: QP to error",
+				    qp->qpn, prod, qp->sq.entries,
+				    qp->req.cons);
+			pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+			return FETCH_FAILED;
+		}
+		qp->req.prod_seen = prod;
+		if (prod - qp->req.cons <= idx - qp->req.cons)
+			return FETCH_NONE;
 	}
-	if (prod - qp->req.cons <= idx - qp->req.cons)
-		return FETCH_NONE;
-	G_STATIC_ASSERT(sizeof(buf) >= 512);
-	memset(buf, 0, sizeof(buf));
 	w->idx = idx;
-	if (!pvo_ring_read(vm, &qp->sq, idx, buf, MIN(stride, sizeof(buf)))) {
+	if (!pvo_ring_read_wqe(vm, &qp->sq, idx, buf,
+			       sizeof(struct pvo_send_wqe), send_tail_len)) {
 		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
 		return FETCH_FAILED;
 	}
@@ -315,10 +333,11 @@ static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead)
 	struct pvo_vm *vm = qp->vm;
 	const struct pvo_gid_entry *sgid = &vm->gids.e[w->path.sgid_index];
 	struct pvo_pkt pkt = { 0 };
-	struct pvo_reply none = { .code = PVO_REPLY_NONE };
 
 	/* The GID the path names was removed: nothing can be sent. */
 	if (!sgid->valid) {
+		struct pvo_reply none = { .code = PVO_REPLY_NONE };
+
 		if (!ahead)
 			pvo_comp_reply(qp, &none);
 		return;

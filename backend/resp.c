@@ -53,6 +53,13 @@ static bool accepts(struct pvo_qp *qp, const struct pvo_pkt *pkt)
 	return false;
 }
 
+static size_t recv_tail_len(const void *hdr)
+{
+	const struct pvo_recv_wqe *h = hdr;
+
+	return MIN(h->num_sge, PVO_DEV_MAX_SGE) * sizeof(struct pvo_sge);
+}
+
 /*
  * Takes the next receive WQE (RQ or SRQ); false if none is posted. With
  * resolve, its SGEs are checked for local write into *st.
@@ -81,9 +88,8 @@ static bool take_recv(struct pvo_qp *qp, struct pvo_rwqe *rw, bool resolve,
 			    qp->qpn, prod, ring->entries, *cons);
 		return false;
 	}
-	memset(buf, 0, sizeof(buf));
-	if (!pvo_ring_read(vm, ring, *cons, buf,
-			   MIN(1u << ring->shift, sizeof(buf))))
+	if (!pvo_ring_read_wqe(vm, ring, *cons, buf,
+			       sizeof(struct pvo_recv_wqe), recv_tail_len))
 		return false;
 	rw->wr_id = h->wr_id;
 	pvo_dma_init(&rw->dma, vm);
@@ -359,9 +365,10 @@ void pvo_resp_read(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 			return;
 		}
 		/* The requester copies straight out of this MR. */
-		pvo_dma_init(&r->data, qp->vm);
-		pvo_dma_add(&r->data, PVO_DMA_MR, mr, pkt->va, NULL, len);
-		r->has_data = true;
+		pvo_dma_init(&qp->resp.read_src, qp->vm);
+		pvo_dma_add(&qp->resp.read_src, PVO_DMA_MR, mr, pkt->va, NULL,
+			    len);
+		r->data = &qp->resp.read_src;
 	}
 	r->code = PVO_REPLY_ACK;
 }

@@ -47,6 +47,27 @@ bool pvo_ring_read(struct pvo_vm *vm, const struct pvo_ring *r, uint32_t idx,
 	return true;
 }
 
+bool pvo_ring_read_wqe(struct pvo_vm *vm, const struct pvo_ring *r,
+		       uint32_t idx, void *buf, size_t hdr_len,
+		       size_t (*tail_len)(const void *hdr))
+{
+	size_t stride = 1u << r->shift, tail, in_slot;
+	const uint8_t *p;
+
+	if (hdr_len > stride)
+		return false;
+	p = pvo_gmem_ptr(vm, pvo_ring_entry_gpa(r, idx), stride);
+	if (!p)
+		return false;
+	memcpy(buf, p, hdr_len);
+	/* from the copy: the guest may change the slot meanwhile */
+	tail = tail_len(buf);
+	in_slot = MIN(tail, stride - hdr_len);
+	memcpy((uint8_t *)buf + hdr_len, p + hdr_len, in_slot);
+	memset((uint8_t *)buf + hdr_len + in_slot, 0, tail - in_slot);
+	return true;
+}
+
 bool pvo_ring_write(struct pvo_vm *vm, const struct pvo_ring *r, uint32_t idx,
 		    const void *buf, size_t len)
 {

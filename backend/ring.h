@@ -57,6 +57,15 @@ static inline uint64_t pvo_ring_hdr_gpa(const struct pvo_ring *r, size_t field)
 	return r->pages[0] + field;
 }
 
+/*
+ * Copies a WQE out of entry idx: its hdr_len-byte header, then as many
+ * bytes as tail_len() says the copied header needs (SGEs, inline data;
+ * at most what buf holds behind the header). What the slot does not hold
+ * reads as zeros. false if the slot is not guest RAM.
+ */
+bool pvo_ring_read_wqe(struct pvo_vm *vm, const struct pvo_ring *r,
+		       uint32_t idx, void *buf, size_t hdr_len,
+		       size_t (*tail_len)(const void *hdr));
 /* Copies len (<= stride) bytes of entry idx; false if not guest RAM. */
 bool pvo_ring_read(struct pvo_vm *vm, const struct pvo_ring *r, uint32_t idx,
 		   void *buf, size_t len);

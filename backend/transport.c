@@ -12,13 +12,11 @@ static const struct pvo_transport_ops *const transports[] = {
 
 void pvo_transport_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 {
-	struct pvo_reply none;
+	struct pvo_reply none = {.code = PVO_REPLY_NONE};
 	unsigned int i;
 
 	for (i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
 		if (transports[i]->send(qp, pkt))
 			return;
-	memset(&none, 0, sizeof(none));
-	none.code = PVO_REPLY_NONE;
 	pvo_comp_reply(qp, &none);
 }

@@ -82,10 +82,11 @@ struct pvo_reply {
 	enum pvo_reply_code code;
 	uint8_t rnr_timer;
 	uint64_t atomic_orig;
-	/* READ response data (valid until pvo_comp_reply returns) */
-	bool has_data;
+	/* READ response data, NULL if none (the responder QP holds it;
+	 * valid until pvo_comp_reply returns). A pointer: a reply is made
+	 * for every message and must stay cheap to initialise. */
+	struct pvo_dma *data;
 	bool data_placed; /* overlay: already in the requester's buffers */
-	struct pvo_dma data;
 	/* local transport: the responder QP must go to error once the
 	 * requester has seen this reply (its async event, 0 = none) */
 	bool responder_error;
@@ -113,6 +114,9 @@ void pvo_local_unregister(struct pvo_vm *vm);
  * sent before the one ahead of them completes (RC SEND / WRITE). */
 bool pvo_overlay_pipelines(struct pvo_qp *qp);
 
+/* A VM connected or went, a GID was installed or removed: cached local
+ * routes are stale. */
+void pvo_local_routes_changed(void);
 /* The VM of vm's tenant that has gid installed, or NULL. */
 struct pvo_vm *pvo_local_route(struct pvo_vm *vm, const uint8_t *gid);
 /* The connected VM of the tenant with this VNI that has gid installed. */

@@ -17,23 +17,46 @@
 
 /* Every VM this daemon serves; all on the main loop. */
 static GPtrArray *served;
+/* Counts changes of what a route depends on; 0 is never current. */
+static uint64_t routes_gen = 1;
 
 void pvo_local_register(struct pvo_vm *vm)
 {
 	if (!served)
 		served = g_ptr_array_new();
 	g_ptr_array_add(served, vm);
+	pvo_local_routes_changed();
 }
 
 void pvo_local_unregister(struct pvo_vm *vm)
 {
 	if (served)
 		g_ptr_array_remove(served, vm);
+	pvo_local_routes_changed();
+}
+
+void pvo_local_routes_changed(void)
+{
+	routes_gen++;
 }
 
 struct pvo_vm *pvo_local_route(struct pvo_vm *vm, const uint8_t *gid)
 {
 	return pvo_served_by_gid(vm->cfg->tenant->vni, gid);
+}
+
+/* The local route of qp to gid: the QP's last answer while nothing it
+ * depends on changed (an RC QP asks for the same GID every message). */
+static struct pvo_vm *qp_route(struct pvo_qp *qp, const uint8_t *gid)
+{
+	struct pvo_qp_route *c = &qp->route;
+
+	if (c->gen != routes_gen || memcmp(c->gid, gid, PVO_GID_LEN)) {
+		c->vm = pvo_local_route(qp->vm, gid);
+		memcpy(c->gid, gid, PVO_GID_LEN);
+		c->gen = routes_gen;
+	}
+	return c->vm;
 }
 
 struct pvo_vm *pvo_served_by_gid(uint32_t vni, const uint8_t *gid)
@@ -55,14 +78,12 @@ struct pvo_vm *pvo_served_by_gid(uint32_t vni, const uint8_t *gid)
 
 static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 {
-	struct pvo_vm *dvm = pvo_local_route(qp->vm, pkt->dgid);
-	struct pvo_reply r;
+	struct pvo_vm *dvm = qp_route(qp, pkt->dgid);
+	struct pvo_reply r = {.code = PVO_REPLY_NONE};
 	struct pvo_qp *dqp;
 
 	if (!dvm)
 		return false;
-	memset(&r, 0, sizeof(r));
-	r.code = PVO_REPLY_NONE;
 	dqp = pvo_qp_by_qpn(dvm, pkt->dst_qpn);
 	if (dqp)
 		pvo_resp_receive(dqp, pkt, &r);

@@ -21,6 +21,7 @@
 #include "doorbell.h"
 #include "event.h"
 #include "log.h"
+#include "transport.h"
 #include "vhost.h"
 #include "vhost_msg.h"
 
@@ -160,6 +161,7 @@ static gboolean drop_connection(gpointer data)
 		vug_deinit(&vm->vug);
 		vm->conn_fd = -1;
 		vm->connected = false;
+		pvo_local_routes_changed();
 		pvo_vm_reset_guest_state(vm);
 		pvo_info(pvo_vm_name(vm), "front-end disconnected");
 	}
@@ -216,6 +218,7 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 	vm->vug.parent.read_msg = pvo_vhost_msg_read;
 	vm->conn_fd = conn;
 	vm->connected = true;
+	pvo_local_routes_changed();
 	pvo_info(pvo_vm_name(vm), "front-end connected");
 	return G_SOURCE_CONTINUE;
 }

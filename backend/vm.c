@@ -91,6 +91,7 @@ void pvo_vm_reset_guest_state(struct pvo_vm *vm)
 		pvo_vm_destroy_ucontext(vm, obj);
 	memset(&vm->kernel, 0, sizeof(vm->kernel));
 	memset(&vm->gids, 0, sizeof(vm->gids));
+	pvo_local_routes_changed();
 	memset(vm->db_queue_ctx, 0, sizeof(vm->db_queue_ctx));
 	pvo_event_reset(vm);
 }

@@ -3468,6 +3468,45 @@ static void rogue_write(struct pair *p, bool same_qp, const char *what)
 		sim_destroy_qp(&rogue);
 }
 
+/*
+ * The local transport remembers each QP's route; removing the GID at the
+ * other end must end it at once: the next WRITE finds no destination
+ * (RETRY_EXC_ERR) and b's memory stays as it was. Installing the GID
+ * again makes b reachable for a new pair.
+ */
+static void test_route_change(void)
+{
+	struct pvo_cqe c;
+	struct sim_wr w;
+	struct pair p;
+	uint64_t sum;
+	int st;
+
+	if (!pair_make(&p, PVO_QPT_RC, &fast, &fast))
+		return;
+	xfer(&p, X_WRITE, 4096, 0, 0, false, 9360);
+	st = pvo_del_gid(B.vm->fe, 1, 0);
+	tap_ok(st == PVO_STATUS_OK, "b removes its GID 0 (%s)",
+	       st < 0 ? "no answer" : pvo_status_name(st));
+	sum = buf_sum(&B.buf);
+	w = write_wr(0xf361, 0, 4096, B.mr.iova, B.mr.key);
+	post1(&p.a, &w);
+	if (get_cqe(&A.scq, &c, "WRITE to b's removed GID"))
+		tap_ok(c.wr_id == 0xf361 && c.status == PVO_WC_RETRY_EXC_ERR,
+		       "a WRITE to the removed GID on the same QP: "
+		       "RETRY_EXC_ERR (got %s)",
+		       sim_wc_status_name(c.status));
+	tap_ok(buf_sum(&B.buf) == sum, "  ... and b's memory is unchanged");
+	pair_destroy(&p);
+	st = pvo_add_gid(B.vm->fe, 1, 0, B.vm->gid[0], PVO_GID_TYPE_ROCE_V2);
+	tap_ok(st == PVO_STATUS_OK, "b installs its GID 0 again (%s)",
+	       st < 0 ? "no answer" : pvo_status_name(st));
+	if (!pair_make(&p, PVO_QPT_RC, &fast, &fast))
+		return;
+	xfer(&p, X_WRITE, 4096, 0, 0, false, 9361);
+	pair_destroy(&p);
+}
+
 static void test_isolation(void)
 {
 	struct sim_qp_init ia = qp_init(&A, PVO_QPT_UD),
@@ -4011,8 +4050,11 @@ int main(void)
 		test_kernel_qp();
 		test_gsi();
 	}
-	if (section("isolation"))
+	if (section("isolation")) {
 		test_isolation();
+		if (!overlay)
+			test_route_change();
+	}
 	if (section("fuzz"))
 		test_fuzz();
 	if (section("disconnect"))
