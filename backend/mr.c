@@ -60,6 +60,7 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 		return st;
 	}
 	mr->npages = npages;
+	pvo_mr_index_runs(mr);
 	mr->ctx = ctx;
 	mr->pd = pd;
 	mr->access = access;
@@ -68,6 +69,7 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 	mr->handle = pvo_table_add(&vm->mrs, mr, ctx);
 	if (!mr->handle) {
 		g_free(mr->pages);
+		g_free(mr->run);
 		g_free(mr);
 		return PVO_STATUS_ENOSPC;
 	}
@@ -85,6 +87,7 @@ void pvo_mr_free(struct pvo_vm *vm, struct pvo_mr *mr)
 	vm->mr_gen++; /* cursors holding MR pointers look them up again */
 	mr->pd->refcnt--;
 	g_free(mr->pages);
+	g_free(mr->run);
 	g_free(mr);
 }
 
@@ -130,6 +133,19 @@ uint64_t pvo_mr_gpa(const struct pvo_mr *mr, uint64_t addr, uint64_t *avail)
 	return mr->pages[off >> PVO_PAGE_SHIFT] + in_page;
 }
 
+void pvo_mr_index_runs(struct pvo_mr *mr)
+{
+	uint32_t i = mr->npages;
+
+	mr->run = g_new(uint32_t, MAX(mr->npages, 1));
+	mr->run[0] = 1;
+	while (i-- > 0)
+		mr->run[i] = i + 1 < mr->npages &&
+				     mr->pages[i + 1] == mr->pages[i] + PVO_PAGE_SIZE
+				 ? mr->run[i + 1] + 1
+				 : 1;
+}
+
 uint64_t pvo_mr_gpa_run(const struct pvo_mr *mr, uint64_t addr,
 			uint64_t want, uint64_t *avail)
 {
@@ -137,11 +153,8 @@ uint64_t pvo_mr_gpa_run(const struct pvo_mr *mr, uint64_t addr,
 	uint64_t i = off >> PVO_PAGE_SHIFT;
 	uint64_t gpa = pvo_mr_gpa(mr, addr, avail);
 
-	/* whole pages that follow in guest-physical order */
-	while (*avail < want && i + 1 < mr->npages &&
-	       mr->pages[i + 1] == mr->pages[i] + PVO_PAGE_SIZE) {
-		*avail += PVO_PAGE_SIZE;
-		i++;
-	}
+	/* and the whole pages that follow it in guest-physical order */
+	if (*avail < want)
+		*avail += (uint64_t)(mr->run[i] - 1) * PVO_PAGE_SIZE;
 	return gpa;
 }

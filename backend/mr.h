@@ -24,6 +24,7 @@ struct pvo_mr {
 	uint64_t iova;
 	uint64_t length;
 	uint64_t *pages; /* GPA of each 4 KiB page from iova & ~4095 */
+	uint32_t *run;	 /* pages from each one on that follow in GPA */
 	uint32_t npages;
 };
 
@@ -60,9 +61,11 @@ bool pvo_mr_covers(const struct pvo_mr *mr, uint64_t addr, uint64_t len);
  * its page.
  */
 uint64_t pvo_mr_gpa(const struct pvo_mr *mr, uint64_t addr, uint64_t *avail);
+/* Fills mr->run from mr->pages (REG_MR does; g_free(mr->run) after). */
+void pvo_mr_index_runs(struct pvo_mr *mr);
 
-/* The same, with *avail extended over following pages that are
- * physically contiguous, as far as want bytes (one copy per run). */
+/* The same, with *avail extended over the following pages that are
+ * physically contiguous when want needs more (one copy per run). */
 uint64_t pvo_mr_gpa_run(const struct pvo_mr *mr, uint64_t addr,
 			uint64_t want, uint64_t *avail);
 

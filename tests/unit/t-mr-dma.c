@@ -45,6 +45,9 @@ static void test_pure(void)
 				     .pages = run, .npages = 3 };
 		uint64_t a = 0, g1;
 
+		pvo_mr_index_runs(&rm);
+		tap_ok(rm.run[0] == 2 && rm.run[1] == 1 && rm.run[2] == 1,
+		       "contiguous runs indexed: 2 1 1");
 		g1 = pvo_mr_gpa_run(&rm, 0x1800, 0x2800, &a);
 		tap_ok(g1 == 0x10800 && a == 0x1800,
 		       "a run goes on over the next page while it is "
@@ -54,6 +57,11 @@ static void test_pure(void)
 		tap_ok(g1 == 0x10000 && a == 0x1000,
 		       "a run that has what it wants does not grow (0x%llx)",
 		       (unsigned long long)a);
+		g1 = pvo_mr_gpa_run(&rm, 0x3000, 0x1000, &a);
+		tap_ok(g1 == 0x13000 && a == 0x1000,
+		       "the last page is a run of its own (0x%llx)",
+		       (unsigned long long)a);
+		g_free(rm.run);
 	}
 	tap_is(pvo_mr_npages(0x1000, 4096), 1, "aligned page: 1");
 	tap_is(pvo_mr_npages(0x1800, 4096), 2, "unaligned page: 2");
@@ -310,7 +318,7 @@ int main(void)
 	struct pvo_daemon_config *cfg;
 	char *err = NULL;
 
-	tap_plan(50);
+	tap_plan(52);
 	cfg = pvo_config_parse("t", conf, &err);
 	if (!cfg) {
 		printf("Bail out! %s\n", err);
