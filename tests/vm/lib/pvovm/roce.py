@@ -126,6 +126,17 @@ class Packet:
         return self.icrc() == self.expected_icrc()
 
 
+def _udp_to(data, ip, port):
+    """Offset of the UDP header behind the IPv4 header at ip if it goes to
+    port, else None."""
+    if data[ip + 9] != 17:
+        return None
+    udp = ip + (data[ip] & 0xf) * 4
+    if struct.unpack(">H", data[udp + 2:udp + 4])[0] != port:
+        return None
+    return udp
+
+
 def parse_vxlan_roce(frame, data):
     """A Packet if data is Ethernet/IPv4/UDP:4789/VXLAN/Ethernet/IPv4/
     UDP:4791/BTH, else None."""
@@ -133,11 +144,8 @@ def parse_vxlan_roce(frame, data):
         if struct.unpack(">H", data[12:14])[0] != 0x0800:
             return None
         oip = 14
-        ihl = (data[oip] & 0xf) * 4
-        if data[oip + 9] != 17:
-            return None
-        oudp = oip + ihl
-        if struct.unpack(">H", data[oudp + 2:oudp + 4])[0] != VXLAN_PORT:
+        oudp = _udp_to(data, oip, VXLAN_PORT)
+        if oudp is None:
             return None
         vx = oudp + 8
         ieth = vx + 8
@@ -145,10 +153,8 @@ def parse_vxlan_roce(frame, data):
             return None
         iip = ieth + 14
         iihl = (data[iip] & 0xf) * 4
-        if data[iip + 9] != 17:
-            return None
-        iudp = iip + iihl
-        if struct.unpack(">H", data[iudp + 2:iudp + 4])[0] != ROCE_PORT:
+        iudp = _udp_to(data, iip, ROCE_PORT)
+        if iudp is None:
             return None
         if len(data) < iudp + 8 + 12 + 4:
             return None
