@@ -37,6 +37,7 @@ enum pvo_status pvo_cmd_create_cq(struct pvo_vm *vm, uint32_t ctx,
 	}
 	/* A fresh ring: the guest starts consuming at its cons. */
 	pvo_ring_load(vm, &cq->ring, PVO_RING_CONS, &cq->prod);
+	cq->cons_seen = cq->prod;
 	cq->ctx = ctx;
 	cq->handle = pvo_table_add(&vm->cqs, cq, ctx);
 	if (!cq->handle) {
@@ -98,13 +99,14 @@ static void notify(struct pvo_vm *vm, struct pvo_cq *cq,
 bool pvo_cq_post(struct pvo_vm *vm, struct pvo_cq *cq,
 		 const struct pvo_cqe *cqe)
 {
-	uint32_t cons;
-
 	if (cq->error)
 		return false;
-	if (!pvo_ring_load(vm, &cq->ring, PVO_RING_CONS, &cons))
+	/* the guest's consumer is loaded again only when the ring looks
+	 * full by the last value seen: not once per CQE */
+	if (cq->prod - cq->cons_seen >= cq->ring.entries &&
+	    !pvo_ring_load(vm, &cq->ring, PVO_RING_CONS, &cq->cons_seen))
 		goto fail;
-	if (cq->prod - cons >= cq->ring.entries) {
+	if (cq->prod - cq->cons_seen >= cq->ring.entries) {
 		pvo_vm_warn(vm,
 			    "CQ 0x%x overrun (%u entries): the guest "
 			    "polls too slowly or sized the CQ too small",

@@ -18,6 +18,7 @@ struct pvo_cq {
 	uint32_t ctx;
 	struct pvo_ring ring;
 	uint32_t prod;	 /* CQEs produced: the device's counter */
+	uint32_t cons_seen; /* the guest's consumer as last loaded */
 	uint32_t refcnt; /* QPs using it */
 	bool error;	 /* overrun: no more CQEs */
 };

@@ -444,6 +444,7 @@ static void enter_reset(struct pvo_qp *qp)
 	pvo_ring_store(vm, &qp->sq, PVO_RING_DB_PENDING, 0);
 	if (!qp->srq && pvo_ring_load(vm, &qp->rq, PVO_RING_PROD, &prod)) {
 		qp->resp.rq_cons = prod;
+		qp->resp.rq_prod_seen = prod;
 		pvo_ring_store(vm, &qp->rq, PVO_RING_CONS, prod);
 	}
 	memset(&qp->attr, 0, sizeof(qp->attr));

@@ -133,6 +133,7 @@ struct pvo_qp {
 	/* responder */
 	struct {
 		uint32_t rq_cons;
+		uint32_t rq_prod_seen; /* RQ producer as last loaded */
 		bool comm_est; /* COMM_EST raised (RTR) */
 		/* a message arriving in packets (overlay) */
 		struct {

@@ -145,27 +145,19 @@ static enum fetch_result read_wqe(struct pvo_qp *qp, uint32_t idx,
 		    MAX(PVO_DEV_MAX_SGE * sizeof(struct pvo_sge),
 			PVO_DEV_MAX_INLINE)] __attribute__((aligned(8)));
 	struct pvo_vm *vm = qp->vm;
-	uint32_t prod = qp->req.prod_seen;
+	uint32_t avail;
 
-	/* the producer is loaded again only once the WQEs it showed are
-	 * taken: one guest-memory load per doorbell's worth, not per WQE
-	 * (a flush or reset that moved cons past it also reloads it) */
-	if (prod - qp->req.cons > qp->sq.entries ||
-	    prod - qp->req.cons <= idx - qp->req.cons) {
-		if (!pvo_ring_load(vm, &qp->sq, PVO_RING_PROD, &prod) ||
-		    prod - qp->req.cons > qp->sq.entries) {
-			pvo_vm_warn(vm,
-				    "QP 0x%x: SQ producer %u is not within %u "
-				    "of the consumer %u: QP to error",
-				    qp->qpn, prod, qp->sq.entries,
-				    qp->req.cons);
-			pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
-			return FETCH_FAILED;
-		}
-		qp->req.prod_seen = prod;
-		if (prod - qp->req.cons <= idx - qp->req.cons)
-			return FETCH_NONE;
+	if (!pvo_ring_produced(vm, &qp->sq, qp->req.cons, idx,
+			       &qp->req.prod_seen, &avail)) {
+		pvo_vm_warn(vm,
+			    "QP 0x%x: SQ producer is not within %u of the "
+			    "consumer %u: QP to error",
+			    qp->qpn, qp->sq.entries, qp->req.cons);
+		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+		return FETCH_FAILED;
 	}
+	if (!avail)
+		return FETCH_NONE;
 	w->idx = idx;
 	if (!pvo_ring_read_wqe(vm, &qp->sq, idx, buf,
 			       sizeof(struct pvo_send_wqe), send_tail_len)) {

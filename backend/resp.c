@@ -75,19 +75,20 @@ static bool take_recv(struct pvo_qp *qp, struct pvo_rwqe *rw, bool resolve,
 	struct pvo_srq *srq = qp->srq;
 	struct pvo_ring *ring = srq ? &srq->ring : &qp->rq;
 	uint32_t *cons = srq ? &srq->cons : &qp->resp.rq_cons;
+	uint32_t *seen = srq ? &srq->prod_seen : &qp->resp.rq_prod_seen;
 	uint32_t max_sge = srq ? srq->max_sge : qp->max_recv_sge;
 	const struct pvo_pd *pd = srq ? srq->pd : qp->pd;
-	uint32_t prod;
+	uint32_t avail;
 
-	if (!pvo_ring_load(vm, ring, PVO_RING_PROD, &prod) || prod == *cons)
-		return false;
-	if (prod - *cons > ring->entries) {
+	if (!pvo_ring_produced(vm, ring, *cons, *cons, seen, &avail)) {
 		pvo_vm_warn(vm,
-			    "QP 0x%x: receive producer %u is not within "
-			    "%u of the consumer %u: ignoring the ring",
-			    qp->qpn, prod, ring->entries, *cons);
+			    "QP 0x%x: receive producer is not within %u of "
+			    "the consumer %u: ignoring the ring",
+			    qp->qpn, ring->entries, *cons);
 		return false;
 	}
+	if (!avail)
+		return false;
 	if (!pvo_ring_read_wqe(vm, ring, *cons, buf,
 			       sizeof(struct pvo_recv_wqe), recv_tail_len))
 		return false;

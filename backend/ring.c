@@ -76,6 +76,22 @@ bool pvo_ring_write(struct pvo_vm *vm, const struct pvo_ring *r, uint32_t idx,
 	return pvo_gmem_write(vm, pvo_ring_entry_gpa(r, idx), buf, len);
 }
 
+bool pvo_ring_produced(struct pvo_vm *vm, const struct pvo_ring *r,
+		       uint32_t cons, uint32_t pos, uint32_t *seen,
+		       uint32_t *avail)
+{
+	uint32_t prod = *seen;
+
+	if (prod - cons > r->entries || prod - cons <= pos - cons) {
+		if (!pvo_ring_load(vm, r, PVO_RING_PROD, &prod) ||
+		    prod - cons > r->entries)
+			return false;
+		*seen = prod;
+	}
+	*avail = prod - cons > pos - cons ? prod - pos : 0;
+	return true;
+}
+
 bool pvo_ring_load(struct pvo_vm *vm, const struct pvo_ring *r, size_t field,
 		   uint32_t *val)
 {

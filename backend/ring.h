@@ -72,6 +72,18 @@ bool pvo_ring_read(struct pvo_vm *vm, const struct pvo_ring *r, uint32_t idx,
 bool pvo_ring_write(struct pvo_vm *vm, const struct pvo_ring *r, uint32_t idx,
 		    const void *buf, size_t len);
 
+/*
+ * Entries the guest has produced from @pos on (@pos at or after @cons),
+ * into *@avail. *@seen caches the producer: the guest's counter is loaded
+ * again (acquire) only when the cache shows nothing from @pos on, or is
+ * not within the ring of @cons (a reset or flush moved cons past it), so
+ * a busy ring costs one shared-memory load per batch, not per entry.
+ * False if the producer loaded is not within the ring of @cons.
+ */
+bool pvo_ring_produced(struct pvo_vm *vm, const struct pvo_ring *r,
+		       uint32_t cons, uint32_t pos, uint32_t *seen,
+		       uint32_t *avail);
+
 /* Header words: loads acquire, stores release. */
 bool pvo_ring_load(struct pvo_vm *vm, const struct pvo_ring *r, size_t field,
 		   uint32_t *val);

@@ -20,6 +20,7 @@ struct pvo_srq {
 	uint32_t max_sge;
 	uint32_t limit;	 /* armed when > 0 */
 	uint32_t cons;	 /* WQEs consumed: the device's counter */
+	uint32_t prod_seen; /* the guest's producer as last loaded */
 	uint32_t refcnt; /* QPs attached */
 };
 

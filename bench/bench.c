@@ -14,7 +14,8 @@
  * back-end busy-polls.
  *
  * Usage: pvo-bench [--seconds S] [--sizes 64,4096,...] [--repeat N] [--depth N]
- *		    [--batch N] [--lat-iters N] [--backend-arg ARG]...
+ *		    [--batch N] [--lat-iters N] [--cpus C,B|none]
+ *		    [--backend-arg ARG]...
  * PVO_BACKEND picks the back-end binary (default: the plain -O2 build).
  */
 #define _GNU_SOURCE
@@ -88,6 +89,9 @@ struct opts {
 	unsigned int repeat; /* every cell: the best of this many runs */
 	const char *backend_args[16];
 	unsigned int nargs;
+	int cpu[2]; /* --cpus C,B: the client's and the back-end's CPU */
+	bool cpus_given;
+	bool no_pin; /* --cpus none */
 };
 
 struct result {
@@ -380,6 +384,52 @@ static struct result stream(uint8_t opcode, unsigned int size,
 	return r;
 }
 
+/*
+ * Native mode pins the client (the two simulated guests) and the back-end
+ * to one CPU each, and measures the memcpy baseline on the back-end's CPU
+ * while the back-end idles: the copy it is compared with then runs on the
+ * same core, with the same caches, as the copy the back-end does. Left
+ * to the scheduler, the two processes swap CPUs now and then, and the
+ * vCPUs of a small VM need not share a last-level cache.
+ */
+static int pin_cpu[2] = {-1, -1}; /* client, back-end */
+
+static void pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("pinning to CPU %d: %s (pick others with --cpus C,B, or "
+		    "--cpus none)",
+		    cpu, strerror(errno));
+}
+
+/* Default: the first two CPUs we may run on; none if there is only one. */
+static void pick_cpus(const struct opts *o)
+{
+	cpu_set_t set;
+	int c, n = 0;
+
+	if (o->no_pin)
+		return;
+	if (o->cpus_given) {
+		pin_cpu[0] = o->cpu[0];
+		pin_cpu[1] = o->cpu[1];
+		return;
+	}
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return;
+	for (c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &set))
+			pin_cpu[n++] = c;
+	if (n < 2)
+		pin_cpu[0] = pin_cpu[1] = -1;
+}
+
 /* memcpy between the same two guest buffers, same slots, same sizes. */
 static struct result memcpy_bw(unsigned int size, unsigned int depth,
 			       double seconds)
@@ -392,6 +442,7 @@ static struct result memcpy_bw(unsigned int size, unsigned int depth,
 
 	if (nslots > depth)
 		nslots = depth;
+	pin_self(pin_cpu[1]);
 	t0 = now_s();
 	do {
 		unsigned int k;
@@ -405,6 +456,7 @@ static struct result memcpy_bw(unsigned int size, unsigned int depth,
 		__asm__ volatile("" ::: "memory");
 		t1 = now_s();
 	} while (t1 - t0 < seconds);
+	pin_self(pin_cpu[0]);
 	r.mbps = (double)n * size / (t1 - t0) / 1e6;
 	r.mmsgs = (double)n / (t1 - t0) / 1e6;
 	r.ok = true;
@@ -481,9 +533,12 @@ static void latency(unsigned int size, unsigned int iters, double *median,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pvo-bench [--overlay [--netns A,B --vteps IP,IP]] [--seconds S] [--sizes N,N,...] [--depth N] "
-		"[--batch N]\n"
-		"                 [--lat-iters N] [--repeat N] [--backend-arg ARG]...\n"
+		"usage: pvo-bench [--overlay [--netns A,B --vteps IP,IP]] "
+		"[--seconds S] [--sizes N,N,...] [--depth N] [--batch N]\n"
+		"                 [--lat-iters N] [--repeat N] [--cpus "
+		"C,B|none] [--backend-arg ARG]...\n"
+		"--cpus: the client's and the back-end's CPU (native mode; "
+		"default: the first two we may use)\n"
 		"PVO_BACKEND: back-end binary (default %s)\n",
 		BACKEND_DEFAULT_PATH);
 	exit(2);
@@ -502,6 +557,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	    {"lat-iters", required_argument, NULL, 'l'},
 	    {"repeat", required_argument, NULL, 'r'},
 	    {"backend-arg", required_argument, NULL, 'a'},
+	    {"cpus", required_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -558,6 +614,19 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'r':
 			o->repeat = strtoul(optarg, NULL, 0);
+			break;
+		case 'c':
+			if (!strcmp(optarg, "none")) {
+				o->no_pin = true;
+				break;
+			}
+			if (sscanf(optarg, "%d,%d", &o->cpu[0], &o->cpu[1]) !=
+				2 ||
+			    o->cpu[0] < 0 || o->cpu[1] < 0 ||
+			    o->cpu[0] >= CPU_SETSIZE ||
+			    o->cpu[1] >= CPU_SETSIZE)
+				usage();
+			o->cpus_given = true;
 			break;
 		case 'a':
 			if (o->nargs < 15)
@@ -891,9 +960,12 @@ int main(int argc, char **argv)
 	o.backend_args[o.nargs] = NULL;
 	if (o.overlay)
 		return overlay_main(&o);
+	pick_cpus(&o);
+	pin_self(pin_cpu[1]); /* the back-end inherits it */
 	if (backend_start_config(&bp, config, vms, o.backend_args, 10000, err,
 				 sizeof(err)))
 		die("%s", err);
+	pin_self(pin_cpu[0]);
 	side_open(&A);
 	side_open(&B);
 
@@ -903,6 +975,13 @@ int main(int argc, char **argv)
 		printf("  %s", o.backend_args[i]);
 	if (o.nargs)
 		printf("\n");
+	if (pin_cpu[0] >= 0)
+		printf("client on CPU %d, back-end on CPU %d; memcpy runs on "
+		       "the back-end's CPU\n",
+		       pin_cpu[0], pin_cpu[1]);
+	else
+		printf("not pinned: memcpy runs wherever the scheduler puts "
+		       "it\n");
 	if (!o.repeat)
 		o.repeat = 1;
 	printf("two simulated VMs, one RC QP pair; every cell is the best of "

@@ -2336,6 +2336,24 @@ static void test_errors(void)
 		}
 		if (TAP_STATUS(st, PVO_STATUS_OK,
 			       "QP whose send CQ has 4 entries")) {
+			bool reused = true;
+
+			/* a CQ the guest keeps draining is used far past its
+			 * size: the device's cached view of the consumer is
+			 * refreshed when the ring looks full, never an
+			 * overrun */
+			for (i = 0; i < 12 && reused; i++) {
+				ws[0] = write_wr(0xd0c8 + i, 100, 64,
+						 B.mr.iova + 100, B.mr.key);
+				reused = sim_post_send(&qa, ws, 1) == 0 &&
+					 expect_cqe(&small, 0xd0c8 + i,
+						    PVO_WC_RDMA_WRITE,
+						    PVO_WC_SUCCESS,
+						    "WRITE through a drained "
+						    "4-entry CQ");
+			}
+			tap_ok(reused, "12 completions through a 4-entry CQ "
+				       "that is polled in between");
 			sim_vm_drop_events(A.vm, 0);
 			for (i = 0; i < 8; i++)
 				ws[i] = write_wr(0xd0d1 + i, 100, 64,
