@@ -12,6 +12,7 @@ static gboolean timer_dispatch(GSource *src, GSourceFunc cb, gpointer data)
 	struct pvo_timer *t = ((struct timer_source *)src)->t;
 
 	g_source_set_ready_time(src, -1); /* one shot */
+	t->armed = false;
 	t->fn(t->opaque);
 	return G_SOURCE_CONTINUE;
 }
@@ -24,6 +25,7 @@ void pvo_timer_init(struct pvo_timer *t, void (*fn)(void *opaque), void *opaque)
 {
 	t->fn = fn;
 	t->opaque = opaque;
+	t->armed = false;
 	t->src = g_source_new(&timer_funcs, sizeof(struct timer_source));
 	((struct timer_source *)t->src)->t = t;
 	g_source_set_ready_time(t->src, -1);
@@ -33,17 +35,19 @@ void pvo_timer_init(struct pvo_timer *t, void (*fn)(void *opaque), void *opaque)
 void pvo_timer_arm(struct pvo_timer *t, uint64_t usec)
 {
 	g_source_set_ready_time(t->src, g_get_monotonic_time() + usec);
+	t->armed = true;
 }
 
 void pvo_timer_cancel(struct pvo_timer *t)
 {
-	if (t->src)
+	if (t->src && t->armed)
 		g_source_set_ready_time(t->src, -1);
+	t->armed = false;
 }
 
 bool pvo_timer_armed(const struct pvo_timer *t)
 {
-	return t->src && g_source_get_ready_time(t->src) != -1;
+	return t->src && t->armed;
 }
 
 void pvo_timer_destroy(struct pvo_timer *t)
@@ -53,6 +57,7 @@ void pvo_timer_destroy(struct pvo_timer *t)
 	g_source_destroy(t->src);
 	g_source_unref(t->src);
 	t->src = NULL;
+	t->armed = false;
 }
 
 /* Microseconds * 100 of each RNR timer code (IB spec, 9.7.5.2.8). */

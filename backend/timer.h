@@ -14,6 +14,10 @@ struct pvo_timer {
 	GSource *src;
 	void (*fn)(void *opaque);
 	void *opaque;
+	/* mirrors the source's ready time != -1: cancelling an idle timer,
+	 * which the data path does once per message, then costs no
+	 * main-context lock */
+	bool armed;
 };
 
 void pvo_timer_init(struct pvo_timer *t, void (*fn)(void *opaque),
