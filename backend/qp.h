@@ -220,7 +220,6 @@ void pvo_qp_flush_rq(struct pvo_qp *qp);
 /* Bytes in one packet of the QP's path (UD: the port's MTU). */
 uint32_t pvo_qp_mtu_bytes(const struct pvo_qp *qp);
 
-/* The packets (PSNs) a message of len bytes takes at mtu: at least one. */
 /* The i-th WQE behind the active one (0: the next to complete). */
 static inline struct pvo_swqe *pvo_req_ahead(struct pvo_qp *qp,
 					     unsigned int i)
@@ -228,6 +227,7 @@ static inline struct pvo_swqe *pvo_req_ahead(struct pvo_qp *qp,
 	return &qp->req.ahead[(qp->req.ahead_head + i) % PVO_REQ_AHEAD];
 }
 
+/* The packets (PSNs) a message of len bytes takes at mtu: at least one. */
 static inline uint32_t pvo_packets(uint64_t len, uint32_t mtu)
 {
 	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;

@@ -828,7 +828,6 @@ static double udp_goodput(double seconds, double *cpu_ns_per_pkt)
 	return (double)u.packets * OV_MTU / (t1 - t0) / 1e6;
 }
 
-/* The best of n runs (by goodput) of a stream, or of the UDP baseline. */
 /* Keeps the faster of two measurements of one cell. */
 static void keep_best(struct result *best, struct result r)
 {
