@@ -34,7 +34,7 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 	struct pvo_resp_reg_mr *r = resp;
 	uint32_t access = le32toh(c->access);
 	uint64_t iova = le64toh(c->iova), length = le64toh(c->length);
-	uint64_t npages;
+	uint64_t npages, *pages;
 	enum pvo_status st;
 	struct pvo_pd *pd;
 	struct pvo_mr *mr;
@@ -53,22 +53,19 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 			    vm->cfg->quota.max_mr);
 		return PVO_STATUS_ENOSPC;
 	}
-	mr = g_new0(struct pvo_mr, 1);
-	st = pvo_pdir_read(vm, &c->pages, npages, &mr->pages);
-	if (st) {
-		g_free(mr);
+	st = pvo_pdir_read(vm, &c->pages, npages, &pages);
+	if (st)
 		return st;
-	}
-	mr->npages = npages;
-	pvo_mr_index_runs(mr);
+	mr = g_new0(struct pvo_mr, 1);
 	mr->ctx = ctx;
 	mr->pd = pd;
 	mr->access = access;
 	mr->iova = iova;
 	mr->length = length;
+	pvo_mr_set_pages(mr, pages, npages);
 	mr->handle = pvo_table_add(&vm->mrs, mr, ctx);
 	if (!mr->handle) {
-		g_free(mr->pages);
+		g_free(mr->blocks);
 		g_free(mr->run);
 		g_free(mr);
 		return PVO_STATUS_ENOSPC;
@@ -86,7 +83,7 @@ void pvo_mr_free(struct pvo_vm *vm, struct pvo_mr *mr)
 	pvo_table_remove(&vm->mrs, mr->handle, mr->ctx);
 	vm->mr_gen++; /* cursors holding MR pointers look them up again */
 	mr->pd->refcnt--;
-	g_free(mr->pages);
+	g_free(mr->blocks);
 	g_free(mr->run);
 	g_free(mr);
 }
@@ -124,37 +121,77 @@ struct pvo_mr *pvo_mr_get(struct pvo_vm *vm, uint32_t key,
 	return mr;
 }
 
-uint64_t pvo_mr_gpa(const struct pvo_mr *mr, uint64_t addr, uint64_t *avail)
+/*
+ * The largest block shift that describes the pages: a block must be
+ * contiguous in GPA, so every place where the list jumps (page i does not
+ * follow page i - 1) has to start a block. Where no jump is, one block
+ * takes the whole MR up to the cap.
+ */
+static unsigned int block_shift(uint64_t v0, const uint64_t *pages,
+				uint32_t npages)
 {
-	uint64_t off = (addr - mr->iova) + (mr->iova & (PVO_PAGE_SIZE - 1));
-	uint64_t in_page = off & (PVO_PAGE_SIZE - 1);
+	unsigned int shift = PVO_MR_MAX_BLOCK_SHIFT;
+	uint32_t i;
 
-	*avail = PVO_PAGE_SIZE - in_page;
-	return mr->pages[off >> PVO_PAGE_SHIFT] + in_page;
+	for (i = 1; i < npages; i++) {
+		uint64_t v = v0 + ((uint64_t)i << PVO_PAGE_SHIFT);
+
+		if (pages[i] != pages[i - 1] + PVO_PAGE_SIZE)
+			shift = MIN(shift, (unsigned int)__builtin_ctzll(v));
+	}
+	return shift;
 }
 
-void pvo_mr_index_runs(struct pvo_mr *mr)
+void pvo_mr_set_pages(struct pvo_mr *mr, uint64_t *pages, uint32_t npages)
 {
-	uint32_t i = mr->npages;
+	uint64_t v0 = mr->iova & ~(uint64_t)(PVO_PAGE_SIZE - 1);
+	uint64_t vlast = v0 + ((uint64_t)(npages - 1) << PVO_PAGE_SHIFT);
+	unsigned int shift = block_shift(v0, pages, npages);
+	uint64_t bsize = 1ull << shift;
+	uint32_t j, n;
 
-	mr->run = g_new(uint32_t, MAX(mr->npages, 1));
-	mr->run[0] = 1;
-	while (i-- > 0)
-		mr->run[i] = i + 1 < mr->npages &&
-				     mr->pages[i + 1] == mr->pages[i] + PVO_PAGE_SIZE
-				 ? mr->run[i + 1] + 1
+	mr->block_shift = shift;
+	mr->base = v0 & ~(bsize - 1);
+	n = (uint32_t)((vlast - mr->base) >> shift) + 1;
+	/* In place: block j's first page is at or after block j's index. A
+	 * first block that starts before the MR's first page gets the GPA
+	 * that page would have (modulo 2^64; only MR bytes are looked up). */
+	for (j = 0; j < n; j++) {
+		uint64_t vb = mr->base + ((uint64_t)j << shift);
+		uint64_t v = MAX(vb, v0);
+
+		pages[j] = pages[(v - v0) >> PVO_PAGE_SHIFT] - (v - vb);
+	}
+	mr->blocks = g_renew(uint64_t, pages, n);
+	mr->nblocks = n;
+	mr->run = g_new(uint32_t, n);
+	j = n;
+	while (j-- > 0)
+		mr->run[j] = j + 1 < n && mr->blocks[j + 1] ==
+						  mr->blocks[j] + bsize
+				 ? mr->run[j + 1] + 1
 				 : 1;
+}
+
+uint64_t pvo_mr_gpa(const struct pvo_mr *mr, uint64_t addr, uint64_t *avail)
+{
+	uint64_t off = addr - mr->base;
+	uint64_t in = off & ((1ull << mr->block_shift) - 1);
+
+	*avail = (1ull << mr->block_shift) - in;
+	return mr->blocks[off >> mr->block_shift] + in;
 }
 
 uint64_t pvo_mr_gpa_run(const struct pvo_mr *mr, uint64_t addr,
 			uint64_t want, uint64_t *avail)
 {
-	uint64_t off = (addr - mr->iova) + (mr->iova & (PVO_PAGE_SIZE - 1));
-	uint64_t i = off >> PVO_PAGE_SHIFT;
 	uint64_t gpa = pvo_mr_gpa(mr, addr, avail);
 
-	/* and the whole pages that follow it in guest-physical order */
+	/* and the whole blocks that follow it in guest-physical order */
 	if (*avail < want)
-		*avail += (uint64_t)(mr->run[i] - 1) * PVO_PAGE_SIZE;
+		*avail += (uint64_t)(mr->run[(addr - mr->base) >>
+					      mr->block_shift] -
+				     1)
+			  << mr->block_shift;
 	return gpa;
 }

@@ -23,10 +23,23 @@ struct pvo_mr {
 	uint32_t access; /* PVO_ACCESS_* */
 	uint64_t iova;
 	uint64_t length;
-	uint64_t *pages; /* GPA of each 4 KiB page from iova & ~4095 */
-	uint32_t *run;	 /* pages from each one on that follow in GPA */
-	uint32_t npages;
+	/*
+	 * The guest's page list, as the largest blocks it allows (the way a
+	 * NIC picks an MR page size): block j covers iova space from
+	 * base + (j << block_shift) over contiguous GPAs starting at
+	 * blocks[j]. A buffer on huge pages or physically contiguous takes
+	 * a few entries, so a lookup does not miss the cache on a per-page
+	 * array after every large copy.
+	 */
+	uint64_t base;	  /* iova rounded down to a block */
+	uint64_t *blocks; /* GPA of byte base + (j << block_shift) */
+	uint32_t *run;	  /* blocks from each one on that follow in GPA */
+	uint32_t nblocks;
+	unsigned int block_shift; /* 12 (4 KiB) .. PVO_MR_MAX_BLOCK_SHIFT */
 };
+
+/* 1 GiB blocks at most: the MR size limit, and no sum of blocks wraps. */
+#define PVO_MR_MAX_BLOCK_SHIFT 30
 
 #define PVO_ACCESS_ALL                                                         \
 	(PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE |                    \
@@ -57,14 +70,20 @@ struct pvo_mr *pvo_mr_get(struct pvo_vm *vm, uint32_t key,
 bool pvo_mr_covers(const struct pvo_mr *mr, uint64_t addr, uint64_t len);
 
 /*
- * GPA of MR address addr (covered) and in *avail the bytes to the end of
- * its page.
+ * Describes the MR at mr->iova by npages (>= 1) 4 KiB guest pages (the
+ * GPA of each page from iova & ~4095), taking pages over: mr->blocks,
+ * mr->run and the block geometry (REG_MR does; pvo_mr_free frees them).
+ */
+void pvo_mr_set_pages(struct pvo_mr *mr, uint64_t *pages, uint32_t npages);
+
+/*
+ * GPA of MR address addr (covered) and in *avail the bytes that follow
+ * it contiguously in its block (at least to the end of its page; a block
+ * may reach past the MR, callers clamp to what they checked).
  */
 uint64_t pvo_mr_gpa(const struct pvo_mr *mr, uint64_t addr, uint64_t *avail);
-/* Fills mr->run from mr->pages (REG_MR does; g_free(mr->run) after). */
-void pvo_mr_index_runs(struct pvo_mr *mr);
 
-/* The same, with *avail extended over the following pages that are
+/* The same, with *avail extended over the following blocks that are
  * physically contiguous when want needs more (one copy per run). */
 uint64_t pvo_mr_gpa_run(const struct pvo_mr *mr, uint64_t addr,
 			uint64_t want, uint64_t *avail);

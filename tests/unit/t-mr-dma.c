@@ -33,36 +33,108 @@ static uint32_t reg(uint32_t in_pd, const uint64_t *gpas, uint32_t n,
 	return le32toh(r.mr);
 }
 
-static void test_pure(void)
+/* An MR at iova over a copy of the n page GPAs, as REG_MR builds it. */
+static void set_pages(struct pvo_mr *mr, uint64_t iova, uint64_t len,
+		      const uint64_t *gpas, uint32_t n)
 {
-	struct pvo_mr mr = { .iova = 0x1000, .length = 0x3000 };
-	uint64_t pages[4] = { 0x10000, 0x30000, 0x20000, 0 };
-	uint64_t avail;
+	*mr = (struct pvo_mr){ .iova = iova, .length = len };
+	pvo_mr_set_pages(mr, g_memdup2(gpas, n * sizeof(*gpas)), n);
+}
+
+static void unset_pages(struct pvo_mr *mr)
+{
+	g_free(mr->blocks);
+	g_free(mr->run);
+}
+
+static void test_blocks(void)
+{
+	struct pvo_mr m;
+	uint64_t a = 0, g1;
 
 	{
-		uint64_t run[3] = { 0x10000, 0x11000, 0x13000 };
-		struct pvo_mr rm = { .iova = 0x1000, .length = 0x3000,
-				     .pages = run, .npages = 3 };
-		uint64_t a = 0, g1;
+		uint64_t p[3] = { 0x10000, 0x11000, 0x13000 };
 
-		pvo_mr_index_runs(&rm);
-		tap_ok(rm.run[0] == 2 && rm.run[1] == 1 && rm.run[2] == 1,
-		       "contiguous runs indexed: 2 1 1");
-		g1 = pvo_mr_gpa_run(&rm, 0x1800, 0x2800, &a);
+		set_pages(&m, 0x1000, 0x3000, p, 3);
+		tap_ok(m.block_shift == 12 && m.nblocks == 3 &&
+			       m.run[0] == 2 && m.run[1] == 1 && m.run[2] == 1,
+		       "a jump at iova 0x3000 keeps 4 KiB blocks, runs 2 1 1 "
+		       "(shift %u)",
+		       m.block_shift);
+		g1 = pvo_mr_gpa_run(&m, 0x1800, 0x2800, &a);
 		tap_ok(g1 == 0x10800 && a == 0x1800,
 		       "a run goes on over the next page while it is "
 		       "contiguous and stops at the gap (0x%llx)",
 		       (unsigned long long)a);
-		g1 = pvo_mr_gpa_run(&rm, 0x1000, 0x100, &a);
+		g1 = pvo_mr_gpa_run(&m, 0x1000, 0x100, &a);
 		tap_ok(g1 == 0x10000 && a == 0x1000,
 		       "a run that has what it wants does not grow (0x%llx)",
 		       (unsigned long long)a);
-		g1 = pvo_mr_gpa_run(&rm, 0x3000, 0x1000, &a);
+		g1 = pvo_mr_gpa_run(&m, 0x3000, 0x1000, &a);
 		tap_ok(g1 == 0x13000 && a == 0x1000,
 		       "the last page is a run of its own (0x%llx)",
 		       (unsigned long long)a);
-		g_free(rm.run);
+		unset_pages(&m);
 	}
+	{
+		/* 2 MiB huge pages at iova 0x40000000 + 0x1ff000, so the
+		 * list starts one page before a huge page ends */
+		uint64_t p[1 + 512 + 512], i;
+
+		p[0] = 0x5ff000;
+		for (i = 0; i < 512; i++) {
+			p[1 + i] = 0x200000 + i * 0x1000;
+			p[513 + i] = 0xa00000 + i * 0x1000;
+		}
+		set_pages(&m, 0x401ff800, 0x400000, p, 1025);
+		tap_ok(m.block_shift == 21 && m.nblocks == 3 &&
+			       m.base == 0x40000000,
+		       "pages that jump only at 2 MiB boundaries: 3 blocks of "
+		       "2 MiB (shift %u, %u blocks)",
+		       m.block_shift, m.nblocks);
+		tap_ok(pvo_mr_gpa(&m, 0x401ff800, &a) == 0x5ff800 && a == 0x800,
+		       "the first byte, half a page before its block ends");
+		g1 = pvo_mr_gpa_run(&m, 0x40200010, 0x300000, &a);
+		tap_ok(g1 == 0x200010 && a == 0x200000 - 0x10,
+		       "the middle block ends at its jump (0x%llx)",
+		       (unsigned long long)a);
+		tap_ok(pvo_mr_gpa(&m, 0x405ff7ff, &a) == 0xbff7ff,
+		       "the last byte of the MR");
+		unset_pages(&m);
+	}
+	{
+		/* physically contiguous across a 1 GiB boundary of iova */
+		uint64_t p[4] = { 0x100000, 0x101000, 0x102000, 0x103000 };
+
+		set_pages(&m, 0x3fffe000, 0x4000, p, 4);
+		tap_ok(m.block_shift == PVO_MR_MAX_BLOCK_SHIFT &&
+			       m.nblocks == 2 && m.run[0] == 2,
+		       "no jump: blocks of the largest size, one run");
+		g1 = pvo_mr_gpa_run(&m, 0x3fffe100, 0x3f00, &a);
+		tap_ok(g1 == 0x100100 && a >= 0x3f00,
+		       "one chunk for the whole MR (0x%llx)",
+		       (unsigned long long)a);
+		tap_ok(pvo_mr_gpa(&m, 0x40001fff, &a) == 0x103fff,
+		       "the last byte, in the second block");
+		unset_pages(&m);
+	}
+	{
+		uint64_t p[1] = { 0x7000 };
+
+		set_pages(&m, 0xfff, 1, p, 1);
+		tap_ok(m.nblocks == 1 && pvo_mr_gpa(&m, 0xfff, &a) == 0x7fff &&
+			       a >= 1,
+		       "one byte at the end of a page");
+		unset_pages(&m);
+	}
+}
+
+static void test_pure(void)
+{
+	struct pvo_mr mr = { .iova = 0x1000, .length = 0x3000 };
+	uint64_t pages[3] = { 0x10000, 0x30000, 0x20000 };
+	uint64_t avail;
+
 	tap_is(pvo_mr_npages(0x1000, 4096), 1, "aligned page: 1");
 	tap_is(pvo_mr_npages(0x1800, 4096), 2, "unaligned page: 2");
 	tap_is(pvo_mr_npages(0xfff, 2), 2, "2 bytes across a boundary: 2");
@@ -92,16 +164,14 @@ static void test_pure(void)
 		       !pvo_mr_covers(&mr, 0, 0x1000),
 	       "does not cover: past the end, before, wrapping lengths");
 
-	mr.iova = 0x1800;	/* starts mid-page */
-	mr.length = 0x2000;
-	mr.pages = pages;
-	mr.npages = 3;
+	set_pages(&mr, 0x1800, 0x2000, pages, 3); /* starts mid-page */
 	tap_ok(pvo_mr_gpa(&mr, 0x1800, &avail) == 0x10800 && avail == 0x800,
 	       "byte 0 sits at the iova's page offset");
 	tap_ok(pvo_mr_gpa(&mr, 0x2000, &avail) == 0x30000 && avail == 4096,
 	       "next page from the list, not the next GPA");
 	tap_ok(pvo_mr_gpa(&mr, 0x37ff, &avail) == 0x207ff && avail == 0x801,
 	       "last byte in the third page");
+	unset_pages(&mr);
 }
 
 static void test_keys(void)
@@ -318,7 +388,7 @@ int main(void)
 	struct pvo_daemon_config *cfg;
 	char *err = NULL;
 
-	tap_plan(52);
+	tap_plan(60);
 	cfg = pvo_config_parse("t", conf, &err);
 	if (!cfg) {
 		printf("Bail out! %s\n", err);
@@ -329,6 +399,7 @@ int main(void)
 	pd = le32toh(r.pd);
 	fg_cmd(&g, PVO_CMD_ALLOC_PD, 0, NULL, 0, &r, sizeof(r));
 	pd2 = le32toh(r.pd);
+	test_blocks();
 	test_pure();
 	test_keys();
 	{
