@@ -2,62 +2,142 @@
 /* Timers; see timer.h. */
 #include "timer.h"
 
-struct timer_source {
-	GSource base;
-	struct pvo_timer *t;
-};
+static GArray *heap; /* struct pvo_timer *, earliest deadline first */
+static GSource *source;
 
-static gboolean timer_dispatch(GSource *src, GSourceFunc cb, gpointer data)
+static struct pvo_timer *at(unsigned int i)
 {
-	struct pvo_timer *t = ((struct timer_source *)src)->t;
+	return g_array_index(heap, struct pvo_timer *, i);
+}
 
-	g_source_set_ready_time(src, -1); /* one shot */
-	t->armed = false;
-	t->fn(t->opaque);
+static void put(unsigned int i, struct pvo_timer *t)
+{
+	g_array_index(heap, struct pvo_timer *, i) = t;
+	t->slot = i + 1;
+}
+
+/* Moves the timer at i up or down until the heap is ordered again. */
+static void sift(unsigned int i)
+{
+	struct pvo_timer *t = at(i);
+	unsigned int n = heap->len;
+
+	while (i > 0 && at((i - 1) / 2)->deadline > t->deadline) {
+		put(i, at((i - 1) / 2));
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		unsigned int c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && at(c + 1)->deadline < at(c)->deadline)
+			c++;
+		if (at(c)->deadline >= t->deadline)
+			break;
+		put(i, at(c));
+		i = c;
+	}
+	put(i, t);
+}
+
+static void unlink_timer(struct pvo_timer *t)
+{
+	unsigned int i = t->slot - 1, last = heap->len - 1;
+
+	t->slot = 0;
+	if (i != last) {
+		put(i, at(last));
+		g_array_set_size(heap, last);
+		sift(i);
+	} else {
+		g_array_set_size(heap, last);
+	}
+}
+
+static gboolean heap_prepare(GSource *src, gint *timeout)
+{
+	gint64 wait;
+
+	if (!heap->len) {
+		*timeout = -1;
+		return FALSE;
+	}
+	wait = at(0)->deadline - g_source_get_time(src);
+	if (wait <= 0) {
+		*timeout = 0;
+		return TRUE;
+	}
+	/* poll() counts in ms: round up, never wake early */
+	*timeout = (gint)MIN((wait + 999) / 1000, G_MAXINT);
+	return FALSE;
+}
+
+static gboolean heap_check(GSource *src)
+{
+	return heap->len && at(0)->deadline <= g_source_get_time(src);
+}
+
+static gboolean heap_dispatch(GSource *src, GSourceFunc cb, gpointer data)
+{
+	gint64 now = g_get_monotonic_time();
+	/* the timers due now, once each: one re-armed with 0 by its own
+	 * callback waits for the next iteration, after the other sources */
+	unsigned int budget = heap->len;
+
+	while (budget-- && heap->len && at(0)->deadline <= now) {
+		struct pvo_timer *t = at(0);
+
+		unlink_timer(t);
+		t->fn(t->opaque);
+	}
 	return G_SOURCE_CONTINUE;
 }
 
-static GSourceFuncs timer_funcs = {
-	.dispatch = timer_dispatch,
+static GSourceFuncs heap_funcs = {
+    .prepare = heap_prepare,
+    .check = heap_check,
+    .dispatch = heap_dispatch,
 };
 
 void pvo_timer_init(struct pvo_timer *t, void (*fn)(void *opaque), void *opaque)
 {
 	t->fn = fn;
 	t->opaque = opaque;
-	t->armed = false;
-	t->src = g_source_new(&timer_funcs, sizeof(struct timer_source));
-	((struct timer_source *)t->src)->t = t;
-	g_source_set_ready_time(t->src, -1);
-	g_source_attach(t->src, NULL);
+	t->deadline = 0;
+	t->slot = 0;
+	if (!source) {
+		heap = g_array_new(FALSE, FALSE, sizeof(struct pvo_timer *));
+		source = g_source_new(&heap_funcs, sizeof(GSource));
+		g_source_set_name(source, "pvo timers");
+		g_source_attach(source, NULL);
+	}
 }
 
 void pvo_timer_arm(struct pvo_timer *t, uint64_t usec)
 {
-	g_source_set_ready_time(t->src, g_get_monotonic_time() + usec);
-	t->armed = true;
+	t->deadline = g_get_monotonic_time() + (gint64)MIN(usec, 1ull << 50);
+	if (!t->slot) {
+		g_array_set_size(heap, heap->len + 1);
+		put(heap->len - 1, t);
+	}
+	sift(t->slot - 1);
 }
 
 void pvo_timer_cancel(struct pvo_timer *t)
 {
-	if (t->src && t->armed)
-		g_source_set_ready_time(t->src, -1);
-	t->armed = false;
+	if (t->slot)
+		unlink_timer(t);
 }
 
 bool pvo_timer_armed(const struct pvo_timer *t)
 {
-	return t->src && t->armed;
+	return t->slot != 0;
 }
 
 void pvo_timer_destroy(struct pvo_timer *t)
 {
-	if (!t->src)
-		return;
-	g_source_destroy(t->src);
-	g_source_unref(t->src);
-	t->src = NULL;
-	t->armed = false;
+	pvo_timer_cancel(t);
 }
 
 /* Microseconds * 100 of each RNR timer code (IB spec, 9.7.5.2.8). */

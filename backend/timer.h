@@ -1,7 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * One-shot timers on the glib main loop (RNR back-off, local ACK timeout),
- * and the IB encodings of those times.
+ * One-shot timers on the glib main loop (RNR back-off, local ACK timeout,
+ * the requester's "go on after the budget"), and the IB encodings of those
+ * times.
+ *
+ * All timers sit in one min-heap behind one GSource, which tells the loop
+ * how long it may sleep. Arming or cancelling a timer only reorders the
+ * heap: the data path arms and cancels about once per doorbell, and a
+ * GSource of its own per timer cost a wake-up write (a system call) on
+ * every g_source_set_ready_time. Timers belong to the main-loop thread.
  */
 #ifndef PVO_TIMER_H
 #define PVO_TIMER_H
@@ -11,13 +18,10 @@
 #include <glib.h>
 
 struct pvo_timer {
-	GSource *src;
 	void (*fn)(void *opaque);
 	void *opaque;
-	/* mirrors the source's ready time != -1: cancelling an idle timer,
-	 * which the data path does once per message, then costs no
-	 * main-context lock */
-	bool armed;
+	gint64 deadline;   /* g_get_monotonic_time() it is due at */
+	unsigned int slot; /* heap index + 1 while armed, else 0 */
 };
 
 void pvo_timer_init(struct pvo_timer *t, void (*fn)(void *opaque),
@@ -26,6 +30,7 @@ void pvo_timer_init(struct pvo_timer *t, void (*fn)(void *opaque),
 void pvo_timer_arm(struct pvo_timer *t, uint64_t usec);
 void pvo_timer_cancel(struct pvo_timer *t);
 bool pvo_timer_armed(const struct pvo_timer *t);
+/* Cancels; the timer may be freed after. */
 void pvo_timer_destroy(struct pvo_timer *t);
 
 /* RNR NAK timer field (IB spec table "RNR timer values"): 5 bits. */

@@ -113,10 +113,92 @@ static void test_timers(void)
 	tap_is(fired, 1, "nor does a destroyed one");
 }
 
+struct tagged {
+	struct pvo_timer t;
+	int id;
+	int rearm;		  /* times to re-arm itself with 0 */
+	struct pvo_timer *victim; /* destroyed when this one fires */
+};
+
+static int order[16], norder;
+
+static void on_tagged(void *opaque)
+{
+	struct tagged *x = opaque;
+
+	if (norder < 16)
+		order[norder++] = x->id;
+	if (x->victim)
+		pvo_timer_destroy(x->victim);
+	if (x->rearm > 0) {
+		x->rearm--;
+		pvo_timer_arm(&x->t, 0);
+	}
+}
+
+static void run_loop_us(gint64 usec)
+{
+	gint64 end = g_get_monotonic_time() + usec;
+
+	while (g_get_monotonic_time() < end)
+		g_main_context_iteration(NULL, FALSE);
+}
+
+/* Many timers in one queue: order, re-arming, cancelling, callbacks that
+ * re-arm themselves or destroy another timer that is due too. */
+static void test_timer_queue(void)
+{
+	static const uint64_t usec[5] = {50000, 10000, 30000, 40000, 20000};
+	struct tagged x[5], a = {.id = 10}, b = {.id = 11};
+	int i, all_idle = 1;
+
+	for (i = 0; i < 5; i++) {
+		x[i] = (struct tagged){.id = i};
+		pvo_timer_init(&x[i].t, on_tagged, &x[i]);
+		pvo_timer_arm(&x[i].t, usec[i]);
+	}
+	pvo_timer_cancel(&x[3].t);
+	pvo_timer_arm(&x[0].t, 5000); /* earlier than all now */
+	run_loop_us(80000);
+	tap_ok(norder == 4 && order[0] == 0 && order[1] == 1 && order[2] == 4 &&
+		   order[3] == 2,
+	       "timers fire by deadline; a re-armed one moves, a cancelled "
+	       "one stays quiet (%d fired: %d %d %d %d)",
+	       norder, order[0], order[1], order[2], order[3]);
+	for (i = 0; i < 5; i++)
+		all_idle &= !pvo_timer_armed(&x[i].t);
+	tap_ok(all_idle, "all idle after");
+
+	norder = 0;
+	x[1].rearm = 2;
+	pvo_timer_arm(&x[1].t, 0);
+	g_usleep(1000);
+	g_main_context_iteration(NULL, FALSE);
+	tap_ok(norder == 1 && pvo_timer_armed(&x[1].t),
+	       "a callback that re-arms with 0 runs once per iteration "
+	       "(%d)",
+	       norder);
+	run_loop_us(20000);
+	tap_ok(norder == 3 && !pvo_timer_armed(&x[1].t),
+	       "and again in the next ones (%d)", norder);
+
+	norder = 0;
+	pvo_timer_init(&a.t, on_tagged, &a);
+	pvo_timer_init(&b.t, on_tagged, &b);
+	a.victim = &b.t;
+	pvo_timer_arm(&a.t, 0);
+	pvo_timer_arm(&b.t, 100);
+	g_usleep(2000);
+	run_loop_us(20000);
+	tap_ok(norder == 1 && order[0] == 10 && !pvo_timer_armed(&b.t),
+	       "a due timer destroyed by an earlier callback never fires");
+}
+
 int main(void)
 {
-	tap_plan(25);
+	tap_plan(30);
 	test_grh();
 	test_timers();
+	test_timer_queue();
 	return tap_done();
 }
