@@ -86,7 +86,8 @@ struct opts {
 	unsigned int depth;
 	unsigned int batch;
 	unsigned int lat_iters;
-	unsigned int repeat; /* every cell: the best of this many runs */
+	unsigned int
+	    repeat; /* native: runs seconds x repeat; overlay: best of */
 	const char *backend_args[16];
 	unsigned int nargs;
 	int cpu[2]; /* --cpus C,B: the client's and the back-end's CPU */
@@ -277,22 +278,116 @@ static void check_cqes(const struct pvo_cqe *c, int n, const char *what)
 }
 
 /*
+ * Native mode pins the client (the two simulated guests) and the back-end
+ * to one CPU each, and measures the memcpy baseline on the back-end's CPU
+ * while the back-end idles: the copy it is compared with then runs on the
+ * same core, with the same caches, as the copy the back-end does. Left
+ * to the scheduler, the two processes swap CPUs now and then, and the
+ * vCPUs of a small VM need not share a last-level cache.
+ */
+static int pin_cpu[2] = {-1, -1}; /* client, back-end */
+
+static void pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("pinning to CPU %d: %s (pick others with --cpus C,B, or "
+		    "--cpus none)",
+		    cpu, strerror(errno));
+}
+
+/* Default: the first two CPUs we may run on; none if there is only one. */
+static void pick_cpus(const struct opts *o)
+{
+	cpu_set_t set;
+	int c, n = 0;
+
+	if (o->no_pin)
+		return;
+	if (o->cpus_given) {
+		pin_cpu[0] = o->cpu[0];
+		pin_cpu[1] = o->cpu[1];
+		return;
+	}
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return;
+	for (c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, &set))
+			pin_cpu[n++] = c;
+	if (n < 2)
+		pin_cpu[0] = pin_cpu[1] = -1;
+}
+
+/*
+ * The memcpy baseline: the copy the back-end has to do, between the same
+ * two guest buffers, same slots, same sizes, on the back-end's CPU. It
+ * runs in slices between the stream's slices (see stream), and @t adds
+ * them up.
+ */
+struct tally {
+	uint64_t msgs;
+	double secs;
+};
+
+static void memcpy_slice(unsigned int size, unsigned int nslots, double seconds,
+			 struct tally *t)
+{
+	static uint64_t slot;
+	uint8_t *src = sim_buf_ptr(&A.buf, 0), *dst = sim_buf_ptr(&B.buf, 0);
+	uint64_t n = 0;
+	double t0, t1;
+
+	pin_self(pin_cpu[1]);
+	t0 = now_s();
+	do {
+		unsigned int k;
+
+		for (k = 0; k < 16; k++, slot++) {
+			uint64_t off = (slot % nslots) * size;
+
+			memcpy(dst + off, src + off, size);
+		}
+		n += 16;
+		__asm__ volatile("" ::: "memory");
+		t1 = now_s();
+	} while (t1 - t0 < seconds);
+	pin_self(pin_cpu[0]);
+	t->msgs += n;
+	t->secs += t1 - t0;
+}
+
+/*
+ * The host's memory bandwidth drifts by a factor of two from one second
+ * to the next here. With a baseline the stream alternates with it in
+ * slices this long, so both see the same spells; the pipeline drains at
+ * the end of each slice (a cost of about 1 % at 1 MiB, counted against
+ * the stream).
+ */
+#define SLICE_S 0.1
+
+/*
  * Stream @opcode messages of @size from a to b for @seconds with up to
  * @depth in flight, posted @batch per doorbell, the last of each batch
- * signaled.
+ * signaled. With @base, a memcpy slice of the same length follows each
+ * slice of the stream and @base adds them up.
  */
 static struct result stream(uint8_t opcode, unsigned int size,
 			    unsigned int depth, unsigned int batch,
-			    double seconds)
+			    double seconds, struct tally *base)
 {
 	static struct sim_wr wrs[MAX_BATCH];
 	unsigned int nslots = BUF_LEN / size, i;
 	uint64_t posted = 0, done = 0, slot = 0, received = 0;
 	struct pvo_cqe c[64];
 	struct result r = {0};
-	double t0, t1, stop_at;
+	double t0, t1, stop_at, streamed = 0;
 	bool is_send = opcode == PVO_WR_SEND;
-	uint64_t cpu0;
+	uint64_t cpu_ns = 0, cpu0;
 
 	if (nslots > depth)
 		nslots = depth;
@@ -315,9 +410,12 @@ static struct result stream(uint8_t opcode, unsigned int size,
 	}
 	wrs[batch - 1].flags = PVO_WQE_F_SIGNALED;
 
+slice: /* one, or with a baseline until @seconds of them have run */
 	cpu0 = backend_cpu_ns();
 	t0 = now_s();
-	stop_at = t0 + seconds;
+	stop_at = t0 + seconds - streamed;
+	if (base && seconds - streamed > SLICE_S)
+		stop_at = t0 + SLICE_S;
 	for (;;) {
 		bool stopping = now_s() >= stop_at;
 		int n;
@@ -375,90 +473,19 @@ static struct result stream(uint8_t opcode, unsigned int size,
 			    (unsigned long long)posted,
 			    (unsigned long long)received);
 		refill_recvs(&B, size, nslots);
+		t1 = now_s(); /* the slice ends with its last receive */
 	}
-	r.be_ns = done ? (double)(backend_cpu_ns() - cpu0) / done : 0;
+	cpu_ns += backend_cpu_ns() - cpu0;
+	streamed += t1 - t0;
+	if (base) {
+		memcpy_slice(size, nslots, t1 - t0, base);
+		if (streamed < seconds)
+			goto slice;
+	}
+	r.be_ns = done ? (double)cpu_ns / done : 0;
 	disconnect_pair();
-	r.mbps = (double)done * size / (t1 - t0) / 1e6;
-	r.mmsgs = (double)done / (t1 - t0) / 1e6;
-	r.ok = true;
-	return r;
-}
-
-/*
- * Native mode pins the client (the two simulated guests) and the back-end
- * to one CPU each, and measures the memcpy baseline on the back-end's CPU
- * while the back-end idles: the copy it is compared with then runs on the
- * same core, with the same caches, as the copy the back-end does. Left
- * to the scheduler, the two processes swap CPUs now and then, and the
- * vCPUs of a small VM need not share a last-level cache.
- */
-static int pin_cpu[2] = {-1, -1}; /* client, back-end */
-
-static void pin_self(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		die("pinning to CPU %d: %s (pick others with --cpus C,B, or "
-		    "--cpus none)",
-		    cpu, strerror(errno));
-}
-
-/* Default: the first two CPUs we may run on; none if there is only one. */
-static void pick_cpus(const struct opts *o)
-{
-	cpu_set_t set;
-	int c, n = 0;
-
-	if (o->no_pin)
-		return;
-	if (o->cpus_given) {
-		pin_cpu[0] = o->cpu[0];
-		pin_cpu[1] = o->cpu[1];
-		return;
-	}
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return;
-	for (c = 0; c < CPU_SETSIZE && n < 2; c++)
-		if (CPU_ISSET(c, &set))
-			pin_cpu[n++] = c;
-	if (n < 2)
-		pin_cpu[0] = pin_cpu[1] = -1;
-}
-
-/* memcpy between the same two guest buffers, same slots, same sizes. */
-static struct result memcpy_bw(unsigned int size, unsigned int depth,
-			       double seconds)
-{
-	uint8_t *src = sim_buf_ptr(&A.buf, 0), *dst = sim_buf_ptr(&B.buf, 0);
-	unsigned int nslots = BUF_LEN / size;
-	uint64_t n = 0, slot = 0;
-	struct result r = {0};
-	double t0, t1;
-
-	if (nslots > depth)
-		nslots = depth;
-	pin_self(pin_cpu[1]);
-	t0 = now_s();
-	do {
-		unsigned int k;
-
-		for (k = 0; k < 16; k++, slot++) {
-			uint64_t off = (slot % nslots) * size;
-
-			memcpy(dst + off, src + off, size);
-		}
-		n += 16;
-		__asm__ volatile("" ::: "memory");
-		t1 = now_s();
-	} while (t1 - t0 < seconds);
-	pin_self(pin_cpu[0]);
-	r.mbps = (double)n * size / (t1 - t0) / 1e6;
-	r.mmsgs = (double)n / (t1 - t0) / 1e6;
+	r.mbps = (double)done * size / streamed / 1e6;
+	r.mmsgs = (double)done / streamed / 1e6;
 	r.ok = true;
 	return r;
 }
@@ -895,9 +922,9 @@ static int overlay_main(struct opts *o)
 			ur.mbps = udp_goodput(o->seconds, &ur.be_ns);
 			keep_best(&u, ur);
 			keep_best(&w, stream(PVO_WR_RDMA_WRITE, sizes[i], depth,
-					     o->batch, o->seconds));
+					     o->batch, o->seconds, NULL));
 			keep_best(&sd, stream(PVO_WR_SEND, sizes[i], depth,
-					      o->batch, o->seconds));
+					      o->batch, o->seconds, NULL));
 		}
 		udp = u.mbps;
 		udp_cpu = u.be_ns;
@@ -945,10 +972,11 @@ int main(int argc, char **argv)
 {
 	const char *vms[] = {"a", "b", NULL};
 	struct opts o = {0};
-	struct result w, s, m;
+	struct result w, s, m = {0};
+	struct tally base = {0};
 	double med, p99, med64 = 0, ratio_big = 1e9, rate64 = -1;
 	char err[512];
-	unsigned int i, r;
+	unsigned int i;
 	const char *env;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -983,10 +1011,11 @@ int main(int argc, char **argv)
 		       "it\n");
 	if (!o.repeat)
 		o.repeat = 1;
-	printf("two simulated VMs, one RC QP pair; every cell is the best of "
-	       "%u runs of %.2f s; up to %u in flight, %u WQEs per doorbell; "
-	       "\"be us/msg\" is the back-end's CPU time per message\n\n",
-	       o.repeat, o.seconds, o.depth, o.batch);
+	printf("two simulated VMs, one RC QP pair; WRITE and SEND run %.2f s "
+	       "each per size in slices of %.2f s, each followed by as long "
+	       "a memcpy; up to %u in flight, %u WQEs per doorbell; \"be "
+	       "us/msg\" is the back-end's CPU time per message\n\n",
+	       o.repeat * o.seconds, SLICE_S, o.depth, o.batch);
 	printf("%8s | %10s %8s %7s | %10s %8s %7s | %10s | %7s %7s\n", "size",
 	       "WRITE MB/s", "Mmsg/s", "be us", "SEND MB/s", "Mmsg/s", "be us",
 	       "memcpy MB/s", "WRITE/", "SEND/");
@@ -1003,16 +1032,14 @@ int main(int argc, char **argv)
 		/* keep the bytes in flight within the buffer */
 		while (depth > 1 && (uint64_t)depth * size > BUF_LEN / 2)
 			depth /= 2;
-		w = s = m = (struct result){0};
-		/* best of --repeat rounds of all three cells: a slow spell
-		 * of the machine hits the baseline as much as the cells */
-		for (r = 0; r < o.repeat; r++) {
-			keep_best(&m, memcpy_bw(size, depth, o.seconds));
-			keep_best(&w, stream(PVO_WR_RDMA_WRITE, size, depth,
-					     o.batch, o.seconds));
-			keep_best(&s, stream(PVO_WR_SEND, size, depth, o.batch,
-					     o.seconds));
-		}
+		/* --repeat rounds of WRITE and SEND, each in slices that
+		 * alternate with the memcpy baseline: all of them add up */
+		w = stream(PVO_WR_RDMA_WRITE, size, depth, o.batch,
+			   o.seconds * o.repeat, &base);
+		s = stream(PVO_WR_SEND, size, depth, o.batch,
+			   o.seconds * o.repeat, &base);
+		m.mbps = (double)base.msgs * size / base.secs / 1e6;
+		base = (struct tally){0};
 		printf("%8s | %10.0f %8.3f %7.2f | %10.0f %8.3f %7.2f | %10.0f "
 		       "| %6.0f%% %6.0f%%\n",
 		       human(size), w.mbps, w.mmsgs, w.be_ns / 1000, s.mbps,
