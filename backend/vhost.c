@@ -190,6 +190,25 @@ static void panic(VuDev *dev, const char *msg)
 	g_idle_add_full(G_PRIORITY_HIGH, drop_connection, vm, NULL);
 }
 
+/*
+ * glib takes the fds of a non-recursive source out of the poll set while
+ * it dispatches the source and puts them back after, writing the main
+ * context's wake-up eventfd each time: two system calls per doorbell.
+ * Nothing here runs the main loop from inside a callback, so the
+ * vhost-user sources (messages and kicks) may "recurse" and keep their
+ * fds in place.
+ */
+static vu_set_watch_cb vug_set_watch; /* libvhost-user-glib's */
+
+static void set_watch(VuDev *dev, int fd, int evt, vu_watch_cb cb, void *pvt)
+{
+	VugDev *gdev = container_of(dev, VugDev, parent);
+
+	vug_set_watch(dev, fd, evt, cb, pvt);
+	g_source_set_can_recurse(
+	    g_hash_table_lookup(gdev->fdmap, GINT_TO_POINTER(fd)), TRUE);
+}
+
 static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 {
 	struct pvo_vm *vm = data;
@@ -216,6 +235,9 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 		return G_SOURCE_CONTINUE;
 	}
 	vm->vug.parent.read_msg = pvo_vhost_msg_read;
+	vug_set_watch = vm->vug.parent.set_watch;
+	vm->vug.parent.set_watch = set_watch;
+	g_source_set_can_recurse(vm->vug.src, TRUE);
 	vm->conn_fd = conn;
 	vm->connected = true;
 	pvo_local_routes_changed();
