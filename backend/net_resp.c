@@ -262,17 +262,23 @@ static void duplicate(struct pvo_qp *qp, const struct pvo_route *rt,
 			send_ack(qp, rt, pvo_psn_add(qp->attr.rq_psn, -1));
 		return;
 	case PVO_OP_READ:
+		/* A requester asks again from the first response packet it
+		 * lacks, for the rest: the range ends where the first
+		 * request's did. One that reaches past rq_psn names PSNs
+		 * not used yet (taking them would ACK and drop the requests
+		 * that come with them): drop it, as rxe drops a re-request
+		 * it cannot match. */
+		end = pvo_psn_add(
+		    h->psn, pvo_packets(pkt->dma_len, pvo_qp_mtu_bytes(qp)));
+		if (pvo_psn_diff(end, qp->attr.rq_psn) > 0) {
+			pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_BAD_PSN);
+			return;
+		}
 		/* reads have no side effects: execute again, checked anew */
 		pvo_resp_read(qp, pkt, &r);
 		if (r.code != PVO_REPLY_ACK)
 			return;
 		send_read_response(qp, rt, h->psn, &r);
-		/* a requester that asks again in other pieces may reach
-		 * past the PSNs the first request used: those are taken */
-		end = pvo_psn_add(h->psn, pvo_packets(pkt->dma_len,
-						       pvo_qp_mtu_bytes(qp)));
-		if (pvo_psn_diff(end, qp->attr.rq_psn) > 0)
-			qp->attr.rq_psn = end;
 		return;
 	default:
 		for (i = 0; i < PVO_ATOMIC_REPLAY; i++)

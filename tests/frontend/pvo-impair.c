@@ -6,11 +6,17 @@
  * random share of them:
  *
  *   pvo-impair [--loss P] [--dup P] [--reorder P] [--hold-us N] [--seed S]
+ *              [--stretch-read P] [--stretch-bytes N]
  *              LISTEN_IP:PORT=TO_IP:PORT [LISTEN_IP:PORT=TO_IP:PORT ...]
  *
  * P are percentages. A held packet goes out after the next one (or after
- * --hold-us, default 500), so it arrives out of order. Runs until SIGTERM,
- * then prints "pvo-impair: forwarded=N dropped=N duplicated=N reordered=N".
+ * --hold-us, default 500), so it arrives out of order. --stretch-read
+ * plays a misbehaving requester: after a RoCE RDMA READ request it sends
+ * a copy whose RETH asks for --stretch-bytes (default 4096) more, ICRC
+ * made anew, so the copy is a duplicate that reaches past the PSNs the
+ * request used (only where the sender's ICRC checks, so that ours is
+ * right). Runs until SIGTERM, then prints "pvo-impair: forwarded=N
+ * dropped=N duplicated=N reordered=N stretched=N icrc_mismatch=N".
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -23,6 +29,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "encap.h"
+#include "icrc.h"
+#include "roce.h"
 
 #define MAX_LEGS 8
 #define MAX_HELD 256
@@ -43,9 +53,11 @@ struct held {
 static struct leg legs[MAX_LEGS];
 static struct held held[MAX_HELD];
 static unsigned int nlegs, nheld;
-static double loss, dup_pct, reorder;
+static double loss, dup_pct, reorder, stretch_pct;
 static long long hold_us = 500;
-static unsigned long long seed = 1, fwd, dropped, duplicated, reordered;
+static uint32_t stretch_bytes = 4096;
+static unsigned long long seed = 1, fwd, dropped, duplicated, reordered,
+			  stretched, icrc_mismatch;
 static volatile sig_atomic_t stop;
 
 static double rnd(void)
@@ -85,6 +97,45 @@ static void out(int fd, const struct sockaddr_in *to, const void *p, size_t n)
 	fwd++;
 }
 
+/*
+ * If the datagram is VXLAN carrying an IPv4 RoCE RC READ request, makes
+ * it ask for stretch_bytes more and gives it a new ICRC; false otherwise.
+ */
+static bool stretch_read(unsigned char *p, size_t len)
+{
+	const size_t ip = PVO_ENCAP_IP_OFF,
+		     bth = ip + PVO_IP4_LEN + PVO_UDP_LEN;
+	const size_t dma_len = bth + PVO_BTH_LEN + 12; /* RETH: va, rkey */
+	size_t ip_len;
+	uint32_t v, icrc;
+
+	if (len < dma_len + 4 + 4 || p[ip - 2] != 0x08 || p[ip - 1] != 0 ||
+	    p[ip] != 0x45 || p[ip + 9] != 17 ||
+	    (p[ip + 22] << 8 | p[ip + 23]) != 4791 ||
+	    p[bth] != PVO_OPC_READ_REQUEST)
+		return false;
+	ip_len = (size_t)(p[ip + 2] << 8 | p[ip + 3]);
+	if (ip_len < dma_len + 4 + 4 - ip || ip + ip_len > len)
+		return false;
+	/* the sender's ICRC must be what we compute, or ours on the
+	 * stretched copy would be dropped as corrupt and prove nothing */
+	icrc = pvo_icrc_ipv4(p + ip, ip_len - 4);
+	if (p[ip + ip_len - 4] != (icrc & 0xff) ||
+	    p[ip + ip_len - 1] != icrc >> 24) {
+		icrc_mismatch++;
+		return false;
+	}
+	memcpy(&v, p + dma_len, 4);
+	v = htonl(ntohl(v) + stretch_bytes);
+	memcpy(p + dma_len, &v, 4);
+	icrc = pvo_icrc_ipv4(p + ip, ip_len - 4);
+	p[ip + ip_len - 4] = icrc & 0xff;
+	p[ip + ip_len - 3] = icrc >> 8 & 0xff;
+	p[ip + ip_len - 2] = icrc >> 16 & 0xff;
+	p[ip + ip_len - 1] = icrc >> 24;
+	return true;
+}
+
 static void release(long long now, bool all)
 {
 	unsigned int i = 0;
@@ -119,6 +170,10 @@ int main(int argc, char **argv)
 			reorder = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--hold-us") && i + 1 < argc)
 			hold_us = atoll(argv[++i]);
+		else if (!strcmp(argv[i], "--stretch-read") && i + 1 < argc)
+			stretch_pct = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--stretch-bytes") && i + 1 < argc)
+			stretch_bytes = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			seed = strtoull(argv[++i], NULL, 0) | 1;
 		else {
@@ -183,6 +238,11 @@ int main(int argc, char **argv)
 					out(legs[i].fd, &legs[i].to, buf, len);
 					duplicated++;
 				}
+				if (stretch_pct > 0 && rnd() < stretch_pct &&
+				    stretch_read(buf, len)) {
+					out(legs[i].fd, &legs[i].to, buf, len);
+					stretched++;
+				}
 				/* a held packet now trails a later one */
 				release(now_us(), true);
 			}
@@ -190,12 +250,12 @@ int main(int argc, char **argv)
 	}
 	release(0, true);
 	printf("pvo-impair: forwarded=%llu dropped=%llu duplicated=%llu "
-	       "reordered=%llu\n",
-	       fwd, dropped, duplicated, reordered);
+	       "reordered=%llu stretched=%llu icrc_mismatch=%llu\n",
+	       fwd, dropped, duplicated, reordered, stretched, icrc_mismatch);
 	return 0;
 usage:
 	fprintf(stderr, "usage: pvo-impair [--loss P] [--dup P] [--reorder P] "
-			"[--hold-us N] [--seed S] LISTEN_IP:PORT=TO_IP:PORT "
-			"...\n");
+			"[--hold-us N] [--seed S] [--stretch-read P] "
+			"[--stretch-bytes N] LISTEN_IP:PORT=TO_IP:PORT ...\n");
 	return 2;
 }
