@@ -76,10 +76,15 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 	case PVO_OP_READ:
 		/* from the first response packet not yet placed, at most a
 		 * window of it: a long READ is asked for in pieces, each a
-		 * READ request of its own with the PSNs of its responses */
+		 * READ request of its own with the PSNs of its responses.
+		 * Asking again within a piece goes to the piece's end, not
+		 * past it: a duplicate READ that reaches beyond the PSNs its
+		 * first request used is dropped (see duplicate() in
+		 * net_resp.c; rxe drops it too). */
 		start = qp->net.read_next;
 		n = pvo_packets(pkt->dma_len, mtu);
-		qp->net.read_end = MIN(n, start + pvo_req_window(qp));
+		if (start >= qp->net.read_end)
+			qp->net.read_end = MIN(n, start + pvo_req_window(qp));
 		h.opcode = PVO_OPC_READ_REQUEST;
 		h.psn = pvo_psn_add(pkt->psn, start);
 		h.va = pkt->va + (uint64_t)start * mtu;
