@@ -11,7 +11,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 echo "bench: building (back-end and pvo-bench)"
 nice -n 10 make -s -C "$top/bench" all
 export PVO_BACKEND="${PVO_BACKEND:-$top/build/backend/pvrdma-overlayd}"
-echo "bench: running the one-host data path, doorbell mode (about 30 s)"
+echo "bench: running the one-host data path, doorbell mode (about 50 s)"
 "$top/build/bench/pvo-bench" "$@"
 echo
 echo "bench: the same in latency mode (--busy-poll-us 200)"
