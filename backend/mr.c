@@ -185,13 +185,11 @@ uint64_t pvo_mr_gpa(const struct pvo_mr *mr, uint64_t addr, uint64_t *avail)
 uint64_t pvo_mr_gpa_run(const struct pvo_mr *mr, uint64_t addr,
 			uint64_t want, uint64_t *avail)
 {
+	uint64_t j = (addr - mr->base) >> mr->block_shift;
 	uint64_t gpa = pvo_mr_gpa(mr, addr, avail);
 
 	/* and the whole blocks that follow it in guest-physical order */
 	if (*avail < want)
-		*avail += (uint64_t)(mr->run[(addr - mr->base) >>
-					      mr->block_shift] -
-				     1)
-			  << mr->block_shift;
+		*avail += (uint64_t)(mr->run[j] - 1) << mr->block_shift;
 	return gpa;
 }

@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -97,42 +98,46 @@ static void out(int fd, const struct sockaddr_in *to, const void *p, size_t n)
 	fwd++;
 }
 
+/* The ICRC of the inner packet whose RoCE part (with the ICRC) is
+ * roce_len bytes. */
+static uint32_t icrc_of(const unsigned char *p, size_t roce_len)
+{
+	return pvo_icrc_ipv4(p + PVO_ENCAP_IP_OFF, PVO_IP4_LEN + PVO_UDP_LEN +
+						       roce_len -
+						       PVO_ROCE_ICRC_LEN);
+}
+
 /*
  * If the datagram is VXLAN carrying an IPv4 RoCE RC READ request, makes
  * it ask for stretch_bytes more and gives it a new ICRC; false otherwise.
  */
 static bool stretch_read(unsigned char *p, size_t len)
 {
-	const size_t ip = PVO_ENCAP_IP_OFF,
-		     bth = ip + PVO_IP4_LEN + PVO_UDP_LEN;
-	const size_t dma_len = bth + PVO_BTH_LEN + 12; /* RETH: va, rkey */
-	size_t ip_len;
+	const uint8_t *roce;
+	struct pvo_inner in;
+	size_t roce_len;
+	uint8_t *bth, *dma_len, *trailer;
 	uint32_t v, icrc;
 
-	if (len < dma_len + 4 + 4 || p[ip - 2] != 0x08 || p[ip - 1] != 0 ||
-	    p[ip] != 0x45 || p[ip + 9] != 17 ||
-	    (p[ip + 22] << 8 | p[ip + 23]) != 4791 ||
-	    p[bth] != PVO_OPC_READ_REQUEST)
+	if (pvo_encap_parse(p, len, &in, &roce, &roce_len) != PVO_ENCAP_OK ||
+	    roce_len < PVO_BTH_LEN + PVO_RETH_LEN + PVO_ROCE_ICRC_LEN ||
+	    roce[0] != PVO_OPC_READ_REQUEST)
 		return false;
-	ip_len = (size_t)(p[ip + 2] << 8 | p[ip + 3]);
-	if (ip_len < dma_len + 4 + 4 - ip || ip + ip_len > len)
-		return false;
+	bth = p + (roce - p);		  /* the parser's view, writable */
+	dma_len = bth + PVO_BTH_LEN + 12; /* RETH: va, rkey */
+	trailer = bth + roce_len - PVO_ROCE_ICRC_LEN;
 	/* the sender's ICRC must be what we compute, or ours on the
 	 * stretched copy would be dropped as corrupt and prove nothing */
-	icrc = pvo_icrc_ipv4(p + ip, ip_len - 4);
-	if (p[ip + ip_len - 4] != (icrc & 0xff) ||
-	    p[ip + ip_len - 1] != icrc >> 24) {
+	memcpy(&icrc, trailer, 4);
+	if (le32toh(icrc) != icrc_of(p, roce_len)) {
 		icrc_mismatch++;
 		return false;
 	}
-	memcpy(&v, p + dma_len, 4);
+	memcpy(&v, dma_len, 4);
 	v = htonl(ntohl(v) + stretch_bytes);
-	memcpy(p + dma_len, &v, 4);
-	icrc = pvo_icrc_ipv4(p + ip, ip_len - 4);
-	p[ip + ip_len - 4] = icrc & 0xff;
-	p[ip + ip_len - 3] = icrc >> 8 & 0xff;
-	p[ip + ip_len - 2] = icrc >> 16 & 0xff;
-	p[ip + ip_len - 1] = icrc >> 24;
+	memcpy(dma_len, &v, 4);
+	icrc = htole32(icrc_of(p, roce_len));
+	memcpy(trailer, &icrc, 4);
 	return true;
 }
 
