@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Guest RAM region placement; see region_map.h. */
+#include <errno.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "region_map.h"
+
+#define HUGETLBFS_MAGIC 0x958458f6
+#define PERIOD ((size_t)PVO_REGION_COLOURS * PVO_REGION_COLOUR_STEP)
+
+size_t pvo_region_colour(unsigned int n)
+{
+	return (size_t)(n % PVO_REGION_COLOURS) * PVO_REGION_COLOUR_STEP;
+}
+
+/* Pages of hugetlbfs above 2 MiB need their own alignment: left alone. */
+static int huge_above_step(int fd)
+{
+	struct statfs fs;
+
+	return !fstatfs(fd, &fs) && fs.f_type == HUGETLBFS_MAGIC &&
+	       (size_t)fs.f_bsize > PVO_REGION_COLOUR_STEP;
+}
+
+void *pvo_region_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		      off_t offset)
+{
+	static unsigned int next;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), span, colour;
+	uintptr_t res, base, end;
+	void *p;
+
+	if (addr || fd < 0 || !len || (flags & MAP_FIXED) ||
+	    (flags & (MAP_SHARED | MAP_NORESERVE)) !=
+		    (MAP_SHARED | MAP_NORESERVE) ||
+	    huge_above_step(fd))
+		return mmap(addr, len, prot, flags, fd, offset);
+	len = (len + page - 1) & ~(page - 1);
+	if (len > SIZE_MAX - 2 * PERIOD)
+		return mmap(addr, len, prot, flags, fd, offset);
+	/* a stretch of address space to place it in; what is left of it
+	 * is given back below */
+	span = len + 2 * PERIOD;
+	p = mmap(NULL, span, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return mmap(addr, len, prot, flags, fd, offset);
+	res = (uintptr_t)p;
+	colour = pvo_region_colour(next++);
+	/* the colour within the period; the file offset's residue modulo
+	 * 2 MiB kept, so THP and 2 MiB hugetlbfs pages still line up */
+	base = ((res + PERIOD - 1) & ~(PERIOD - 1)) + colour +
+	       ((uintptr_t)offset & (PVO_REGION_COLOUR_STEP - 1));
+	end = base + len;
+	p = mmap((void *)base, len, prot, flags | MAP_FIXED, fd, offset);
+	if (p == MAP_FAILED) {
+		int err = errno;
+
+		munmap((void *)res, span);
+		errno = err;
+		return MAP_FAILED;
+	}
+	if (base > res)
+		munmap((void *)res, base - res);
+	if (res + span > end)
+		munmap((void *)end, res + span - end);
+	return p;
+}
