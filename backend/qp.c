@@ -84,6 +84,16 @@ static enum pvo_status check_create(struct pvo_vm *vm, uint32_t ctx,
 	return PVO_STATUS_OK;
 }
 
+static void update_mtu(struct pvo_qp *qp)
+{
+	unsigned int port = pvo_ib_mtu_for(qp->vm->cfg->tenant->mtu);
+	unsigned int e = qp->attr.path_mtu;
+
+	if (qp->type == PVO_QPT_UD || qp->type == PVO_QPT_GSI || !e || e > port)
+		e = port;
+	qp->mtu_bytes = 128u << e;
+}
+
 enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,
 				  const void *req, void *resp)
 {
@@ -145,6 +155,7 @@ enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,
 	qp->max_send_sge = le32toh(c->max_send_sge);
 	qp->max_recv_sge = le32toh(c->max_recv_sge);
 	qp->max_inline = le32toh(c->max_inline_data);
+	update_mtu(qp);
 	/* The guest starts posting at the counters it initialised. */
 	pvo_ring_load(vm, &qp->sq, PVO_RING_CONS, &qp->req.cons);
 	qp->req.prod_seen = qp->req.cons;
@@ -400,8 +411,10 @@ static void apply_attrs(struct pvo_qp *qp, uint32_t mask,
 		q->qkey = le32toh(a->qkey);
 	if (mask & M(ACCESS_FLAGS))
 		q->access = le32toh(a->qp_access_flags);
-	if (mask & M(PATH_MTU))
+	if (mask & M(PATH_MTU)) {
 		q->path_mtu = le32toh(a->path_mtu);
+		update_mtu(qp);
+	}
 	if (mask & M(TIMEOUT))
 		q->timeout = a->timeout;
 	if (mask & M(RETRY_CNT))
@@ -448,6 +461,7 @@ static void enter_reset(struct pvo_qp *qp)
 		pvo_ring_store(vm, &qp->rq, PVO_RING_CONS, prod);
 	}
 	memset(&qp->attr, 0, sizeof(qp->attr));
+	update_mtu(qp);
 	qp->resp.comm_est = false;
 	memset(&qp->resp.msg, 0, sizeof(qp->resp.msg));
 	/* wire state starts over; the counters stay */
@@ -685,14 +699,4 @@ void pvo_qp_doorbell(struct pvo_qp *qp)
 	default:
 		break; /* WQEs wait for RTS */
 	}
-}
-
-uint32_t pvo_qp_mtu_bytes(const struct pvo_qp *qp)
-{
-	unsigned int port = pvo_ib_mtu_for(qp->vm->cfg->tenant->mtu);
-	unsigned int e = qp->attr.path_mtu;
-
-	if (qp->type == PVO_QPT_UD || qp->type == PVO_QPT_GSI || !e || e > port)
-		e = port;
-	return 128u << e;
 }

@@ -99,6 +99,10 @@ struct pvo_qp {
 	uint8_t type;  /* PVO_QPT_* */
 	uint8_t state; /* PVO_QPS_* */
 	bool sq_sig_all;
+	/* packet size of the path: set with path_mtu, as the tenant's MTU
+	 * is fixed (read per WQE, and the chase through vm->cfg->tenant
+	 * missed the cache after every large copy) */
+	uint32_t mtu_bytes;
 	struct pvo_pd *pd;
 	struct pvo_cq *scq, *rcq;
 	struct pvo_srq *srq;
@@ -218,7 +222,10 @@ void pvo_qp_flush_sq(struct pvo_qp *qp);
 void pvo_qp_flush_rq(struct pvo_qp *qp);
 
 /* Bytes in one packet of the QP's path (UD: the port's MTU). */
-uint32_t pvo_qp_mtu_bytes(const struct pvo_qp *qp);
+static inline uint32_t pvo_qp_mtu_bytes(const struct pvo_qp *qp)
+{
+	return qp->mtu_bytes;
+}
 
 /* The i-th WQE behind the active one (0: the next to complete). */
 static inline struct pvo_swqe *pvo_req_ahead(struct pvo_qp *qp,
