@@ -16,28 +16,33 @@ size_t pvo_region_colour(unsigned int n)
 	return (size_t)(n % PVO_REGION_COLOURS) * PVO_REGION_COLOUR_STEP;
 }
 
-/* Pages of hugetlbfs above 2 MiB need their own alignment: left alone. */
-static int huge_above_step(int fd)
+/* The page size of fd's file: hugetlbfs's, or the base page size. */
+static size_t file_page_size(int fd)
 {
 	struct statfs fs;
 
-	return !fstatfs(fd, &fs) && fs.f_type == HUGETLBFS_MAGIC &&
-	       (size_t)fs.f_bsize > PVO_REGION_COLOUR_STEP;
+	if (!fstatfs(fd, &fs) && fs.f_type == HUGETLBFS_MAGIC)
+		return (size_t)fs.f_bsize;
+	return (size_t)sysconf(_SC_PAGESIZE);
 }
 
 void *pvo_region_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		      off_t offset)
 {
 	static unsigned int next;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), span, colour;
+	size_t page, span, colour;
 	uintptr_t res, base, end;
 	void *p;
 
 	if (addr || fd < 0 || !len || (flags & MAP_FIXED) ||
 	    (flags & (MAP_SHARED | MAP_NORESERVE)) !=
-		    (MAP_SHARED | MAP_NORESERVE) ||
-	    huge_above_step(fd))
+		(MAP_SHARED | MAP_NORESERVE))
 		return mmap(addr, len, prot, flags, fd, offset);
+	/* huge pages above 2 MiB need their own alignment: left alone */
+	page = file_page_size(fd);
+	if (page > PVO_REGION_COLOUR_STEP)
+		return mmap(addr, len, prot, flags, fd, offset);
+	/* the kernel maps whole pages (of hugetlbfs too): so do we */
 	len = (len + page - 1) & ~(page - 1);
 	if (len > SIZE_MAX - 2 * PERIOD)
 		return mmap(addr, len, prot, flags, fd, offset);
