@@ -9,7 +9,6 @@
 #include "region_map.h"
 
 #define HUGETLBFS_MAGIC 0x958458f6
-#define PERIOD ((size_t)PVO_REGION_COLOURS * PVO_REGION_COLOUR_STEP)
 
 size_t pvo_region_colour(unsigned int n)
 {
@@ -44,11 +43,11 @@ void *pvo_region_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		return mmap(addr, len, prot, flags, fd, offset);
 	/* the kernel maps whole pages (of hugetlbfs too): so do we */
 	len = (len + page - 1) & ~(page - 1);
-	if (len > SIZE_MAX - 2 * PERIOD)
+	if (len > SIZE_MAX - 2 * PVO_REGION_PERIOD)
 		return mmap(addr, len, prot, flags, fd, offset);
 	/* a stretch of address space to place it in; what is left of it
 	 * is given back below */
-	span = len + 2 * PERIOD;
+	span = len + 2 * PVO_REGION_PERIOD;
 	p = mmap(NULL, span, PROT_NONE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
@@ -57,8 +56,8 @@ void *pvo_region_mmap(void *addr, size_t len, int prot, int flags, int fd,
 	colour = pvo_region_colour(next++);
 	/* the colour within the period; the file offset's residue modulo
 	 * 2 MiB kept, so THP and 2 MiB hugetlbfs pages still line up */
-	base = ((res + PERIOD - 1) & ~(PERIOD - 1)) + colour +
-	       ((uintptr_t)offset & (PVO_REGION_COLOUR_STEP - 1));
+	base = ((res + PVO_REGION_PERIOD - 1) & ~(PVO_REGION_PERIOD - 1)) +
+	       colour + ((uintptr_t)offset & (PVO_REGION_COLOUR_STEP - 1));
 	end = base + len;
 	p = mmap((void *)base, len, prot, flags | MAP_FIXED, fd, offset);
 	if (p == MAP_FAILED) {

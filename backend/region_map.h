@@ -22,6 +22,7 @@
 /* Colours in turn; mappings this many apart share one. */
 #define PVO_REGION_COLOURS 8
 #define PVO_REGION_COLOUR_STEP (2u << 20)
+#define PVO_REGION_PERIOD ((size_t)PVO_REGION_COLOURS * PVO_REGION_COLOUR_STEP)
 
 /*
  * mmap for libvhost-user: a region mapping (no address asked for,

@@ -47,11 +47,14 @@ static unsigned long parse_dist(const char *s)
 
 	if (*end == '+')
 		kib = strtoul(end + 1, &end, 0);
-	if (*end || !mib || mib >= SLOT_GAP / MIB) {
+	/* a pair's source must not overlap its destination or the pair
+	 * below it, nor leave the reservation */
+	if (*end || mib * MIB + kib * KIB < LEN ||
+	    mib * MIB + kib * KIB > SLOT_GAP - LEN) {
 		fprintf(stderr,
-			"copy-distance: \"%s\" is not MiB[+KiB] with 0 < MiB "
-			"< 1024\n",
-			s);
+			"copy-distance: \"%s\" is not MiB[+KiB] between %lu "
+			"and %lu MiB\n",
+			s, LEN / MIB, (SLOT_GAP - LEN) / MIB);
 		exit(2);
 	}
 	return mib * MIB + kib * KIB;
@@ -82,10 +85,9 @@ int main(int argc, char **argv)
 	}
 	for (i = optind; i < (unsigned int)argc && n < MAX_DIST; i++)
 		dist[n++] = parse_dist(argv[i]);
-	for (i = 0; !n && i < sizeof(defaults) / sizeof(*defaults); i++)
-		dist[i] = parse_dist(defaults[i]);
 	if (!n)
-		n = i;
+		for (; n < sizeof(defaults) / sizeof(*defaults); n++)
+			dist[n] = parse_dist(defaults[n]);
 	if (cpu >= 0) {
 		cpu_set_t set;
 

@@ -14,7 +14,6 @@
 #include "tap.h"
 
 #define MIB (1ul << 20)
-#define PERIOD (PVO_REGION_COLOURS * (uintptr_t)PVO_REGION_COLOUR_STEP)
 #define LEN (16 * MIB + 4096)
 
 static int maps_lines(void)
@@ -52,13 +51,13 @@ int main(void)
 		p[i] = region(fd, 0);
 	for (i = 0; i <= PVO_REGION_COLOURS; i++)
 		if (p[i] == MAP_FAILED ||
-		    (uintptr_t)p[i] % PERIOD != pvo_region_colour(i))
+		    (uintptr_t)p[i] % PVO_REGION_PERIOD != pvo_region_colour(i))
 			break;
 	tap_ok(i > PVO_REGION_COLOURS,
 	       "mapping n starts at colour n within 16 MiB, colours wrap");
 	tap_is(pvo_region_colour(1) - pvo_region_colour(0), 2 * MIB,
 	       "colours are 2 MiB apart");
-	tap_ok(((uintptr_t)p[1] - (uintptr_t)p[0]) % PERIOD != 0,
+	tap_ok(((uintptr_t)p[1] - (uintptr_t)p[0]) % PVO_REGION_PERIOD != 0,
 	       "two regions in a row are not a multiple of 16 MiB apart");
 
 	memcpy(p[0] + LEN - 5, "pages", 5);
