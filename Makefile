@@ -28,6 +28,7 @@ qemu:
 backend:
 	@$(MAKE) -s -C backend
 	@$(MAKE) -s -C backend SAN=1
+	@$(MAKE) -s -C backend PROFILE=1
 
 driver:
 	@echo "driver: building pvrdma_overlay.ko (and the kcheck test module) for $(KVER)"
@@ -43,6 +44,7 @@ test-programs: backend rdma-core
 	@$(MAKE) -s -C tests/unit
 	@$(MAKE) -s -C tests/frontend SAN=1
 	@$(MAKE) -s -C tests/vm/progs
+	@$(MAKE) -s -C bench all
 
 # Tests: unit tests and front-end tests need no guest; VM tests boot TCG
 # guests. Logs of guest consoles: build/test-logs/<test>/.

@@ -7,6 +7,7 @@
 #include "dma.h"
 #include "guest_mem.h"
 #include "mr.h"
+#include "profile.h"
 #include "vm.h"
 
 void pvo_dma_init(struct pvo_dma *d, struct pvo_vm *vm)
@@ -158,7 +159,7 @@ void pvo_dma_advance(struct pvo_dma *d, uint64_t n)
 	}
 }
 
-bool pvo_dma_copy(struct pvo_dma *dst, struct pvo_dma *src, uint64_t len)
+static bool copy_ranges(struct pvo_dma *dst, struct pvo_dma *src, uint64_t len)
 {
 	while (len) {
 		uint64_t sgpa, dgpa, slen, dlen, n;
@@ -181,4 +182,15 @@ bool pvo_dma_copy(struct pvo_dma *dst, struct pvo_dma *src, uint64_t len)
 		len -= n;
 	}
 	return true;
+}
+
+/* Each copy is a profile segment of its own (profile.h). */
+bool pvo_dma_copy(struct pvo_dma *dst, struct pvo_dma *src, uint64_t len)
+{
+	bool ok;
+
+	pvo_prof_mark(PVO_PROF_PLACE);
+	ok = copy_ranges(dst, src, len);
+	pvo_prof_mark(PVO_PROF_COPY);
+	return ok;
 }

@@ -11,6 +11,7 @@
 #include "guest_mem.h"
 #include "mr.h"
 #include "overlay.h"
+#include "profile.h"
 #include "qp.h"
 #include "srq.h"
 #include "vm.h"
@@ -205,6 +206,7 @@ void pvo_qp_free(struct pvo_vm *vm, struct pvo_qp *qp)
 		uctx->nqps--;
 	pvo_ring_fini(&qp->sq);
 	pvo_ring_fini(&qp->rq);
+	pvo_prof_report(qp);
 	g_free(qp);
 }
 

@@ -13,6 +13,7 @@
 #include "ah.h"
 #include "dma.h"
 #include "net_stats.h"
+#include "profile.h"
 #include "ring.h"
 #include "timer.h"
 
@@ -184,6 +185,9 @@ struct pvo_qp {
 		unsigned int atomic_next;
 		struct pvo_net_stats stats;
 	} net;
+#ifdef PVO_PROFILE
+	struct pvo_prof prof;
+#endif
 };
 
 enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,

@@ -15,6 +15,7 @@
 #include "guest_mem.h"
 #include "mr.h"
 #include "overlay.h"
+#include "profile.h"
 #include "qp.h"
 #include "transport.h"
 #include "vm.h"
@@ -190,9 +191,13 @@ static enum fetch_result fetch(struct pvo_qp *qp)
 	enum pvo_wc_status st = PVO_WC_SUCCESS;
 	enum fetch_result r;
 
+	pvo_prof_begin(qp);
 	r = read_wqe(qp, qp->req.cons, w, &st);
-	if (r != FETCH_SEND)
+	if (r != FETCH_SEND) {
+		pvo_prof_cancel();
 		return r;
+	}
+	pvo_prof_mark(PVO_PROF_FETCH);
 	qp->req.active = true;
 	w->psn = qp->attr.sq_psn;
 	if (st) {

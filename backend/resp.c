@@ -21,6 +21,7 @@
 #include "grh.h"
 #include "guest_mem.h"
 #include "mr.h"
+#include "profile.h"
 #include "qp.h"
 #include "srq.h"
 #include "transport.h"
@@ -236,6 +237,7 @@ static void resp_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		out_of_sequence(qp, r);
 		return;
 	}
+	pvo_prof_mark(PVO_PROF_RECV_WQE);
 	st = m->st;
 	if (!st && m->off + pkt->payload_len > m->rw.dma.len)
 		st = PVO_WC_LOC_LEN_ERR;
@@ -255,6 +257,7 @@ static void resp_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		complete_recv(qp, &m->rw, PVO_WC_RECV, st, m->off, pkt, net);
 		msg_end(qp);
 	}
+	pvo_prof_mark(PVO_PROF_RECV_CQE);
 	r->code = PVO_REPLY_ACK;
 }
 

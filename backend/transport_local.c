@@ -11,6 +11,7 @@
 #include <string.h>
 #include <glib.h>
 
+#include "profile.h"
 #include "qp.h"
 #include "transport.h"
 #include "vm.h"
@@ -82,6 +83,7 @@ static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 	struct pvo_reply r = {.code = PVO_REPLY_NONE};
 	struct pvo_qp *dqp;
 
+	pvo_prof_mark(PVO_PROF_BUILD);
 	if (!dvm)
 		return false;
 	dqp = pvo_qp_by_qpn(dvm, pkt->dst_qpn);
@@ -92,6 +94,7 @@ static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 	 * with the NAK's status before the error flushes it. */
 	if (dqp && r.responder_error)
 		pvo_qp_set_error(dqp, r.responder_event, false);
+	pvo_prof_end(pkt->payload_len);
 	return true;
 }
 

@@ -127,6 +127,56 @@ static uint64_t proc_cpu_ns(pid_t pid)
 	return run;
 }
 
+/*
+ * A back-end built with `make -C backend PROFILE=1` logs where each
+ * requester QP's messages spent their cycles when the QP is destroyed
+ * (backend/profile.h). After each stream the new lines are kept, named
+ * by the stream, and printed after the table.
+ */
+#define MAX_PROFILE_LINES 64
+static char *profile_lines[MAX_PROFILE_LINES];
+static unsigned int nprofile;
+static long profile_seen; /* bytes of the log read so far */
+
+static void collect_profile(const char *what, unsigned int size)
+{
+	char line[1024], *p;
+	FILE *f = fopen(bp.log_path, "r");
+
+	if (!f)
+		return;
+	if (fseek(f, profile_seen, SEEK_SET) == 0) {
+		while (fgets(line, sizeof(line), f)) {
+			p = strstr(line, "cycles per message:");
+			if (!strstr(line, "profile: QP") || !p ||
+			    nprofile == MAX_PROFILE_LINES)
+				continue;
+			line[strcspn(line, "\n")] = '\0';
+			if (asprintf(&profile_lines[nprofile], "%6s %8u B:%s",
+				     what, size,
+				     p + strlen("cycles per message:")) > 0)
+				nprofile++;
+		}
+		profile_seen = ftell(f);
+	}
+	fclose(f);
+}
+
+static void print_profile(void)
+{
+	unsigned int i;
+
+	if (!nprofile)
+		return;
+	printf("\nback-end profile (PROFILE build): TSC cycles per message "
+	       "by segment (backend/profile.h)\n");
+	for (i = 0; i < nprofile; i++) {
+		printf("  %s\n", profile_lines[i]);
+		free(profile_lines[i]);
+	}
+	nprofile = 0;
+}
+
 /* CPU time of the back-end(s) so far: both hosts' with --overlay. */
 static uint64_t backend_cpu_ns(void)
 {
@@ -484,6 +534,8 @@ slice: /* one, or with a baseline until @seconds of them have run */
 	}
 	r.be_ns = done ? (double)cpu_ns / done : 0;
 	disconnect_pair();
+	if (!overlay)
+		collect_profile(is_send ? "SEND" : "WRITE", size);
 	r.mbps = (double)done * size / streamed / 1e6;
 	r.mmsgs = (double)done / streamed / 1e6;
 	r.ok = true;
@@ -1051,6 +1103,7 @@ int main(int argc, char **argv)
 			rate64 = w.mmsgs;
 	}
 
+	print_profile();
 	printf("\nSEND ping-pong, half round trip (%u iterations after "
 	       "warm-up):\n",
 	       o.lat_iters);

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Cycle accounting of the local data path; see profile.h. */
+#ifdef PVO_PROFILE
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "log.h"
+#include "profile.h"
+#include "qp.h"
+#include "vm.h"
+
+static inline uint64_t now_cycles(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#else
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+#endif
+}
+
+/*
+ * cur: the requester counters of the message being marked (NULL between
+ * messages: marks then count nothing). done: those of the last message
+ * that ended, whose QP the time until the next begin is charged to when
+ * the next message is its own too (else it is other QPs' time).
+ */
+static struct pvo_prof *cur, *done;
+static uint64_t last;
+
+void pvo_prof_begin(struct pvo_qp *qp)
+{
+	uint64_t t = now_cycles();
+
+	if (done == &qp->prof)
+		done->cycles[PVO_PROF_BETWEEN] += t - last;
+	done = NULL;
+	cur = &qp->prof;
+	last = t;
+}
+
+void pvo_prof_cancel(void)
+{
+	/* the SQ was empty: what follows until the next message is idle
+	 * time, not the cost of a message */
+	cur = NULL;
+}
+
+void pvo_prof_mark(enum pvo_prof_seg seg)
+{
+	uint64_t t = now_cycles();
+
+	if (!cur)
+		return;
+	cur->cycles[seg] += t - last;
+	last = t;
+}
+
+void pvo_prof_end(uint64_t bytes)
+{
+	pvo_prof_mark(PVO_PROF_COMPLETE);
+	if (!cur)
+		return;
+	cur->msgs++;
+	cur->bytes += bytes;
+	done = cur;
+	cur = NULL;
+}
+
+void pvo_prof_report(struct pvo_qp *qp)
+{
+	static const char *const names[PVO_PROF_NSEGS] = {
+	    "between", "fetch", "build",    "recv-wqe",
+	    "place",   "copy",	"recv-cqe", "complete"};
+	const struct pvo_prof *p = &qp->prof;
+	char line[512];
+	int n, k;
+
+	if (cur == p)
+		cur = NULL;
+	if (done == p)
+		done = NULL;
+	if (!p->msgs)
+		return;
+	n = snprintf(line, sizeof(line),
+		     "profile: QP 0x%x: %" PRIu64 " local messages of %" PRIu64
+		     " B on average; cycles per message:",
+		     qp->qpn, p->msgs, p->bytes / p->msgs);
+	for (k = 0; k < PVO_PROF_NSEGS && n > 0 && n < (int)sizeof(line); k++)
+		n += snprintf(line + n, sizeof(line) - n, " %s %" PRIu64,
+			      names[k], p->cycles[k] / p->msgs);
+	pvo_log(pvo_vm_name(qp->vm), "%s", line);
+}
+#endif
