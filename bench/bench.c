@@ -183,6 +183,19 @@ static uint64_t backend_cpu_ns(void)
 	return proc_cpu_ns(bp.pid) + (overlay ? proc_cpu_ns(bp2.pid) : 0);
 }
 
+/* The same clock as the back-end's profile (backend/profile.c). */
+static uint64_t tsc_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#else
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+#endif
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -382,6 +395,7 @@ static void pick_cpus(const struct opts *o)
 struct tally {
 	uint64_t msgs;
 	double secs;
+	uint64_t tsc; /* cycles, for the profile section */
 };
 
 static void memcpy_slice(unsigned int size, unsigned int nslots, double seconds,
@@ -389,10 +403,11 @@ static void memcpy_slice(unsigned int size, unsigned int nslots, double seconds,
 {
 	static uint64_t slot;
 	uint8_t *src = sim_buf_ptr(&A.buf, 0), *dst = sim_buf_ptr(&B.buf, 0);
-	uint64_t n = 0;
+	uint64_t n = 0, tsc0;
 	double t0, t1;
 
 	pin_self(pin_cpu[1]);
+	tsc0 = tsc_now();
 	t0 = now_s();
 	do {
 		unsigned int k;
@@ -409,6 +424,17 @@ static void memcpy_slice(unsigned int size, unsigned int nslots, double seconds,
 	pin_self(pin_cpu[0]);
 	t->msgs += n;
 	t->secs += t1 - t0;
+	t->tsc += tsc_now() - tsc0;
+}
+
+/* The memcpy baseline in the same cycles, next to a size's streams. */
+static void profile_baseline(unsigned int size, const struct tally *t)
+{
+	if (!nprofile || nprofile == MAX_PROFILE_LINES || !t->msgs)
+		return;
+	if (asprintf(&profile_lines[nprofile], "%6s %8u B: copy %llu", "memcpy",
+		     size, (unsigned long long)(t->tsc / t->msgs)) > 0)
+		nprofile++;
 }
 
 /*
@@ -1091,6 +1117,7 @@ int main(int argc, char **argv)
 		s = stream(PVO_WR_SEND, size, depth, o.batch,
 			   o.seconds * o.repeat, &base);
 		m.mbps = (double)base.msgs * size / base.secs / 1e6;
+		profile_baseline(size, &base);
 		base = (struct tally){0};
 		printf("%8s | %10.0f %8.3f %7.2f | %10.0f %8.3f %7.2f | %10.0f "
 		       "| %6.0f%% %6.0f%%\n",
