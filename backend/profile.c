@@ -3,24 +3,11 @@
 #ifdef PVO_PROFILE
 #include <inttypes.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "log.h"
 #include "profile.h"
 #include "qp.h"
 #include "vm.h"
-
-static inline uint64_t now_cycles(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	return __builtin_ia32_rdtsc();
-#else
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-#endif
-}
 
 /*
  * cur: the requester counters of the message being marked (NULL between
@@ -33,7 +20,7 @@ static uint64_t last;
 
 void pvo_prof_begin(struct pvo_qp *qp)
 {
-	uint64_t t = now_cycles();
+	uint64_t t = pvo_prof_cycles();
 
 	if (done == &qp->prof)
 		done->cycles[PVO_PROF_BETWEEN] += t - last;
@@ -51,7 +38,7 @@ void pvo_prof_cancel(void)
 
 void pvo_prof_mark(enum pvo_prof_seg seg)
 {
-	uint64_t t = now_cycles();
+	uint64_t t = pvo_prof_cycles();
 
 	if (!cur)
 		return;

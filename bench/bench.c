@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../backend/profile.h"
 #include "backend_proc.h"
 #include "pvo_cmd.h"
 #include "sim_verbs.h"
@@ -181,19 +182,6 @@ static void print_profile(void)
 static uint64_t backend_cpu_ns(void)
 {
 	return proc_cpu_ns(bp.pid) + (overlay ? proc_cpu_ns(bp2.pid) : 0);
-}
-
-/* The same clock as the back-end's profile (backend/profile.c). */
-static uint64_t tsc_now(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	return __builtin_ia32_rdtsc();
-#else
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-#endif
 }
 
 static double now_s(void)
@@ -407,7 +395,7 @@ static void memcpy_slice(unsigned int size, unsigned int nslots, double seconds,
 	double t0, t1;
 
 	pin_self(pin_cpu[1]);
-	tsc0 = tsc_now();
+	tsc0 = pvo_prof_cycles();
 	t0 = now_s();
 	do {
 		unsigned int k;
@@ -424,7 +412,7 @@ static void memcpy_slice(unsigned int size, unsigned int nslots, double seconds,
 	pin_self(pin_cpu[0]);
 	t->msgs += n;
 	t->secs += t1 - t0;
-	t->tsc += tsc_now() - tsc0;
+	t->tsc += pvo_prof_cycles() - tsc0;
 }
 
 /* The memcpy baseline in the same cycles, next to a size's streams. */
