@@ -9,12 +9,14 @@
  * two guest buffers (the copy the back-end has to do), and the ratio; then
  * the half round-trip latency of a SEND ping-pong (median and p99).
  *
- * Targets (reported, never a failure): >= 80 % of memcpy at >= 64 KiB,
- * >= 2 M msg/s at 64 B with batching, median half-RTT < 2 us when the
- * back-end busy-polls.
+ * Targets (reported, never a failure): RDMA WRITE and SEND >= 80 % of
+ * memcpy at >= 64 KiB, >= 2 M msg/s at 64 B with batching, median
+ * half-RTT < 2 us when the back-end busy-polls. With --rounds N the table
+ * runs N times and the bandwidth target is read from the median round of
+ * each ratio (this host's memory bandwidth drifts from minute to minute).
  *
  * Usage: pvo-bench [--seconds S] [--sizes 64,4096,...] [--repeat N] [--depth N]
- *		    [--batch N] [--lat-iters N] [--cpus C,B|none]
+ *		    [--batch N] [--lat-iters N] [--rounds N] [--cpus C,B|none]
  *		    [--backend-arg ARG]...
  * PVO_BACKEND picks the back-end binary (default: the plain -O2 build).
  */
@@ -51,6 +53,7 @@
 #define RQ_ENTRIES 1024
 #define MAX_BATCH 64
 #define MAX_SIZES 32
+#define MAX_ROUNDS 32
 
 static const char config[] = "[tenant bench]\n"
 			     "vni = 10\n"
@@ -89,6 +92,7 @@ struct opts {
 	unsigned int lat_iters;
 	unsigned int
 	    repeat; /* native: runs seconds x repeat; overlay: best of */
+	unsigned int rounds; /* native: the whole table this many times */
 	const char *backend_args[16];
 	unsigned int nargs;
 	int cpu[2]; /* --cpus C,B: the client's and the back-end's CPU */
@@ -628,8 +632,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: pvo-bench [--overlay [--netns A,B --vteps IP,IP]] "
 		"[--seconds S] [--sizes N,N,...] [--depth N] [--batch N]\n"
-		"                 [--lat-iters N] [--repeat N] [--cpus "
-		"C,B|none] [--backend-arg ARG]...\n"
+		"                 [--lat-iters N] [--repeat N] [--rounds N] "
+		"[--cpus C,B|none] [--backend-arg ARG]...\n"
 		"--cpus: the client's and the back-end's CPU (native mode; "
 		"default: the first two we may use)\n"
 		"PVO_BACKEND: back-end binary (default %s)\n",
@@ -649,6 +653,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	    {"batch", required_argument, NULL, 'b'},
 	    {"lat-iters", required_argument, NULL, 'l'},
 	    {"repeat", required_argument, NULL, 'r'},
+	    {"rounds", required_argument, NULL, 'R'},
 	    {"backend-arg", required_argument, NULL, 'a'},
 	    {"cpus", required_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
@@ -664,6 +669,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	o->batch = 16;
 	o->lat_iters = 20000;
 	o->repeat = 3;
+	o->rounds = 1;
 	memcpy(o->sizes, def_sizes, sizeof(def_sizes));
 	o->nsizes = sizeof(def_sizes) / sizeof(def_sizes[0]);
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -708,6 +714,9 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'r':
 			o->repeat = strtoul(optarg, NULL, 0);
 			break;
+		case 'R':
+			o->rounds = strtoul(optarg, NULL, 0);
+			break;
 		case 'c':
 			if (!strcmp(optarg, "none")) {
 				o->no_pin = true;
@@ -730,10 +739,11 @@ static void parse(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (o->seconds <= 0 || !o->nsizes || !o->depth || !o->batch ||
-	    o->batch > MAX_BATCH || o->depth > SQ_ENTRIES || o->lat_iters < 100)
+	    o->batch > MAX_BATCH || o->depth > SQ_ENTRIES ||
+	    o->lat_iters < 100 || !o->rounds || o->rounds > MAX_ROUNDS)
 		die("bad option values: seconds > 0, 1 <= batch <= %d, "
-		    "1 <= depth <= %d, lat-iters >= 100",
-		    MAX_BATCH, SQ_ENTRIES);
+		    "1 <= depth <= %d, lat-iters >= 100, 1 <= rounds <= %d",
+		    MAX_BATCH, SQ_ENTRIES, MAX_ROUNDS);
 }
 
 static const char *human(unsigned int size)
@@ -1040,9 +1050,12 @@ int main(int argc, char **argv)
 	struct opts o = {0};
 	struct result w, s, m = {0};
 	struct tally base = {0};
-	double med, p99, med64 = 0, ratio_big = 1e9, rate64 = -1;
+	/* WRITE/memcpy and SEND/memcpy of every round and size */
+	static double ratio[2][MAX_SIZES][MAX_ROUNDS];
+	double med, p99, med64 = 0, rate64 = -1;
+	double big[2] = {1e9, 1e9}; /* lowest (median) ratio at >= 64 KiB */
 	char err[512];
-	unsigned int i;
+	unsigned int i, k, r;
 	const char *env;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1089,33 +1102,66 @@ int main(int argc, char **argv)
 	       "", "/msg", "", "", "/msg", "", "memcpy", "memcpy");
 	printf("---------+-----------------------------+--------------------"
 	       "---------+-------------+----------------\n");
-	for (i = 0; i < o.nsizes; i++) {
-		unsigned int size = o.sizes[i];
-		unsigned int depth = o.depth;
+	for (r = 0; r < o.rounds; r++) {
+		for (i = 0; i < o.nsizes; i++) {
+			unsigned int size = o.sizes[i];
+			unsigned int depth = o.depth;
 
-		if (!size || size > BUF_LEN)
-			die("size %u is outside 1..%llu", size, BUF_LEN);
-		/* keep the bytes in flight within the buffer */
-		while (depth > 1 && (uint64_t)depth * size > BUF_LEN / 2)
-			depth /= 2;
-		/* --repeat rounds of WRITE and SEND, each in slices that
-		 * alternate with the memcpy baseline: all of them add up */
-		w = stream(PVO_WR_RDMA_WRITE, size, depth, o.batch,
-			   o.seconds * o.repeat, &base);
-		s = stream(PVO_WR_SEND, size, depth, o.batch,
-			   o.seconds * o.repeat, &base);
-		m.mbps = (double)base.msgs * size / base.secs / 1e6;
-		profile_baseline(size, &base);
-		base = (struct tally){0};
-		printf("%8s | %10.0f %8.3f %7.2f | %10.0f %8.3f %7.2f | %10.0f "
-		       "| %6.0f%% %6.0f%%\n",
-		       human(size), w.mbps, w.mmsgs, w.be_ns / 1000, s.mbps,
-		       s.mmsgs, s.be_ns / 1000, m.mbps, 100 * w.mbps / m.mbps,
-		       100 * s.mbps / m.mbps);
-		if (size >= 65536 && w.mbps / m.mbps < ratio_big)
-			ratio_big = w.mbps / m.mbps;
-		if (size == 64)
-			rate64 = w.mmsgs;
+			if (!size || size > BUF_LEN)
+				die("size %u is outside 1..%llu", size,
+				    BUF_LEN);
+			/* keep the bytes in flight within the buffer */
+			while (depth > 1 &&
+			       (uint64_t)depth * size > BUF_LEN / 2)
+				depth /= 2;
+			/* --repeat rounds of WRITE and SEND, each in slices
+			 * that alternate with the memcpy baseline: all of them
+			 * add up */
+			w = stream(PVO_WR_RDMA_WRITE, size, depth, o.batch,
+				   o.seconds * o.repeat, &base);
+			s = stream(PVO_WR_SEND, size, depth, o.batch,
+				   o.seconds * o.repeat, &base);
+			m.mbps = (double)base.msgs * size / base.secs / 1e6;
+			profile_baseline(size, &base);
+			base = (struct tally){0};
+			printf("%8s | %10.0f %8.3f %7.2f | %10.0f %8.3f %7.2f "
+			       "| %10.0f "
+			       "| %6.0f%% %6.0f%%\n",
+			       human(size), w.mbps, w.mmsgs, w.be_ns / 1000,
+			       s.mbps, s.mmsgs, s.be_ns / 1000, m.mbps,
+			       100 * w.mbps / m.mbps, 100 * s.mbps / m.mbps);
+			ratio[0][i][r] = w.mbps / m.mbps;
+			ratio[1][i][r] = s.mbps / m.mbps;
+			if (size == 64 && (rate64 < 0 || w.mmsgs < rate64))
+				rate64 = w.mmsgs;
+			if (o.rounds > 1 && i == o.nsizes - 1 &&
+			    r < o.rounds - 1)
+				printf("---------+ round %u of %u done\n",
+				       r + 1, o.rounds);
+		}
+	}
+	if (o.rounds > 1)
+		printf("\nratios over %u rounds at >= 64 KiB: median (lowest "
+		       "- highest)\n",
+		       o.rounds);
+	for (i = 0; i < o.nsizes; i++) {
+		if (o.sizes[i] < 65536)
+			continue;
+		for (k = 0; k < 2; k++) {
+			double *v = ratio[k][i];
+
+			qsort(v, o.rounds, sizeof(*v), cmp_double);
+			/* the lower median of an even count */
+			med = v[(o.rounds - 1) / 2];
+			if (med < big[k])
+				big[k] = med;
+			if (o.rounds > 1)
+				printf("  %8s %5s/memcpy: %4.0f%% (%.0f%% - "
+				       "%.0f%%)\n",
+				       human(o.sizes[i]), k ? "SEND" : "WRITE",
+				       100 * med, 100 * v[0],
+				       100 * v[o.rounds - 1]);
+		}
 	}
 
 	print_profile();
@@ -1133,10 +1179,14 @@ int main(int argc, char **argv)
 	}
 
 	printf("\ntargets (reported, not gates):\n");
-	if (ratio_big < 1e8)
-		printf("  RDMA WRITE >= 80%% of memcpy at >= 64 KiB: %s "
-		       "(lowest %.0f%%)\n",
-		       ratio_big >= 0.8 ? "met" : "NOT met", 100 * ratio_big);
+	for (k = 0; k < 2; k++)
+		if (big[k] < 1e8)
+			printf("  %s >= 80%% of memcpy at >= 64 KiB: %s "
+			       "(lowest %s%.0f%%)\n",
+			       k ? "SEND" : "RDMA WRITE",
+			       big[k] >= 0.8 ? "met" : "NOT met",
+			       o.rounds > 1 ? "median of the rounds " : "",
+			       100 * big[k]);
 	if (rate64 >= 0)
 		printf("  >= 2 M msg/s at 64 B with batching: %s (%.2f M "
 		       "msg/s RDMA WRITE, %u per doorbell)\n",

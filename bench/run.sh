@@ -14,6 +14,11 @@ export PVO_BACKEND="${PVO_BACKEND:-$top/build/backend/pvrdma-overlayd}"
 echo "bench: running the one-host data path, doorbell mode (about 50 s)"
 "$top/build/bench/pvo-bench" "$@"
 echo
+echo "bench: the >= 64 KiB rows again, 7 rounds: the bandwidth target is read"
+echo "from the median round (this host's memory bandwidth drifts; about 90 s)"
+"$top/build/bench/pvo-bench" --sizes 65536,262144,1048576 --rounds 7 \
+	--repeat 2 --lat-iters 100 "$@"
+echo
 echo "bench: the same in latency mode (--busy-poll-us 200)"
 "$top/build/bench/pvo-bench" --backend-arg=--busy-poll-us=200 "$@"
 echo
