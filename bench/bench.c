@@ -1044,12 +1044,45 @@ static int overlay_main(struct opts *o)
 	return 0;
 }
 
+/*
+ * One row of the native table: WRITE and SEND of @size, each for --repeat
+ * x --seconds in slices that alternate with the memcpy baseline (all of
+ * them add up). Their ratios to memcpy go to @wr and @sr; @rate64 keeps
+ * the lowest 64 B WRITE rate seen.
+ */
+static void native_row(const struct opts *o, unsigned int size, double *wr,
+		       double *sr, double *rate64)
+{
+	unsigned int depth = o->depth;
+	struct tally base = {0};
+	struct result w, s;
+	double m;
+
+	if (!size || size > BUF_LEN)
+		die("size %u is outside 1..%llu", size, BUF_LEN);
+	/* keep the bytes in flight within the buffer */
+	while (depth > 1 && (uint64_t)depth * size > BUF_LEN / 2)
+		depth /= 2;
+	w = stream(PVO_WR_RDMA_WRITE, size, depth, o->batch,
+		   o->seconds * o->repeat, &base);
+	s = stream(PVO_WR_SEND, size, depth, o->batch, o->seconds * o->repeat,
+		   &base);
+	m = (double)base.msgs * size / base.secs / 1e6;
+	profile_baseline(size, &base);
+	printf("%8s | %10.0f %8.3f %7.2f | %10.0f %8.3f %7.2f | %10.0f "
+	       "| %6.0f%% %6.0f%%\n",
+	       human(size), w.mbps, w.mmsgs, w.be_ns / 1000, s.mbps, s.mmsgs,
+	       s.be_ns / 1000, m, 100 * w.mbps / m, 100 * s.mbps / m);
+	*wr = w.mbps / m;
+	*sr = s.mbps / m;
+	if (size == 64 && (*rate64 < 0 || w.mmsgs < *rate64))
+		*rate64 = w.mmsgs;
+}
+
 int main(int argc, char **argv)
 {
 	const char *vms[] = {"a", "b", NULL};
 	struct opts o = {0};
-	struct result w, s, m = {0};
-	struct tally base = {0};
 	/* WRITE/memcpy and SEND/memcpy of every round and size */
 	static double ratio[2][MAX_SIZES][MAX_ROUNDS];
 	double med, p99, med64 = 0, rate64 = -1;
@@ -1104,36 +1137,8 @@ int main(int argc, char **argv)
 	       "---------+-------------+----------------\n");
 	for (r = 0; r < o.rounds; r++) {
 		for (i = 0; i < o.nsizes; i++) {
-			unsigned int size = o.sizes[i];
-			unsigned int depth = o.depth;
-
-			if (!size || size > BUF_LEN)
-				die("size %u is outside 1..%llu", size,
-				    BUF_LEN);
-			/* keep the bytes in flight within the buffer */
-			while (depth > 1 &&
-			       (uint64_t)depth * size > BUF_LEN / 2)
-				depth /= 2;
-			/* --repeat rounds of WRITE and SEND, each in slices
-			 * that alternate with the memcpy baseline: all of them
-			 * add up */
-			w = stream(PVO_WR_RDMA_WRITE, size, depth, o.batch,
-				   o.seconds * o.repeat, &base);
-			s = stream(PVO_WR_SEND, size, depth, o.batch,
-				   o.seconds * o.repeat, &base);
-			m.mbps = (double)base.msgs * size / base.secs / 1e6;
-			profile_baseline(size, &base);
-			base = (struct tally){0};
-			printf("%8s | %10.0f %8.3f %7.2f | %10.0f %8.3f %7.2f "
-			       "| %10.0f "
-			       "| %6.0f%% %6.0f%%\n",
-			       human(size), w.mbps, w.mmsgs, w.be_ns / 1000,
-			       s.mbps, s.mmsgs, s.be_ns / 1000, m.mbps,
-			       100 * w.mbps / m.mbps, 100 * s.mbps / m.mbps);
-			ratio[0][i][r] = w.mbps / m.mbps;
-			ratio[1][i][r] = s.mbps / m.mbps;
-			if (size == 64 && (rate64 < 0 || w.mmsgs < rate64))
-				rate64 = w.mmsgs;
+			native_row(&o, o.sizes[i], &ratio[0][i][r],
+				   &ratio[1][i][r], &rate64);
 			if (o.rounds > 1 && i == o.nsizes - 1 &&
 			    r < o.rounds - 1)
 				printf("---------+ round %u of %u done\n",
