@@ -2,10 +2,11 @@
 /* Management socket: show, map add, map del; see mgmt.h. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <glib-unix.h>
@@ -205,39 +206,153 @@ void pvo_mgmt_execute(const char *line, void *out)
 	g_strfreev(a);
 }
 
-static gboolean on_client(gint fd, GIOCondition cond, gpointer opaque)
-{
-	struct timeval tv = { .tv_sec = 1 };
+/*
+ * One connection: its request line comes in and its answer goes out as
+ * the socket allows, from the main loop, so a client that stalls holds
+ * up nothing but itself. It gets CLIENT_TIMEOUT_S for the whole exchange.
+ */
+struct client {
+	int fd;
+	guint io, timer;
 	char line[LINE_MAX_LEN + 1];
-	GString *o = g_string_new(NULL);
-	size_t got = 0;
+	size_t got, sent;
+	GString *answer; /* NULL while the request is still coming in */
+};
+
+#define MAX_CLIENTS 16
+#define CLIENT_TIMEOUT_S 10
+
+static GPtrArray *clients;
+
+static void client_close(struct client *cl)
+{
+	if (cl->io)
+		g_source_remove(cl->io);
+	if (cl->timer)
+		g_source_remove(cl->timer);
+	close(cl->fd);
+	if (cl->answer)
+		g_string_free(cl->answer, TRUE);
+	g_ptr_array_remove_fast(clients, cl);
+	g_free(cl);
+}
+
+static gboolean on_writable(gint fd, GIOCondition cond, gpointer opaque)
+{
+	struct client *cl = opaque;
 	ssize_t k;
-	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+
+	while (cl->sent < cl->answer->len) {
+		k = send(fd, cl->answer->str + cl->sent,
+			 cl->answer->len - cl->sent, MSG_NOSIGNAL);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && errno == EAGAIN)
+			return G_SOURCE_CONTINUE;
+		if (k <= 0)
+			break; /* the client went away: nothing to tell it */
+		cl->sent += k;
+	}
+	client_close(cl);
+	return G_SOURCE_CONTINUE; /* removed by client_close */
+}
+
+/* Executes the request (a whole line, or what came before the client
+ * closed its side) and turns the connection around to answer it. */
+static void client_answer(struct client *cl, bool too_long)
+{
+	cl->answer = g_string_new(NULL);
+	cl->line[cl->got] = '\0';
+	cl->line[strcspn(cl->line, "\r\n")] = '\0';
+	if (too_long)
+		g_string_printf(cl->answer,
+				"error: request line longer than %d bytes\n",
+				LINE_MAX_LEN);
+	else if (!cl->line[0])
+		g_string_append(cl->answer, "error: empty request\n");
+	else
+		pvo_mgmt_execute(cl->line, cl->answer);
+	g_source_remove(cl->io);
+	cl->io = g_unix_fd_add(cl->fd, G_IO_OUT, on_writable, cl);
+}
+
+static gboolean on_readable(gint fd, GIOCondition cond, gpointer opaque)
+{
+	struct client *cl = opaque;
+	ssize_t k;
+
+	for (;;) {
+		k = read(fd, cl->line + cl->got, LINE_MAX_LEN - cl->got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && errno == EAGAIN)
+			return G_SOURCE_CONTINUE;
+		if (k < 0) {
+			client_close(cl);
+			return G_SOURCE_CONTINUE;
+		}
+		if (k == 0) /* the client closed its side: what came is all */
+			break;
+		cl->got += k;
+		if (memchr(cl->line + cl->got - k, '\n', k))
+			break;
+		if (cl->got == LINE_MAX_LEN) {
+			client_answer(cl, true);
+			return G_SOURCE_CONTINUE;
+		}
+	}
+	client_answer(cl, false);
+	return G_SOURCE_CONTINUE;
+}
+
+/* Best effort: the client may not be reading either. */
+static void G_GNUC_PRINTF(2, 3) tell(int fd, const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (send(fd, msg, MIN(len, (int)sizeof(msg) - 1),
+		 MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* it learns from the closed connection */
+	}
+}
+
+static gboolean on_timeout(gpointer opaque)
+{
+	struct client *cl = opaque;
+
+	cl->timer = 0; /* this source ends with this call */
+	if (!cl->answer)
+		tell(cl->fd, "error: no complete request line within %d s\n",
+		     CLIENT_TIMEOUT_S);
+	client_close(cl);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean on_connect(gint fd, GIOCondition cond, gpointer opaque)
+{
+	struct client *cl;
+	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 	if (c < 0)
 		return G_SOURCE_CONTINUE;
-	/* the client writes its line at once; never wait on it for long */
-	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (got < LINE_MAX_LEN &&
-	       (k = read(c, line + got, LINE_MAX_LEN - got)) > 0) {
-		got += k;
-		if (memchr(line, '\n', got))
-			break;
+	if (clients->len >= MAX_CLIENTS) {
+		tell(c,
+		     "error: %d management connections are open already; try "
+		     "again when they are answered\n",
+		     MAX_CLIENTS);
+		close(c);
+		return G_SOURCE_CONTINUE;
 	}
-	line[got] = '\0';
-	line[strcspn(line, "\r\n")] = '\0';
-	if (!got)
-		g_string_append(o, "error: empty request\n");
-	else
-		pvo_mgmt_execute(line, o);
-	for (got = 0; got < o->len; got += k) {
-		k = write(c, o->str + got, o->len - got);
-		if (k <= 0)
-			break;
-	}
-	close(c);
-	g_string_free(o, TRUE);
+	cl = g_new0(struct client, 1);
+	cl->fd = c;
+	cl->io = g_unix_fd_add(c, G_IO_IN, on_readable, cl);
+	cl->timer = g_timeout_add_seconds(CLIENT_TIMEOUT_S, on_timeout, cl);
+	g_ptr_array_add(clients, cl);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -274,7 +389,8 @@ bool pvo_mgmt_start(const char *path, struct pvo_vm **vms, int n, char **err)
 	}
 	mg.fd = fd;
 	g_strlcpy(mg.path, path, sizeof(mg.path));
-	mg.src = g_unix_fd_add(fd, G_IO_IN, on_client, NULL);
+	clients = g_ptr_array_new();
+	mg.src = g_unix_fd_add(fd, G_IO_IN, on_connect, NULL);
 	return true;
 }
 
@@ -282,6 +398,10 @@ void pvo_mgmt_stop(void)
 {
 	if (mg.fd < 0)
 		return;
+	while (clients->len)
+		client_close(g_ptr_array_index(clients, 0));
+	g_ptr_array_free(clients, TRUE);
+	clients = NULL;
 	g_source_remove(mg.src);
 	close(mg.fd);
 	unlink(mg.path);

@@ -3,6 +3,7 @@
  * Management socket (docs/overlay.md): a unix stream socket, one request
  * line per connection, answered with lines ending in "ok" or "error: ...".
  * Only the host can reach it (mode 0600, in the daemon's socket dir).
+ * Connections are served from the main loop without blocking it.
  */
 #ifndef PVO_MGMT_H
 #define PVO_MGMT_H

@@ -344,7 +344,7 @@ static bool overlay_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 
 bool pvo_overlay_pipelines(struct pvo_qp *qp)
 {
-	return ov.on && !pvo_local_route(qp->vm, qp->attr.path.dgid);
+	return ov.on && !pvo_local_route(qp, qp->attr.path.dgid);
 }
 
 const struct pvo_transport_ops pvo_transport_overlay = {

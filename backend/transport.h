@@ -117,8 +117,9 @@ bool pvo_overlay_pipelines(struct pvo_qp *qp);
 /* A VM connected or went, a GID was installed or removed: cached local
  * routes are stale. */
 void pvo_local_routes_changed(void);
-/* The VM of vm's tenant that has gid installed, or NULL. */
-struct pvo_vm *pvo_local_route(struct pvo_vm *vm, const uint8_t *gid);
+/* The VM of qp's tenant that has gid installed, or NULL (cached in the
+ * QP until pvo_local_routes_changed). */
+struct pvo_vm *pvo_local_route(struct pvo_qp *qp, const uint8_t *gid);
 /* The connected VM of the tenant with this VNI that has gid installed. */
 struct pvo_vm *pvo_served_by_gid(uint32_t vni, const uint8_t *gid);
 

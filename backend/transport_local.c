@@ -41,19 +41,14 @@ void pvo_local_routes_changed(void)
 	routes_gen++;
 }
 
-struct pvo_vm *pvo_local_route(struct pvo_vm *vm, const uint8_t *gid)
-{
-	return pvo_served_by_gid(vm->cfg->tenant->vni, gid);
-}
-
-/* The local route of qp to gid: the QP's last answer while nothing it
- * depends on changed (an RC QP asks for the same GID every message). */
-static struct pvo_vm *qp_route(struct pvo_qp *qp, const uint8_t *gid)
+/* The QP's last answer while nothing it depends on changed: an RC QP
+ * asks for the same GID every message. */
+struct pvo_vm *pvo_local_route(struct pvo_qp *qp, const uint8_t *gid)
 {
 	struct pvo_qp_route *c = &qp->route;
 
 	if (c->gen != routes_gen || memcmp(c->gid, gid, PVO_GID_LEN)) {
-		c->vm = pvo_local_route(qp->vm, gid);
+		c->vm = pvo_served_by_gid(qp->vm->cfg->tenant->vni, gid);
 		memcpy(c->gid, gid, PVO_GID_LEN);
 		c->gen = routes_gen;
 	}
@@ -79,7 +74,7 @@ struct pvo_vm *pvo_served_by_gid(uint32_t vni, const uint8_t *gid)
 
 static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 {
-	struct pvo_vm *dvm = qp_route(qp, pkt->dgid);
+	struct pvo_vm *dvm = pvo_local_route(qp, pkt->dgid);
 	struct pvo_reply r = {.code = PVO_REPLY_NONE};
 	struct pvo_qp *dqp;
 

@@ -335,32 +335,49 @@ void backend_cleanup(struct backend_proc *bp, bool keep_log)
 		rmdir(bp->dir);
 }
 
-bool backend_mgmt_line(const struct backend_proc *bp, const char *kind,
-		       char *line, size_t len)
+int backend_mgmt_connect(const struct backend_proc *bp)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	static char buf[65536];
-	size_t got = 0;
-	ssize_t k;
-	char *p, *e;
 	int fd;
 
 	if (strlen(bp->dir) + 24 > sizeof(sa.sun_path))
-		return false;
+		return -1;
 	memcpy(sa.sun_path, bp->dir, strlen(bp->dir));
 	strcat(sa.sun_path, "/pvrdma-overlayd.mgmt");
-	fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    write(fd, "show\n", 5) != 5) {
-		if (fd >= 0)
-			close(fd);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+size_t backend_mgmt_read(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t k;
+
+	while (got < len - 1 && (k = read(fd, buf + got, len - 1 - got)) > 0)
+		got += k;
+	buf[got] = '\0';
+	return got;
+}
+
+bool backend_mgmt_line(const struct backend_proc *bp, const char *kind,
+		       char *line, size_t len)
+{
+	static char buf[65536];
+	char *p, *e;
+	int fd = backend_mgmt_connect(bp);
+
+	if (fd < 0)
+		return false;
+	if (write(fd, "show\n", 5) != 5) {
+		close(fd);
 		return false;
 	}
-	while (got < sizeof(buf) - 1 &&
-	       (k = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
-		got += k;
+	backend_mgmt_read(fd, buf, sizeof(buf));
 	close(fd);
-	buf[got] = '\0';
 	for (p = buf; *p; p = e + 1) {
 		e = strchr(p, '\n');
 		if (!strncmp(p, kind, strlen(kind))) {

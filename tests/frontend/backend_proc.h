@@ -54,6 +54,11 @@ int backend_stop(struct backend_proc *bp, int timeout_ms);
 const char *backend_describe(const struct backend_proc *bp);
 /* Print the log's last @lines lines as TAP diagnostics. */
 void backend_dump_log(const struct backend_proc *bp, int lines);
+/* A connection to the back-end's management socket, or -1. */
+int backend_mgmt_connect(const struct backend_proc *bp);
+/* Reads @fd to its end (or @len - 1 bytes) into @buf, NUL-terminated;
+ * returns the bytes read. */
+size_t backend_mgmt_read(int fd, char *buf, size_t len);
 /*
  * The first line of the back-end's management "show" answer that starts
  * with @kind (e.g. "daemon"), into @line. false if there is none or the

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -947,6 +948,83 @@ static void test_gso_padding(void)
 		       "its GSO run (%s)",
 		       h + 1, what[h], got ? line : "no answer on mgmt");
 	}
+}
+
+/*
+ * Overlay: the management socket serves each client from the main loop as
+ * its bytes come. A client stalled in the middle of its request line holds
+ * up neither the data path nor another client, and gets its answer once
+ * the line ends. Clients beyond the daemon's limit, and lines longer than
+ * it reads, are told so.
+ */
+static void test_mgmt_clients(void)
+{
+	static char buf[65536];
+	char line[1024], big[600];
+	int stalled, more[16], fd, i;
+	unsigned int n = 0;
+	struct pair p;
+	bool ok;
+
+	stalled = backend_mgmt_connect(&bp);
+	if (!tap_ok(stalled >= 0 && write(stalled, "sh", 2) == 2,
+		    "a management client connects and sends half a line"))
+		return;
+	if (pair_make(&p, PVO_QPT_RC, NULL, NULL)) {
+		ok = xfer(&p, X_SEND, 65536, src_off(3), dst_off(3), false,
+			  1200);
+		ok &= xfer(&p, X_WRITE, 4097, src_off(4), dst_off(4), false,
+			   1201);
+		pair_destroy(&p);
+		tap_ok(ok, "transfers run while that client stalls");
+	}
+	ok = backend_mgmt_line(&bp, "daemon", line, sizeof(line));
+	tap_ok(ok, "another client's show is answered meanwhile (%s)",
+	       ok ? line : "no answer");
+	ok = send(stalled, "ow\n", 3, MSG_NOSIGNAL) == 3;
+	backend_mgmt_read(stalled, buf, sizeof(buf));
+	close(stalled);
+	n = strlen(buf);
+	tap_ok(ok && strstr(buf, "\ndaemon ") && n >= 3 &&
+		   !strcmp(buf + n - 3, "ok\n"),
+	       "the stalled client's show is answered once its line ends "
+	       "(%u bytes%s)",
+	       n, n >= 3 && !strcmp(buf + n - 3, "ok\n") ? ", ok" : "");
+
+	for (i = 0; i < 16; i++)
+		more[i] = backend_mgmt_connect(&bp);
+	fd = backend_mgmt_connect(&bp);
+	buf[0] = '\0';
+	if (fd >= 0)
+		backend_mgmt_read(fd, buf, sizeof(buf));
+	close(fd);
+	buf[strcspn(buf, "\n")] = '\0';
+	tap_ok(strstr(buf, "error: 16 management connections are open") != NULL,
+	       "a 17th open management connection is refused with a reason "
+	       "(%s)",
+	       buf);
+	for (i = 0; i < 16; i++)
+		if (more[i] >= 0)
+			close(more[i]);
+
+	/* (the daemon reaps those 16 as their ends close, in its own time) */
+	memset(big, 'x', sizeof(big));
+	for (i = 0; i < timeout_ms; i += 10) {
+		fd = backend_mgmt_connect(&bp);
+		buf[0] = '\0';
+		if (fd >= 0 && send(fd, big, sizeof(big), MSG_NOSIGNAL) ==
+				   (ssize_t)sizeof(big))
+			backend_mgmt_read(fd, buf, sizeof(buf));
+		close(fd);
+		if (!strstr(buf, "management connections are open"))
+			break;
+		usleep(10000);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	tap_ok(!strcmp(buf, "error: request line longer than 512 bytes"),
+	       "a request line over 512 bytes is refused (%s)", buf);
+	ok = backend_mgmt_line(&bp, "daemon", line, sizeof(line));
+	tap_ok(ok, "the management socket still answers");
 }
 
 static void test_rc_transfers(void)
@@ -4037,8 +4115,10 @@ int main(void)
 	test_setup();
 	if (section("transfers")) {
 		test_rc_transfers();
-		if (overlay)
+		if (overlay) {
 			test_gso_padding();
+			test_mgmt_clients();
+		}
 	}
 	if (section("inline"))
 		test_rc_inline();
