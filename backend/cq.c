@@ -18,10 +18,11 @@ enum pvo_status pvo_cmd_create_cq(struct pvo_vm *vm, uint32_t ctx,
 	const struct pvo_cmd_create_cq *c = req;
 	struct pvo_resp_create_cq *r = resp;
 	uint32_t entries = le32toh(c->entries);
+	uint32_t flags = le32toh(c->flags);
 	enum pvo_status st;
 	struct pvo_cq *cq;
 
-	if (c->reserved)
+	if (flags & ~PVO_CQ_F_NO_EVENTS)
 		return PVO_STATUS_EINVAL;
 	if (vm->cqs.count >= vm->cqs.limit) {
 		pvo_vm_warn(vm, "CQ quota reached (max-cq = %u)",
@@ -38,6 +39,7 @@ enum pvo_status pvo_cmd_create_cq(struct pvo_vm *vm, uint32_t ctx,
 	/* A fresh ring: the guest starts consuming at its cons. */
 	pvo_ring_load(vm, &cq->ring, PVO_RING_CONS, &cq->prod);
 	cq->cons_seen = cq->prod;
+	cq->no_events = flags & PVO_CQ_F_NO_EVENTS;
 	cq->ctx = ctx;
 	cq->handle = pvo_table_add(&vm->cqs, cq, ctx);
 	if (!cq->handle) {
@@ -118,7 +120,8 @@ bool pvo_cq_post(struct pvo_vm *vm, struct pvo_cq *cq,
 	cq->prod++;
 	if (!pvo_ring_store(vm, &cq->ring, PVO_RING_PROD, cq->prod))
 		goto fail;
-	notify(vm, cq, cqe);
+	if (!cq->no_events)
+		notify(vm, cq, cqe);
 	return true;
 fail:
 	cq->error = true;

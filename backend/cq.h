@@ -21,6 +21,7 @@ struct pvo_cq {
 	uint32_t cons_seen; /* the guest's consumer as last loaded */
 	uint32_t refcnt; /* QPs using it */
 	bool error;	 /* overrun: no more CQEs */
+	bool no_events;	 /* PVO_CQ_F_NO_EVENTS: arm is never looked at */
 };
 
 enum pvo_status pvo_cmd_create_cq(struct pvo_vm *vm, uint32_t ctx,
@@ -30,7 +31,8 @@ enum pvo_status pvo_cmd_destroy_cq(struct pvo_vm *vm, uint32_t ctx,
 void pvo_cq_free(struct pvo_vm *vm, struct pvo_cq *cq);
 
 /*
- * Publishes one CQE and raises PVO_EV_CQ_COMP if the CQ is armed for it.
+ * Publishes one CQE and raises PVO_EV_CQ_COMP if the CQ is armed for it
+ * (a CQ created with PVO_CQ_F_NO_EVENTS is never looked at for arm).
  * False if the CQ overran (it is now in error, PVO_EV_CQ_ERR raised) or
  * its ring is no longer guest RAM: the caller's QP must go to error.
  */

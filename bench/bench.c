@@ -234,10 +234,14 @@ static void side_open(struct side *s)
 	st = sim_ctx_open(s->vm, &s->ctx);
 	if (!st)
 		st = sim_alloc_pd(&s->ctx, &s->pd);
+	/* the bench polls and never waits for an event: its CQs are what
+	 * the provider makes of a CQ without a completion channel */
 	if (!st)
-		st = sim_create_cq(&s->ctx, 4096, &s->scq);
+		st = sim_create_cq_flags(&s->ctx, 4096, PVO_CQ_F_NO_EVENTS,
+					 &s->scq);
 	if (!st)
-		st = sim_create_cq(&s->ctx, 4096, &s->rcq);
+		st = sim_create_cq_flags(&s->ctx, 4096, PVO_CQ_F_NO_EVENTS,
+					 &s->rcq);
 	if (st)
 		die("%s", s->vm->err);
 	/* physically contiguous, so memcpy sees one host range */

@@ -62,13 +62,19 @@ int pvo_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	spin_lock_init(&cq->lock);
 	cq->ctx = pvo_udata_ctx(udata);
 	if (udata) {
-		struct pvo_create_cq ucmd;
+		struct pvo_create_cq ucmd = {};
 
-		if (udata->inlen < sizeof(ucmd))
+		/* flags and after are optional (older providers) */
+		if (udata->inlen < offsetof(struct pvo_create_cq, flags))
 			return -EINVAL;
-		err = ib_copy_from_udata(&ucmd, udata, sizeof(ucmd));
+		err = ib_copy_from_udata(&ucmd, udata,
+					 min(udata->inlen, sizeof(ucmd)));
 		if (err)
 			return err;
+		if (ucmd.flags & ~PVO_CREATE_CQ_NO_EVENTS || ucmd.reserved)
+			return -EINVAL;
+		if (ucmd.flags & PVO_CREATE_CQ_NO_EVENTS)
+			cmd.flags = cpu_to_le32(PVO_CQ_F_NO_EVENTS);
 		entries = ucmd.entries;
 		if (entries < attr->cqe || entries > max_cqe) {
 			ibdev_dbg(ibdev, "create_cq: %u ring entries for %u CQEs (device max %u)\n",

@@ -79,6 +79,10 @@ struct ibv_cq *pvo_create_cq(struct ibv_context *ibctx, int cqe,
 	cmd.buf_addr = (uintptr_t)cq->ring.buf;
 	cmd.buf_size = cq->ring.ring_size;
 	cmd.entries = cq->ring.num_entries;
+	/* Without a channel nobody can wait for an event: the device need
+	 * not look for arming after each CQE. */
+	if (!channel)
+		cmd.flags = PVO_CREATE_CQ_NO_EVENTS;
 	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibv_cq,
 				&cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
 				sizeof(resp));

@@ -16,7 +16,7 @@
 #define PVO_VIRTIO_ID		42	/* "RDMA device" in the virtio spec */
 #define PVO_PCI_VENDOR_ID	0x1af4
 #define PVO_PCI_DEVICE_ID	0x106a	/* 0x1040 + PVO_VIRTIO_ID */
-#define PVO_INTERFACE_VERSION	2
+#define PVO_INTERFACE_VERSION	3
 
 /* Virtqueues. Queue 2 is the kernel's doorbell queue; 3.. go to ucontexts. */
 #define PVO_VQ_CTRL		0
@@ -349,9 +349,14 @@ struct pvo_cmd_handle {		/* DEREG_MR, DESTROY_*, QUERY_* */
  * QP or SRQ uses it. */
 struct pvo_cmd_create_cq {
 	__le32 entries;		/* power of two, <= max_cqe */
-	__le32 reserved;
+	__le32 flags;		/* PVO_CQ_F_* */
 	struct pvo_pdir ring;	/* 1 + ceil(entries * 64 / 4096) pages */
 };
+
+/* The CQ never raises completion events (a user CQ created without a
+ * completion channel, whose events uverbs would drop): the device does not
+ * look at its arm word after a CQE, which spares a full barrier per CQE. */
+#define PVO_CQ_F_NO_EVENTS	(1u << 0)
 
 struct pvo_resp_create_cq {
 	__le32 cq;

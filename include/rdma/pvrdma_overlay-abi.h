@@ -35,7 +35,13 @@ struct pvo_create_cq {
 	__aligned_u64 buf_addr;
 	__u32 buf_size;
 	__u32 entries;		/* power of two */
+	/* From here on optional: a shorter command means no flags. */
+	__u32 flags;		/* PVO_CREATE_CQ_* */
+	__u32 reserved;
 };
+
+/* The CQ has no completion channel: it raises no events. */
+#define PVO_CREATE_CQ_NO_EVENTS	(1u << 0)
 
 struct pvo_create_cq_resp {
 	__u32 cq;		/* device handle */

@@ -112,6 +112,12 @@ int sim_dereg_mr(struct sim_mr *mr)
 
 int sim_create_cq(struct sim_ctx *ctx, uint32_t entries, struct sim_cq *cq)
 {
+	return sim_create_cq_flags(ctx, entries, 0, cq);
+}
+
+int sim_create_cq_flags(struct sim_ctx *ctx, uint32_t entries, uint32_t flags,
+			struct sim_cq *cq)
+{
 	struct pvo_cmd_create_cq c = {0};
 	int ret;
 
@@ -122,6 +128,7 @@ int sim_create_cq(struct sim_ctx *ctx, uint32_t entries, struct sim_cq *cq)
 	if (ret < 0)
 		return ret;
 	c.entries = htole32(entries);
+	c.flags = htole32(flags);
 	c.ring = cq->ring.pages.pdir;
 	ret = pvo_create_cq(fe_of(ctx), ctx->handle, &c, &cq->handle);
 	if (ret != PVO_STATUS_OK)

@@ -136,6 +136,9 @@ int sim_reg_mr(struct sim_pd *pd, struct sim_buf *b, uint64_t off, uint64_t len,
 int sim_dereg_mr(struct sim_mr *mr);
 
 int sim_create_cq(struct sim_ctx *ctx, uint32_t entries, struct sim_cq *cq);
+/* The same with PVO_CQ_F_* @flags. */
+int sim_create_cq_flags(struct sim_ctx *ctx, uint32_t entries, uint32_t flags,
+			struct sim_cq *cq);
 int sim_destroy_cq(struct sim_cq *cq);
 
 int sim_create_srq(struct sim_pd *pd, uint32_t entries, uint32_t max_sge,

@@ -2005,6 +2005,45 @@ static int comp_events(struct sim_cq *cq, int want)
 				    want, timeout_ms, 30);
 }
 
+/*
+ * A CQ created with NO_EVENTS (a user CQ without a completion channel):
+ * the device never looks at its arm word, so arming it raises nothing and
+ * the word stays as the guest wrote it; its completions still arrive.
+ */
+static void test_cq_no_events(void)
+{
+	struct sim_cq saved = B.rcq, ne;
+	struct pair p;
+	int ev;
+
+	if (!tap_ok(sim_create_cq_flags(&B.ctx, 64, PVO_CQ_F_NO_EVENTS, &ne) ==
+			PVO_STATUS_OK,
+		    "CREATE_CQ with NO_EVENTS"))
+		return;
+	B.rcq = ne; /* b's QP of the next pair takes it as its receive CQ */
+	if (pair_make(&p, PVO_QPT_RC, NULL, NULL)) {
+		sim_arm_cq(&B.rcq, PVO_CQ_ARM_NEXT);
+		tap_ok(arm_send(&p, 0xb051, true),
+		       "SEND into a NO_EVENTS receive CQ completes");
+		ev = comp_events(&B.rcq, 0);
+		tap_ok(ev == 0, "NO_EVENTS CQ, armed: no CQ_COMP (%d)", ev);
+		tap_ok(le32toh(B.rcq.ring.hdr->arm) == PVO_CQ_ARM_NEXT,
+		       "NO_EVENTS CQ: the device left arm as written (%u)",
+		       le32toh(B.rcq.ring.hdr->arm));
+		sim_arm_cq(&A.scq, PVO_CQ_ARM_NEXT);
+		tap_ok(arm_send(&p, 0xb052, false),
+		       "another SEND, the send CQ armed");
+		ev = comp_events(&A.scq, 1);
+		tap_ok(ev == 1, "the send CQ (events on) still raises one (%d)",
+		       ev);
+		pair_destroy(&p);
+	}
+	ne = B.rcq;
+	B.rcq = saved;
+	if (sim_destroy_cq(&ne) != PVO_STATUS_OK)
+		tap_diag("destroy CQ: %s", B.vm->err);
+}
+
 static void test_cq_arm(void)
 {
 	struct pvo_cqe c;
@@ -2086,6 +2125,7 @@ static void test_cq_arm(void)
 	       "(%d)",
 	       ev);
 	pair_destroy(&p);
+	test_cq_no_events();
 }
 
 /* ------------------------------------------------------------------ */
@@ -2579,6 +2619,18 @@ static void try_cq(const char *what, int want, uint32_t entries,
 
 static uint64_t ram_end;
 
+static void spoil_no_events(struct sim_ring *r, struct pvo_cmd_create_cq *c)
+{
+	(void)r;
+	c->flags = htole32(PVO_CQ_F_NO_EVENTS);
+}
+
+static void spoil_unknown_flag(struct sim_ring *r, struct pvo_cmd_create_cq *c)
+{
+	(void)r;
+	c->flags = htole32(PVO_CQ_F_NO_EVENTS | 0x80000000u);
+}
+
 static void spoil_dir_outside(struct sim_ring *r, struct pvo_cmd_create_cq *c)
 {
 	(void)r;
@@ -2695,6 +2747,9 @@ static void test_malformed(void)
 	/* CQ rings */
 	try_cq("of 64 entries (valid)", PVO_STATUS_OK, 64, NULL);
 	try_cq("of 1 entry (valid)", PVO_STATUS_OK, 1, NULL);
+	try_cq("with NO_EVENTS (valid)", PVO_STATUS_OK, 64, spoil_no_events);
+	try_cq("with an unknown flag", PVO_STATUS_EINVAL, 64,
+	       spoil_unknown_flag);
 	try_cq("of 0 entries", PVO_STATUS_EINVAL, 0, NULL);
 	try_cq("of 48 entries (not a power of two)", PVO_STATUS_EINVAL, 48,
 	       NULL);
