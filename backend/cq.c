@@ -88,7 +88,7 @@ static void notify(struct pvo_vm *vm, struct pvo_cq *cq,
 	 * arm. Whoever comes second sees the other's write. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (;;) {
-		if (!pvo_gmem_load32(vm, gpa, &arm) || !arm)
+		if (!pvo_ring_load(vm, &cq->ring, PVO_RING_ARM, &arm) || !arm)
 			return;
 		if (arm == PVO_CQ_ARM_SOLICITED && !sol)
 			return; /* stays armed for a solicited CQE */

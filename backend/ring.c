@@ -1,25 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Rings in guest memory; see ring.h. */
+#include <endian.h>
 #include <string.h>
 #include <glib.h>
 
 #include "guest_mem.h"
 #include "ring.h"
+#include "vm.h"
+
+/* Generation no memory table has: a fresh cache is stale. */
+#define HVA_STALE UINT64_MAX
 
 enum pvo_status pvo_ring_init(struct pvo_ring *r, struct pvo_vm *vm,
 			      const struct pvo_pdir *pdir, uint32_t entries,
 			      uint32_t max_entries, unsigned int shift)
 {
 	enum pvo_status st;
+	uint32_t npages;
 
 	memset(r, 0, sizeof(*r));
 	if (!pvo_is_pow2(entries) || entries > max_entries ||
 	    shift > PVO_PAGE_SHIFT)
 		return PVO_STATUS_EINVAL;
-	st = pvo_pdir_read(vm, pdir, pvo_ring_pages(entries, shift), &r->pages);
+	npages = pvo_ring_pages(entries, shift);
+	st = pvo_pdir_read(vm, pdir, npages, &r->pages);
 	if (st)
 		return st;
-	r->npages = pvo_ring_pages(entries, shift);
+	r->hva = g_malloc0(sizeof(*r->hva) + npages * sizeof(r->hva->page[0]));
+	r->hva->gen = HVA_STALE;
+	r->npages = npages;
 	r->entries = entries;
 	r->shift = shift;
 	return PVO_STATUS_OK;
@@ -28,19 +37,52 @@ enum pvo_status pvo_ring_init(struct pvo_ring *r, struct pvo_vm *vm,
 void pvo_ring_fini(struct pvo_ring *r)
 {
 	g_free(r->pages);
+	g_free(r->hva);
 	r->pages = NULL;
+	r->hva = NULL;
 	r->entries = 0;
 }
 
-/* An entry never straddles a page: stride <= 4096 divides the page. */
+/*
+ * Host address of byte off of ring page i, or NULL if that page is not
+ * guest RAM. Every page was checked at init; the addresses are looked up
+ * again only when the memory table changed (vm->mem_gen), not per access.
+ */
+static uint8_t *page_hva(struct pvo_vm *vm, const struct pvo_ring *r,
+			 uint32_t i, uint64_t off)
+{
+	struct pvo_ring_hva *h = r->hva;
+
+	if (G_UNLIKELY(h->gen != vm->mem_gen)) {
+		uint32_t k;
+
+		for (k = 0; k < r->npages; k++)
+			h->page[k] = pvo_gmem_ptr(vm, r->pages[k],
+						  PVO_PAGE_SIZE);
+		h->gen = vm->mem_gen;
+	}
+	return h->page[i] ? h->page[i] + off : NULL;
+}
+
+/* Host address of entry idx (an entry never straddles a page: its
+ * stride, at most 4096, divides the page). */
+static uint8_t *entry_hva(struct pvo_vm *vm, const struct pvo_ring *r,
+			  uint32_t idx)
+{
+	uint64_t off = pvo_ring_entry_off(r, idx);
+
+	return page_hva(vm, r, 1 + (off >> PVO_PAGE_SHIFT),
+			off & (PVO_PAGE_SIZE - 1));
+}
+
 bool pvo_ring_read(struct pvo_vm *vm, const struct pvo_ring *r, uint32_t idx,
 		   void *buf, size_t len)
 {
-	void *p;
+	const uint8_t *p;
 
 	if (len > (1u << r->shift))
 		return false;
-	p = pvo_gmem_ptr(vm, pvo_ring_entry_gpa(r, idx), len);
+	p = entry_hva(vm, r, idx);
 	if (!p)
 		return false;
 	memcpy(buf, p, len);
@@ -56,7 +98,7 @@ bool pvo_ring_read_wqe(struct pvo_vm *vm, const struct pvo_ring *r,
 
 	if (hdr_len > stride)
 		return false;
-	p = pvo_gmem_ptr(vm, pvo_ring_entry_gpa(r, idx), stride);
+	p = entry_hva(vm, r, idx);
 	if (!p)
 		return false;
 	memcpy(buf, p, hdr_len);
@@ -64,16 +106,24 @@ bool pvo_ring_read_wqe(struct pvo_vm *vm, const struct pvo_ring *r,
 	tail = tail_len(buf);
 	in_slot = MIN(tail, stride - hdr_len);
 	memcpy((uint8_t *)buf + hdr_len, p + hdr_len, in_slot);
-	memset((uint8_t *)buf + hdr_len + in_slot, 0, tail - in_slot);
+	if (tail > in_slot)
+		memset((uint8_t *)buf + hdr_len + in_slot, 0, tail - in_slot);
 	return true;
 }
 
 bool pvo_ring_write(struct pvo_vm *vm, const struct pvo_ring *r, uint32_t idx,
 		    const void *buf, size_t len)
 {
+	uint8_t *p;
+
 	if (len > (1u << r->shift))
 		return false;
-	return pvo_gmem_write(vm, pvo_ring_entry_gpa(r, idx), buf, len);
+	p = entry_hva(vm, r, idx);
+	if (!p)
+		return false;
+	memcpy(p, buf, len);
+	pvo_gmem_log_dirty(vm, pvo_ring_entry_gpa(r, idx), len);
+	return true;
 }
 
 bool pvo_ring_produced(struct pvo_vm *vm, const struct pvo_ring *r,
@@ -92,14 +142,24 @@ bool pvo_ring_produced(struct pvo_vm *vm, const struct pvo_ring *r,
 	return true;
 }
 
+/* Header words are 4-byte aligned fields of page 0. */
 bool pvo_ring_load(struct pvo_vm *vm, const struct pvo_ring *r, size_t field,
 		   uint32_t *val)
 {
-	return pvo_gmem_load32(vm, pvo_ring_hdr_gpa(r, field), val);
+	uint32_t *p = (uint32_t *)page_hva(vm, r, 0, field);
+
+	*val = p ? le32toh(__atomic_load_n(p, __ATOMIC_ACQUIRE)) : 0;
+	return p;
 }
 
 bool pvo_ring_store(struct pvo_vm *vm, const struct pvo_ring *r, size_t field,
 		    uint32_t val)
 {
-	return pvo_gmem_store32(vm, pvo_ring_hdr_gpa(r, field), val);
+	uint32_t *p = (uint32_t *)page_hva(vm, r, 0, field);
+
+	if (!p)
+		return false;
+	__atomic_store_n(p, htole32(val), __ATOMIC_RELEASE);
+	pvo_gmem_log_dirty(vm, pvo_ring_hdr_gpa(r, field), 4);
+	return true;
 }

@@ -16,8 +16,15 @@
 
 struct pvo_vm;
 
+/* Host addresses of a ring's pages while vm->mem_gen is gen (ring.c). */
+struct pvo_ring_hva {
+	uint64_t gen;
+	uint8_t *page[]; /* NULL: not guest RAM under this memory table */
+};
+
 struct pvo_ring {
 	uint64_t *pages; /* GPAs: [0] header, [1..] entries */
+	struct pvo_ring_hva *hva;
 	uint32_t npages;
 	uint32_t entries; /* power of two */
 	uint8_t shift;	  /* log2 of the entry stride */
@@ -42,11 +49,18 @@ static inline bool pvo_is_pow2(uint32_t v)
 	return v && !(v & (v - 1));
 }
 
+/* Byte offset of the entry with free-running index idx behind page 0. */
+static inline uint64_t pvo_ring_entry_off(const struct pvo_ring *r,
+					  uint32_t idx)
+{
+	return (uint64_t)(idx & (r->entries - 1)) << r->shift;
+}
+
 /* GPA of the entry with free-running index idx. */
 static inline uint64_t pvo_ring_entry_gpa(const struct pvo_ring *r,
 					  uint32_t idx)
 {
-	uint64_t off = (uint64_t)(idx & (r->entries - 1)) << r->shift;
+	uint64_t off = pvo_ring_entry_off(r, idx);
 
 	return r->pages[1 + (off >> PVO_PAGE_SHIFT)] +
 	       (off & (PVO_PAGE_SIZE - 1));

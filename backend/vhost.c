@@ -129,6 +129,13 @@ static int process_msg(VuDev *dev, VhostUserMsg *m, int *do_reply)
 		return 1;
 	}
 	switch (m->request) {
+	case VHOST_USER_SET_MEM_TABLE:
+	case VHOST_USER_ADD_MEM_REG:
+	case VHOST_USER_REM_MEM_REG:
+		/* libvhost-user remaps guest RAM right after this returns:
+		 * host addresses cached until now are stale */
+		vm->mem_gen++;
+		return 0;
 	case VHOST_USER_GET_CONFIG:
 		pvo_vhost_msg_get_config(m, get_config_bytes, vm);
 		*do_reply = 1;
@@ -161,6 +168,7 @@ static gboolean drop_connection(gpointer data)
 		vug_deinit(&vm->vug);
 		vm->conn_fd = -1;
 		vm->connected = false;
+		vm->mem_gen++;
 		pvo_local_routes_changed();
 		pvo_vm_reset_guest_state(vm);
 		pvo_info(pvo_vm_name(vm), "front-end disconnected");
@@ -240,6 +248,7 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 	g_source_set_can_recurse(vm->vug.src, TRUE);
 	vm->conn_fd = conn;
 	vm->connected = true;
+	vm->mem_gen++;
 	pvo_local_routes_changed();
 	pvo_info(pvo_vm_name(vm), "front-end connected");
 	return G_SOURCE_CONTINUE;

@@ -58,6 +58,10 @@ struct pvo_vm {
 	VugDev vug;		/* valid while connected */
 	bool connected;
 	bool dropping;		/* a disconnect is scheduled */
+	/* Changes whenever guest RAM may be mapped differently (memory table,
+	 * connect, disconnect): host addresses cached under an older value
+	 * are stale (ring.c). */
+	uint64_t mem_gen;
 	int conn_fd;
 
 	/* guest-visible state */

@@ -2504,6 +2504,46 @@ static void test_errors(void)
 /* ------------------------------------------------------------------ */
 /* RESET and tiny rings                                               */
 
+/*
+ * QEMU sends the memory table again on VM continue (and on memory
+ * hot-plug); libvhost-user then maps guest RAM afresh and unmaps the old
+ * mappings, and the back-end places each new mapping at its next colour,
+ * so host addresses move. Rings and MRs made before must work through the
+ * new mappings (the back-end caches ring addresses per memory table).
+ */
+static void test_mem_table_again(void)
+{
+	struct node *nodes[] = {&A, &B};
+	struct pair p;
+	unsigned int i;
+	bool ok = true;
+
+	if (!pair_make(&p, PVO_QPT_RC, NULL, NULL))
+		return;
+	ok &= xfer(&p, X_SEND, 4096, src_off(1), dst_off(1), false, 1300);
+	ok &= xfer(&p, X_WRITE, 8192, src_off(2), dst_off(2), false, 1301);
+	tap_ok(ok, "transfers before the memory table comes again");
+	for (i = 0; i < 2; i++) {
+		struct vu_frontend *fe = nodes[i]->vm->fe;
+		int st = vu_frontend_stop(fe);
+
+		if (!st)
+			st = vu_frontend_start(fe);
+		tap_ok(st == 0,
+		       "%s: stopped, then SET_MEM_TABLE and the rings again "
+		       "(%s)",
+		       nodes[i]->name, st ? vu_frontend_error(fe) : "ok");
+	}
+	ok = xfer(&p, X_SEND, 4096, src_off(3), dst_off(3), false, 1302);
+	ok &= xfer(&p, X_SEND_IMM, 65536, src_off(4), dst_off(4), false,
+		   1303);
+	ok &= xfer(&p, X_WRITE, 65536, src_off(5), dst_off(5), false, 1304);
+	ok &= xfer(&p, X_READ, 8192, src_off(6), dst_off(6), false, 1305);
+	tap_ok(ok, "the same QPs move data through the new mappings");
+	check_sq_consumed(&p.a, "after the memory table came again");
+	pair_destroy(&p);
+}
+
 static void test_reset(void)
 {
 	struct sim_qp_init in = qp_init(&A, PVO_QPT_RC),
@@ -4195,6 +4235,8 @@ int main(void)
 		test_errors();
 	if (section("reset"))
 		test_reset();
+	if (section("remap"))
+		test_mem_table_again();
 	if (section("malformed"))
 		test_malformed();
 	if (section("doorbells"))
