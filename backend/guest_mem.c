@@ -134,10 +134,7 @@ bool pvo_gmem_write(struct pvo_vm *vm, uint64_t gpa, const void *src,
 		if (!p)
 			return false;
 		n = MIN(avail, len);
-		/* memmove: a guest may copy between overlapping ranges of
-		 * its own memory (loopback) */
-		memmove(p, s, n);
-		pvo_gmem_log_dirty(vm, gpa, n);
+		pvo_gmem_write_at(vm, p, gpa, s, n);
 		s += n;
 		gpa += n;
 		len -= n;
@@ -152,11 +149,32 @@ static uint32_t *word32(struct pvo_vm *vm, uint64_t gpa)
 	return pvo_gmem_ptr(vm, gpa, 4);
 }
 
+uint32_t pvo_gmem_load32_at(const uint32_t *p)
+{
+	return le32toh(__atomic_load_n(p, __ATOMIC_ACQUIRE));
+}
+
+void pvo_gmem_store32_at(struct pvo_vm *vm, uint32_t *p, uint64_t gpa,
+			 uint32_t val)
+{
+	__atomic_store_n(p, htole32(val), __ATOMIC_RELEASE);
+	pvo_gmem_log_dirty(vm, gpa, 4);
+}
+
+void pvo_gmem_write_at(struct pvo_vm *vm, void *p, uint64_t gpa,
+		       const void *src, size_t len)
+{
+	/* memmove: a guest may copy between overlapping ranges of its own
+	 * memory (loopback) */
+	memmove(p, src, len);
+	pvo_gmem_log_dirty(vm, gpa, len);
+}
+
 bool pvo_gmem_load32(struct pvo_vm *vm, uint64_t gpa, uint32_t *val)
 {
 	uint32_t *p = word32(vm, gpa);
 
-	*val = p ? le32toh(__atomic_load_n(p, __ATOMIC_ACQUIRE)) : 0;
+	*val = p ? pvo_gmem_load32_at(p) : 0;
 	return p;
 }
 
@@ -166,8 +184,7 @@ bool pvo_gmem_store32(struct pvo_vm *vm, uint64_t gpa, uint32_t val)
 
 	if (!p)
 		return false;
-	__atomic_store_n(p, htole32(val), __ATOMIC_RELEASE);
-	pvo_gmem_log_dirty(vm, gpa, 4);
+	pvo_gmem_store32_at(vm, p, gpa, val);
 	return true;
 }
 

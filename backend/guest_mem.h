@@ -2,10 +2,10 @@
 /*
  * Guest memory as the vhost-user memory table of one VM describes it.
  * Every address the guest gives us (page directories, rings, MR pages,
- * SGEs of the local DMA key) is translated here, per access, so a memory
- * table change never leaves a stale host pointer behind. Every write into
- * guest memory goes through the helpers below, which also mark the vhost
- * dirty log (live migration).
+ * SGEs of the local DMA key) is translated here. Only rings keep host
+ * addresses, and only until the memory table changes (vm->mem_gen,
+ * ring.c). Every write into guest memory goes through the helpers below,
+ * which also mark the vhost dirty log (live migration).
  */
 #ifndef PVO_GUEST_MEM_H
 #define PVO_GUEST_MEM_H
@@ -52,6 +52,13 @@ void pvo_gmem_log_dirty(struct pvo_vm *vm, uint64_t gpa, uint64_t len);
  */
 bool pvo_gmem_load32(struct pvo_vm *vm, uint64_t gpa, uint32_t *val);
 bool pvo_gmem_store32(struct pvo_vm *vm, uint64_t gpa, uint32_t val);
+/* The same at host address p, which the caller translated from gpa. */
+uint32_t pvo_gmem_load32_at(const uint32_t *p);
+void pvo_gmem_store32_at(struct pvo_vm *vm, uint32_t *p, uint64_t gpa,
+			 uint32_t val);
+/* pvo_gmem_write of len bytes that lie at host address p in one region. */
+void pvo_gmem_write_at(struct pvo_vm *vm, void *p, uint64_t gpa,
+		       const void *src, size_t len);
 bool pvo_gmem_xchg32(struct pvo_vm *vm, uint64_t gpa, uint32_t val,
 		     uint32_t *old);
 bool pvo_gmem_cmpxchg32(struct pvo_vm *vm, uint64_t gpa, uint32_t expect,

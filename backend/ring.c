@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Rings in guest memory; see ring.h. */
-#include <endian.h>
 #include <string.h>
 #include <glib.h>
 
@@ -121,8 +120,7 @@ bool pvo_ring_write(struct pvo_vm *vm, const struct pvo_ring *r, uint32_t idx,
 	p = entry_hva(vm, r, idx);
 	if (!p)
 		return false;
-	memcpy(p, buf, len);
-	pvo_gmem_log_dirty(vm, pvo_ring_entry_gpa(r, idx), len);
+	pvo_gmem_write_at(vm, p, pvo_ring_entry_gpa(r, idx), buf, len);
 	return true;
 }
 
@@ -148,7 +146,7 @@ bool pvo_ring_load(struct pvo_vm *vm, const struct pvo_ring *r, size_t field,
 {
 	uint32_t *p = (uint32_t *)page_hva(vm, r, 0, field);
 
-	*val = p ? le32toh(__atomic_load_n(p, __ATOMIC_ACQUIRE)) : 0;
+	*val = p ? pvo_gmem_load32_at(p) : 0;
 	return p;
 }
 
@@ -159,7 +157,6 @@ bool pvo_ring_store(struct pvo_vm *vm, const struct pvo_ring *r, size_t field,
 
 	if (!p)
 		return false;
-	__atomic_store_n(p, htole32(val), __ATOMIC_RELEASE);
-	pvo_gmem_log_dirty(vm, pvo_ring_hdr_gpa(r, field), 4);
+	pvo_gmem_store32_at(vm, p, pvo_ring_hdr_gpa(r, field), val);
 	return true;
 }
