@@ -41,15 +41,15 @@ guest: driver rdma-core
 	@scripts/build-guest.sh
 
 test-programs: backend rdma-core
-	@$(MAKE) -s -C tests/unit
-	@$(MAKE) -s -C tests/frontend SAN=1
+	@$(MAKE) -s -C backend/tests
+	@$(MAKE) -s -C tests/harness SAN=1
 	@$(MAKE) -s -C tests/vm/progs
 	@$(MAKE) -s -C bench all
 
 # Tests: unit tests and front-end tests need no guest; VM tests boot TCG
 # guests. Logs of guest consoles: build/test-logs/<test>/.
 # (globbed by the shell at run time: the binaries exist only after build)
-UNIT_TESTS = build/tests/unit/t-* tests/backend/t-* build/tests/frontend/t-* \
+UNIT_TESTS = build/tests/unit/t-* tests/integration/t-* build/tests/frontend/t-* \
 	qemu-device/tests/device-qtest.py
 VM_TESTS = tests/vm/t-* guest-provider/tests/t-provider \
 	guest-driver/tests/check-in-guest

@@ -39,7 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../backend/profile.h"
+#include "profile.h"
 #include "backend_proc.h"
 #include "pvo_cmd.h"
 #include "sim_verbs.h"
