@@ -1,21 +1,41 @@
-# pvrdma-overlay: one-command build and test.
+# pvrdma-overlay: the README's commands. `make help` lists every target.
 #
-#   make deps    install Debian packages, fetch third-party sources (root)
-#   make         build everything (cached: a no-change rebuild takes seconds)
-#   make check   deps + build + all tests (TAP through prove)
-#   make demo    start a back-end and a guest, print ibv_devinfo from inside
-#   make bench   native data-path benchmarks (ratios vs memcpy, same run)
-#
-# Third-party builds (QEMU, rdma-core) are cached in $(PVO_CACHE) keyed on
-# their inputs; project outputs go to build/.
+# User-space C (back-end, tests, bench) builds with meson into three build
+# directories (meson.build); the guest driver with Kbuild; QEMU and
+# rdma-core (with our provider) from sources `make deps` fetched, cached in
+# $(PVO_CACHE) keyed on their inputs. Project outputs go to build/.
 
 SHELL := /bin/bash
 TOP := $(CURDIR)
 export PVO_CACHE ?= /var/cache/pvrdma-overlay
 KVER := $(shell . scripts/versions.sh && echo $$GUEST_KVER)
 KDIR ?= /usr/src/linux-headers-$(KVER)
+# the tests' build directory (ASan + UBSan)
+SAN := build/san
+
+# make check T=tests/vm/t-perftest (one test, or several separated by
+# spaces), SUITE=unit|integration|vm (one group); the default is all.
+T ?=
+SUITE ?=
+MESON_TEST_FLAGS ?=
 
 all: build
+
+help:
+	@echo "make deps       install Debian packages and fetch third-party sources (root, apt)"
+	@echo "make            build everything (= make build; cached, a no-change rebuild takes seconds)"
+	@echo "make check      deps + build + every test suite (unit, integration, vm; TAP)"
+	@echo "                T=tests/vm/t-perftest runs one test, SUITE=unit|integration|vm one suite"
+	@echo "make demo       start a back-end and two TCG guests: the device from inside, perftest table"
+	@echo "make bench      native data-path benchmarks (ratios against memcpy and UDP, same run)"
+	@echo "make backend    the daemon and pvo-ctl, plain / sanitizer / profile (build/{plain,san,prof})"
+	@echo "make qemu       QEMU 10.0 with -device pvrdma-overlay (build/qemu)"
+	@echo "make driver     the guest driver pvrdma_overlay.ko and its kcheck module"
+	@echo "make rdma-core  rdma-core 56.1 with the provider, staged in build/rdma-core-stage"
+	@echo "make guest      the TCG guest's kernel and initramfs (build/guest)"
+	@echo "make test-programs  tests, harness, tools, in-guest programs, bench"
+	@echo "make check-unit the unit and integration suites only (no QEMU, no guest)"
+	@echo "make clean      remove build/ (the caches in $(PVO_CACHE) stay)"
 
 deps:
 	@scripts/deps.sh
@@ -25,10 +45,16 @@ build: qemu backend driver rdma-core guest test-programs
 qemu:
 	@scripts/build-qemu.sh
 
+# meson-setup.sh configures a build directory once (again when its
+# options change); ninja then rebuilds what changed, by real dependencies.
 backend:
-	@$(MAKE) -s -C backend
-	@$(MAKE) -s -C backend SAN=1
-	@$(MAKE) -s -C backend PROFILE=1
+	@scripts/meson-setup.sh build/plain -Dtests=false -Drdma_stage=$(TOP)/build/rdma-core-stage
+	@scripts/meson-setup.sh $(SAN) -Db_sanitize=address,undefined -Doptimization=1 -Dbench=false
+	@scripts/meson-setup.sh build/prof -Dprofile=true -Dtests=false -Dbench=false
+	@echo "backend: building build/plain, $(SAN), build/prof"
+	@ninja -C build/plain >/dev/null
+	@ninja -C $(SAN) >/dev/null
+	@ninja -C build/prof >/dev/null
 
 driver:
 	@echo "driver: building pvrdma_overlay.ko (and the kcheck test module) for $(KVER)"
@@ -41,38 +67,28 @@ guest: driver rdma-core
 	@scripts/build-guest.sh
 
 test-programs: backend rdma-core
-	@$(MAKE) -s -C backend/tests
-	@$(MAKE) -s -C tests/harness SAN=1
-	@$(MAKE) -s -C tests/vm/progs
-	@$(MAKE) -s -C bench all
+	@ninja -C build/plain vm-progs >/dev/null
 
-# Tests: unit tests and front-end tests need no guest; VM tests boot TCG
-# guests. Logs of guest consoles: build/test-logs/<test>/.
-# (globbed by the shell at run time: the binaries exist only after build)
-UNIT_TESTS = build/tests/unit/t-* tests/integration/t-* build/tests/frontend/t-* \
-	qemu-device/tests/device-qtest.py
-VM_TESTS = tests/vm/t-* guest-provider/tests/t-provider \
-	guest-driver/tests/check-in-guest
-
+# Tests: unit and integration tests need no guest; VM tests boot TCG
+# guests, one at a time. Logs of guest consoles: build/test-logs/<test>/;
+# meson's own log: build/san/meson-logs/testlog.txt.
 check: deps build
 	@echo "check: running tests (guest consoles are logged under build/test-logs/)"
-	@shopt -s nullglob; PVO_BACKEND=$(TOP)/build/backend-san/pvrdma-overlayd \
-		prove -v $(PROVE_FLAGS) $(UNIT_TESTS) $(VM_TESTS)
+	@scripts/run-tests.sh $(SAN) "$(SUITE)" "$(T)" $(MESON_TEST_FLAGS)
 
-check-unit: backend test-programs
-	@shopt -s nullglob; PVO_BACKEND=$(TOP)/build/backend-san/pvrdma-overlayd \
-		prove $(UNIT_TESTS)
+check-unit: backend
+	@scripts/run-tests.sh $(SAN) "$(or $(SUITE),unit integration)" "$(T)" $(MESON_TEST_FLAGS)
 
 demo: deps build
 	@scripts/demo.sh
 
 # Benchmarks (not part of check): ratios measured in the same run.
-bench: backend test-programs
+bench: backend
 	@bench/run.sh
 
 clean:
 	rm -rf build
 	$(MAKE) -s -C guest-driver clean KDIR=$(KDIR) || true
 
-.PHONY: all deps build qemu backend driver rdma-core guest test-programs \
-	check check-unit demo bench clean
+.PHONY: all help deps build qemu backend driver rdma-core guest \
+	test-programs check check-unit demo bench clean

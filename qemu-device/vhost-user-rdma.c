@@ -14,6 +14,12 @@
  * VHOST_USER_GET_CONFIG. Its num_queues is the back-end's maximum; the
  * guest sees the number of queues this device actually created.
  *
+ * It stands on its own rather than on vhost-user-base: that base has no
+ * hooks around start and stop, where the doorbell BAR's ioeventfds are
+ * bound and released, no check of the back-end's config space, no
+ * feature filter for the ring features the back-end may drop, and no
+ * guest notifier masking.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 

@@ -581,11 +581,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--qemu", default=os.path.join(
         ROOT, "build/qemu/qemu-system-x86_64"))
-    ap.add_argument("--backend", default=os.path.join(
-        ROOT, "build/backend/pvrdma-overlayd"))
+    ap.add_argument("--backend", default=os.environ.get(
+        "PVO_BACKEND", os.path.join(ROOT, "build/san/backend/pvrdma-overlayd")))
     args = ap.parse_args()
     for path, how in ((args.qemu, "scripts/build-qemu.sh"),
-                      (args.backend, "make -C backend")):
+                      (args.backend, "make backend")):
         if not os.access(path, os.X_OK):
             print(f"1..0 # SKIP {path} is not built: run {how}")
             return 77

@@ -10,7 +10,10 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#define BACKEND_DEFAULT_PATH "/work/main/build/backend/pvrdma-overlayd"
+/* the daemon of the same build directory (meson.build sets it) */
+#ifndef BACKEND_DEFAULT_PATH
+#define BACKEND_DEFAULT_PATH "build/san/backend/pvrdma-overlayd"
+#endif
 
 struct backend_proc {
 	pid_t pid;

@@ -6,11 +6,14 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pvo_cmd.h"
+#include "tap.h"
 
 #define RESP_POISON 0xa5
 #define CMD_MAX_BYTES 4096
@@ -418,4 +421,20 @@ const char *pvo_gid_str(const uint8_t gid[PVO_GID_LEN])
 	if (!inet_ntop(AF_INET6, gid, b, INET6_ADDRSTRLEN))
 		snprintf(b, INET6_ADDRSTRLEN, "(bad gid)");
 	return b;
+}
+
+bool tap_check_status(int got, int want, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+	bool ok;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	ok = tap_ok(got == want, "%s", what);
+	if (!ok)
+		tap_diag("  expected status %s, got %s", pvo_status_name(want),
+			 pvo_status_name(got));
+	return ok;
 }

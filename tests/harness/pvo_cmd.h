@@ -13,6 +13,7 @@
 #ifndef PVO_CMD_H
 #define PVO_CMD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -103,5 +104,10 @@ void pvo_gid_link_local_from_mac(uint8_t gid[PVO_GID_LEN],
 				 const uint8_t mac[6]);
 /* "fe80::..." style text for diagnostics (static buffer, two slots). */
 const char *pvo_gid_str(const uint8_t gid[PVO_GID_LEN]);
+
+/* TAP: assert status == want, naming both statuses on failure. */
+#define TAP_STATUS(got, want, ...) tap_check_status((got), (want), __VA_ARGS__)
+bool tap_check_status(int got, int want, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif /* PVO_CMD_H */

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "pvo_cmd.h"
 #include "tap.h"
 
 static int planned = -1;
@@ -45,21 +44,6 @@ bool tap_ok(bool ok, const char *fmt, ...)
 	va_start(ap, fmt);
 	result(ok, fmt, ap);
 	va_end(ap);
-	return ok;
-}
-
-bool tap_check_status(int got, int want, const char *fmt, ...)
-{
-	va_list ap;
-	bool ok = got == want;
-
-	va_start(ap, fmt);
-	result(ok, fmt, ap);
-	va_end(ap);
-	if (!ok) {
-		printf("#   expected status %s, ", pvo_status_name(want));
-		printf("got %s\n", pvo_status_name(got));
-	}
 	return ok;
 }
 

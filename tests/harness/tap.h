@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Minimal TAP producer for the back-end tests: a plan, numbered results,
- * diagnostics, skips, and a bail-out.
+ * Minimal TAP producer for the C tests (unit and integration): a plan,
+ * numbered results, diagnostics, skips, and a bail-out.
  */
 #ifndef TAP_H
 #define TAP_H
 
 #include <stdbool.h>
+#include <stdio.h> /* the tests print their own diagnostics too */
 
 /* Plan up front, or print it at the end with tap_done_testing(). */
 void tap_plan(int n);
@@ -25,9 +26,17 @@ int tap_count(void);
 /* Exit status: 0 if all planned tests ran and passed. */
 int tap_exit_status(void);
 
-/* Assert status == want, naming both on failure. */
-#define TAP_STATUS(got, want, ...) tap_check_status((got), (want), __VA_ARGS__)
-bool tap_check_status(int got, int want, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Assert got == want (integers), naming both on failure. */
+#define tap_is(got, want, what)                                           \
+	do {                                                              \
+		long long g_ = (long long)(got), w_ = (long long)(want);  \
+		if (!tap_ok(g_ == w_, "%s", what))                        \
+			tap_diag("  got %lld, want %lld", g_, w_);        \
+	} while (0)
+/* The unit tests' name for tap_exit_status(). */
+static inline int tap_done(void)
+{
+	return tap_exit_status();
+}
 
 #endif /* TAP_H */

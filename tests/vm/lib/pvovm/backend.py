@@ -14,7 +14,7 @@ sockets are paths, so QEMU and pvo-ctl reach them from the root namespace.
     recs = be.show()           # {"map": [{...}], "vm": [{"name": "a", ...}], ...}
 
 The binary is $PVO_BACKEND, else the ASan/UBSan build
-build/backend-san/pvrdma-overlayd; pvo-ctl is $PVO_CTL, else the pvo-ctl next
+build/san/backend/pvrdma-overlayd; pvo-ctl is $PVO_CTL, else the pvo-ctl next
 to the daemon.
 """
 
@@ -29,7 +29,7 @@ import time
 from . import paths, tap
 
 BINARY = os.environ.get("PVO_BACKEND",
-                        os.path.join(paths.BUILD, "backend-san", "pvrdma-overlayd"))
+                        os.path.join(paths.BUILD, "san", "backend", "pvrdma-overlayd"))
 CTL = os.environ.get("PVO_CTL", os.path.join(os.path.dirname(BINARY), "pvo-ctl"))
 DEFAULT_SOCKET_DIR = "/run/pvrdma-overlay"
 

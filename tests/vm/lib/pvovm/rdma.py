@@ -39,7 +39,7 @@ from . import backend, devices, hosts, netdev, paths, tap
 from .guest import Guest, timeout_scale
 
 KINDS = ("pvo", "rxe")
-PROGS = os.path.join(paths.BUILD, "tests", "vm-progs")
+PROGS = os.path.join(paths.BUILD, "plain", "tests", "vm", "progs")
 
 
 def device_kind():
