@@ -11,7 +11,7 @@ checks the realize error messages and the migration blocker.
 
 usage: device-qtest.py [--qemu PATH] [--backend PATH]
 
-Prints TAP and a closing 'N passed, N failed' line; exits 1 if a check
+Prints TAP and a closing '# N passed, N failed' comment; exits 1 if a check
 failed, 77 if QEMU or the back-end is not built.
 """
 
@@ -607,7 +607,7 @@ def main():
             except Exception as e:      # report, go on with the next group
                 t.ok(False, f"{type(e).__name__}: {e}")
     print(f"1..{t.n}")
-    print(f"{t.n - t.failed} passed, {t.failed} failed")
+    print(f"# {t.n - t.failed} passed, {t.failed} failed")
     return 1 if t.failed else 0
 
 
