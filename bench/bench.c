@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * pvo-bench: native data-path benchmark of pvrdma-overlayd. Two simulated
- * VMs (tests/frontend's sim_vm / sim_verbs, no QEMU, no guest) on one
+ * VMs (tests/harness's sim_vm / sim_verbs, no QEMU, no guest) on one
  * back-end in one tenant; one RC QP pair between them.
  *
  * Reports, per message size, RDMA WRITE and SEND bandwidth and message

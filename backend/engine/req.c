@@ -14,7 +14,7 @@
 #include "engine.h"
 #include "guest_mem.h"
 #include "mr.h"
-#include "overlay.h"
+#include "transport.h"
 #include "profile.h"
 #include "qp.h"
 #include "transport.h"
@@ -170,19 +170,12 @@ static enum fetch_result read_wqe(struct pvo_qp *qp, uint32_t idx,
 	return FETCH_SEND;
 }
 
-static void new_message(struct pvo_qp *qp)
+/* The active WQE starts as a message; on_wire: it was sent ahead. */
+static void new_message(struct pvo_qp *qp, bool on_wire)
 {
 	qp->req.rnr_left = qp->attr.rnr_retry;
 	qp->req.retry_left = qp->attr.retry_cnt;
-	/* a new message on the wire (overlay) */
-	qp->net.resend_pkt = 0;
-	qp->net.acked = 0;
-	qp->net.next_pkt = 0;
-	qp->net.more = false;
-	qp->net.read_next = 0;
-	qp->net.read_end = 0;
-	qp->net.read_asked = 0;
-	qp->net.sent = false;
+	pvo_transport_new_message(qp, on_wire);
 }
 
 static enum fetch_result fetch(struct pvo_qp *qp)
@@ -204,7 +197,7 @@ static enum fetch_result fetch(struct pvo_qp *qp)
 		pvo_comp_complete(qp, st);
 		return FETCH_FAILED;
 	}
-	new_message(qp);
+	new_message(qp, false);
 	return FETCH_SEND;
 }
 
@@ -230,10 +223,8 @@ static bool send_ahead(struct pvo_qp *qp)
 	uint32_t pkts = qp->req.wqe.npkts;
 	unsigned int i;
 
-	/* only once the active WQE is out whole */
 	if (qp->type != PVO_QPT_RC || qp->req.wait == PVO_WAIT_RNR ||
-	    !qp->net.sent || qp->net.next_pkt < qp->req.wqe.npkts ||
-	    !pipelined(qp->req.wqe.opcode) || !pvo_overlay_pipelines(qp))
+	    !pipelined(qp->req.wqe.opcode) || !pvo_transport_can_send_ahead(qp))
 		return false;
 	for (i = 0; i < qp->req.ahead_sent; i++)
 		pkts += pvo_req_ahead(qp, i)->npkts;
@@ -242,7 +233,7 @@ static bool send_ahead(struct pvo_qp *qp)
 	if (qp->req.ahead_sent < qp->req.nahead) {
 		/* after a go-back-N: again, in order, as the window allows */
 		w = pvo_req_ahead(qp, qp->req.ahead_sent++);
-		pvo_overlay_count_retransmits(qp, w->npkts);
+		pvo_transport_count_retransmits(qp, w->npkts);
 		send_wqe(qp, w, true);
 		return true;
 	}
@@ -266,9 +257,9 @@ static bool send_ahead(struct pvo_qp *qp)
 
 uint32_t pvo_req_window(struct pvo_qp *qp)
 {
-	if (!qp->net.window)
-		qp->net.window = PVO_REQ_WINDOW_START;
-	return qp->net.window;
+	if (!qp->req.window)
+		qp->req.window = PVO_REQ_WINDOW_START;
+	return qp->req.window;
 }
 
 void pvo_req_window_adjust(struct pvo_qp *qp, bool loss, uint32_t acked)
@@ -279,7 +270,7 @@ void pvo_req_window_adjust(struct pvo_qp *qp, bool loss, uint32_t acked)
 		w = MAX(PVO_REQ_WINDOW_MIN, w / 2);
 	else
 		w = MIN(PVO_REQ_AHEAD_PKTS, w + acked);
-	qp->net.window = w;
+	qp->req.window = w;
 }
 
 void pvo_req_promote(struct pvo_qp *qp)
@@ -290,14 +281,13 @@ void pvo_req_promote(struct pvo_qp *qp)
 	qp->req.ahead_head = (qp->req.ahead_head + 1) % PVO_REQ_AHEAD;
 	qp->req.nahead--;
 	qp->req.active = true;
-	new_message(qp);
 	if (qp->req.ahead_sent) {
 		/* it is on the wire already */
 		qp->req.ahead_sent--;
-		qp->net.sent = true;
-		qp->net.next_pkt = qp->req.wqe.npkts;
+		new_message(qp, true);
 		return;
 	}
+	new_message(qp, false);
 	/* a go-back-N came before its turn to go again: pvo_req_run
 	 * sends it (unless the ACK at hand completes it first) */
 	qp->req.resend_active = true;
@@ -429,7 +419,7 @@ void pvo_req_run(struct pvo_qp *qp)
 			break;
 		if (qp->req.active && qp->req.resend_active) {
 			qp->req.resend_active = false;
-			pvo_overlay_count_retransmits(qp, qp->req.wqe.npkts);
+			pvo_transport_count_retransmits(qp, qp->req.wqe.npkts);
 			pvo_req_send(qp);
 			wqes++;
 			continue;
@@ -457,5 +447,5 @@ void pvo_req_run(struct pvo_qp *qp)
 out:
 	qp->req.running = false;
 	/* hand what this run queued for the wire to the kernel */
-	pvo_overlay_flush();
+	pvo_transport_flush();
 }

@@ -7,7 +7,7 @@
  * The answer goes back in a struct pvo_reply.
  *
  * A message may come whole (local transport) or in packets of the path
- * MTU (overlay, in PSN order: net_resp.c checks the sequence first); a
+ * MTU (overlay, in PSN order: receiver.c checks the sequence first); a
  * SEND or WRITE in packets keeps its receive WQE / RETH in qp->resp.msg
  * from the first packet to the last.
  */
@@ -449,6 +449,6 @@ void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 			n = pvo_packets(pkt->dma_len, pvo_qp_mtu_bytes(qp));
 		qp->attr.rq_psn = pvo_psn_add(qp->attr.rq_psn, n);
 		if (pkt->last)
-			qp->net.msn = (qp->net.msn + 1) & PVO_QPN_MAX;
+			qp->resp.msn = (qp->resp.msn + 1) & PVO_QPN_MAX;
 	}
 }

@@ -4,7 +4,7 @@
  * at two heap blocks (GPA [0, half) and [half, size), not adjacent on the
  * host, so anything that crosses the boundary must translate per region),
  * plus helpers to build page directories and rings and to run commands.
- * tests/frontend does the same through a real vhost-user session.
+ * tests/integration does the same through a real vhost-user session.
  */
 #ifndef FAKE_GUEST_H
 #define FAKE_GUEST_H

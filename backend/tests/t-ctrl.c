@@ -2,7 +2,7 @@
 /*
  * Control commands executed directly (no vhost-user): results carry the
  * right data, and malformed or hostile commands get the right status
- * without touching state. tests/frontend drives the same commands through
+ * without touching state. tests/integration drives the same commands through
  * a real vhost-user session.
  */
 #include <arpa/inet.h>

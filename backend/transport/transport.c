@@ -9,14 +9,60 @@ static const struct pvo_transport_ops *const transports[] = {
 	&pvo_transport_local,
 	&pvo_transport_overlay,
 };
+#define NTRANSPORTS (sizeof(transports) / sizeof(transports[0]))
 
 void pvo_transport_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 {
 	struct pvo_reply none = {.code = PVO_REPLY_NONE};
 	unsigned int i;
 
-	for (i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
+	for (i = 0; i < NTRANSPORTS; i++)
 		if (transports[i]->send(qp, pkt))
 			return;
 	pvo_comp_reply(qp, &none);
+}
+
+bool pvo_transport_can_send_ahead(struct pvo_qp *qp)
+{
+	unsigned int i;
+
+	for (i = 0; i < NTRANSPORTS; i++)
+		if (transports[i]->can_send_ahead &&
+		    transports[i]->can_send_ahead(qp))
+			return true;
+	return false;
+}
+
+/* Calls an optional hook of every transport that has it. */
+#define EACH_TRANSPORT(hook, ...)                                      \
+	do {                                                           \
+		unsigned int i_;                                       \
+		for (i_ = 0; i_ < NTRANSPORTS; i_++)                   \
+			if (transports[i_]->hook)                      \
+				transports[i_]->hook(__VA_ARGS__);     \
+	} while (0)
+
+void pvo_transport_new_message(struct pvo_qp *qp, bool on_wire)
+{
+	EACH_TRANSPORT(new_message, qp, on_wire);
+}
+
+void pvo_transport_count_retransmits(struct pvo_qp *qp, uint64_t n)
+{
+	EACH_TRANSPORT(count_retransmits, qp, n);
+}
+
+void pvo_transport_flush(void)
+{
+	EACH_TRANSPORT(flush);
+}
+
+void pvo_transport_reset_qp(struct pvo_qp *qp)
+{
+	EACH_TRANSPORT(reset_qp, qp);
+}
+
+void pvo_transport_forget_qp(struct pvo_qp *qp)
+{
+	EACH_TRANSPORT(forget_qp, qp);
 }

@@ -93,11 +93,32 @@ struct pvo_reply {
 	uint32_t responder_event;
 };
 
+/*
+ * What the engine asks of a transport. Only send is required; the hooks
+ * let a transport keep per-QP wire state without the engine knowing it.
+ * The engine calls the pvo_transport_* functions below, which ask every
+ * transport, so no engine file names a transport.
+ */
 struct pvo_transport_ops {
 	const char *name;
 	/* Deliver pkt from qp. Returns false if the destination is not
 	 * served by this transport (try the next one). */
 	bool (*send)(struct pvo_qp *qp, struct pvo_pkt *pkt);
+	/* Whether the WQEs behind qp's active one may be sent before it
+	 * completes (RC SEND / WRITE): this transport carries qp's messages,
+	 * answers later, and has the active WQE out whole. */
+	bool (*can_send_ahead)(struct pvo_qp *qp);
+	/* The requester's active WQE is a new message; on_wire: it was sent
+	 * ahead already, whole. */
+	void (*new_message)(struct pvo_qp *qp, bool on_wire);
+	/* n packets of qp go out again (counters). */
+	void (*count_retransmits)(struct pvo_qp *qp, uint64_t n);
+	/* The requester's run ended: hand over what it queued. */
+	void (*flush)(void);
+	/* qp went back to RESET: its wire state starts over. */
+	void (*reset_qp)(struct pvo_qp *qp);
+	/* qp is about to be freed: drop every reference to it. */
+	void (*forget_qp)(struct pvo_qp *qp);
 };
 
 extern const struct pvo_transport_ops pvo_transport_local;
@@ -106,14 +127,17 @@ extern const struct pvo_transport_ops pvo_transport_overlay;
 /* Sends pkt; if no transport reaches the destination, the requester gets
  * PVO_REPLY_NONE (UD: silently dropped; RC: retries, then RETRY_EXC). */
 void pvo_transport_send(struct pvo_qp *qp, struct pvo_pkt *pkt);
+/* The hooks of struct pvo_transport_ops, asked of every transport. */
+bool pvo_transport_can_send_ahead(struct pvo_qp *qp);
+void pvo_transport_new_message(struct pvo_qp *qp, bool on_wire);
+void pvo_transport_count_retransmits(struct pvo_qp *qp, uint64_t n);
+void pvo_transport_flush(void);
+void pvo_transport_reset_qp(struct pvo_qp *qp);
+void pvo_transport_forget_qp(struct pvo_qp *qp);
 
 /* Daemon-wide registry of the VMs served here (local transport). */
 void pvo_local_register(struct pvo_vm *vm);
 void pvo_local_unregister(struct pvo_vm *vm);
-/* Whether qp's messages leave through the overlay, so that WQEs may be
- * sent before the one ahead of them completes (RC SEND / WRITE). */
-bool pvo_overlay_pipelines(struct pvo_qp *qp);
-
 /* A VM connected or went, a GID was installed or removed: cached local
  * routes are stale. */
 void pvo_local_routes_changed(void);

@@ -10,7 +10,7 @@
 #include "event.h"
 #include "guest_mem.h"
 #include "mr.h"
-#include "overlay.h"
+#include "transport.h"
 #include "profile.h"
 #include "qp.h"
 #include "srq.h"
@@ -194,7 +194,7 @@ void pvo_qp_free(struct pvo_vm *vm, struct pvo_qp *qp)
 	pvo_timer_destroy(&qp->req.timer);
 	pvo_timer_destroy(&qp->req.resume);
 	g_free(qp->req.ahead);
-	pvo_net_resp_forget(qp);
+	pvo_transport_forget_qp(qp);
 	pvo_event_purge(vm, PVO_EVOBJ_QP, qp->handle);
 	pvo_table_remove(&vm->qps, qp->handle, qp->ctx);
 	qp->pd->refcnt--;
@@ -465,14 +465,10 @@ static void enter_reset(struct pvo_qp *qp)
 	memset(&qp->attr, 0, sizeof(qp->attr));
 	update_mtu(qp);
 	qp->resp.comm_est = false;
+	qp->resp.msn = 0;
 	memset(&qp->resp.msg, 0, sizeof(qp->resp.msg));
-	/* wire state starts over; the counters stay */
-	{
-		struct pvo_net_stats keep = qp->net.stats;
-
-		memset(&qp->net, 0, sizeof(qp->net));
-		qp->net.stats = keep;
-	}
+	qp->req.window = 0;
+	pvo_transport_reset_qp(qp);
 }
 
 enum pvo_status pvo_cmd_modify_qp(struct pvo_vm *vm, uint32_t ctx,

@@ -85,7 +85,7 @@ struct pvo_rwqe {
 /* Results of atomics kept for replay to a retransmitted request. */
 #define PVO_ATOMIC_REPLAY 16
 
-/* The local transport's last route lookup (transport_local.c). */
+/* The local transport's last route lookup (transport/local.c). */
 struct pvo_qp_route {
 	uint64_t gen; /* routes generation it was made in; 0: none */
 	uint8_t gid[16];
@@ -133,6 +133,8 @@ struct pvo_qp {
 		 * were sent before it and go again in order) */
 		unsigned int ahead_sent;
 		bool resend_active; /* promoted, not sent since go-back-N */
+		/* packets in flight allowed, 0: start (pvo_req_window) */
+		uint32_t window;
 	} req;
 
 	/* responder */
@@ -140,6 +142,7 @@ struct pvo_qp {
 		uint32_t rq_cons;
 		uint32_t rq_prod_seen; /* RQ producer as last loaded */
 		bool comm_est; /* COMM_EST raised (RTR) */
+		uint32_t msn;  /* messages completed (the AETH's MSN) */
 		/* a message arriving in packets (overlay) */
 		struct {
 			bool active;
@@ -155,7 +158,7 @@ struct pvo_qp {
 		struct pvo_dma read_src;
 	} resp;
 
-	/* overlay transport state (net_req.c, net_resp.c) */
+	/* overlay transport state (sender.c, receiver.c) */
 	struct {
 		/* requester, for the active WQE */
 		uint32_t resend_pkt; /* the next (re)send starts here */
@@ -168,12 +171,10 @@ struct pvo_qp {
 		uint32_t read_asked; /* read_next + 1 of the last re-request */
 		bool sent;	     /* sent at least once */
 		uint16_t sport;	     /* inner UDP source port */
-		uint32_t window;     /* packets in flight allowed, 0: start */
 		/* responder */
-		uint32_t msn;
 		bool nak_sent; /* PSN sequence NAK sent for rq_psn */
 		/* ACK coalescing: one ACK per receive batch, for the latest
-		 * PSN asked for (net_resp.c; waiting while its slot there
+		 * PSN asked for (receiver.c; waiting while its slot there
 		 * names this QP) */
 		uint32_t ack_psn;
 		unsigned int ack_slot;

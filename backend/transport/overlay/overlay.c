@@ -342,14 +342,44 @@ static bool overlay_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 	return true;
 }
 
-bool pvo_overlay_pipelines(struct pvo_qp *qp)
+/* RC over the wire: the answers take a round trip, so SENDs and WRITEs
+ * behind the active WQE go once it is out whole. */
+static bool overlay_can_send_ahead(struct pvo_qp *qp)
 {
-	return ov.on && !pvo_local_route(qp, qp->attr.path.dgid);
+	return qp->net.sent && qp->net.next_pkt >= qp->req.wqe.npkts &&
+	       ov.on && !pvo_local_route(qp, qp->attr.path.dgid);
+}
+
+static void overlay_new_message(struct pvo_qp *qp, bool on_wire)
+{
+	qp->net.resend_pkt = 0;
+	qp->net.acked = 0;
+	qp->net.more = false;
+	qp->net.read_next = 0;
+	qp->net.read_end = 0;
+	qp->net.read_asked = 0;
+	qp->net.sent = on_wire;
+	qp->net.next_pkt = on_wire ? qp->req.wqe.npkts : 0;
+}
+
+static void overlay_reset_qp(struct pvo_qp *qp)
+{
+	struct pvo_net_stats keep = qp->net.stats;
+
+	/* the counters stay */
+	memset(&qp->net, 0, sizeof(qp->net));
+	qp->net.stats = keep;
 }
 
 const struct pvo_transport_ops pvo_transport_overlay = {
 	.name = "overlay",
 	.send = overlay_send,
+	.can_send_ahead = overlay_can_send_ahead,
+	.new_message = overlay_new_message,
+	.count_retransmits = pvo_overlay_count_retransmits,
+	.flush = pvo_overlay_flush,
+	.reset_qp = overlay_reset_qp,
+	.forget_qp = pvo_net_resp_forget,
 };
 
 /* ---- receive ----------------------------------------------------------- */

@@ -2,8 +2,8 @@
 /*
  * The overlay transport (docs/overlay.md): RoCEv2 in VXLAN over the host's
  * UDP sockets. overlay.c owns the sockets, the transmit batch and the
- * receive checks that come before any QP is involved; net_req.c sends a
- * requester's messages as packets and takes the responses, net_resp.c
+ * receive checks that come before any QP is involved; sender.c sends a
+ * requester's messages as packets and takes the responses, receiver.c
  * runs the responder side of the wire protocol (PSNs, ACK / NAK, READ
  * responses, duplicates).
  */
@@ -84,13 +84,13 @@ void pvo_overlay_count_drop(struct pvo_vm *vm, struct pvo_qp *qp,
 uint32_t pvo_gid_ipv4(const uint8_t *gid);
 void pvo_gid_from_ipv4(uint32_t ip, uint8_t *gid);
 
-/* net_req.c */
+/* sender.c */
 void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		      const struct pvo_route *rt);
 void pvo_net_req_input(struct pvo_qp *qp, const struct pvo_inner *in,
 		       const struct pvo_roce_hdr *h);
 
-/* net_resp.c */
+/* receiver.c */
 void pvo_net_resp_input(struct pvo_qp *qp, const struct pvo_inner *in,
 			const struct pvo_roce_hdr *h);
 /* Sends the ACKs the last receive batch asked for, one per QP. */

@@ -43,7 +43,7 @@ static void send_aeth(struct pvo_qp *qp, const struct pvo_route *rt,
 		.dqpn = qp->attr.dest_qpn,
 		.psn = psn,
 		.syndrome = syndrome,
-		.msn = qp->net.msn,
+		.msn = qp->resp.msn,
 		.orig = orig,
 	};
 	uint8_t *p;
@@ -144,7 +144,7 @@ static void send_read_response(struct pvo_qp *qp, const struct pvo_route *rt,
 			.dqpn = qp->attr.dest_qpn,
 			.psn = pvo_psn_add(psn, i),
 			.syndrome = PVO_AETH_ACK | PVO_AETH_CREDITS_INVALID,
-			.msn = qp->net.msn,
+			.msn = qp->resp.msn,
 		};
 		uint8_t *p = pvo_overlay_pkt();
 		struct pvo_dma dst;

@@ -80,7 +80,7 @@ void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		 * Asking again within a piece goes to the piece's end, not
 		 * past it: a duplicate READ that reaches beyond the PSNs its
 		 * first request used is dropped (see duplicate() in
-		 * net_resp.c; rxe drops it too). */
+		 * receiver.c; rxe drops it too). */
 		start = qp->net.read_next;
 		n = pvo_packets(pkt->dma_len, mtu);
 		if (start >= qp->net.read_end)
