@@ -29,15 +29,8 @@
 
 static bool accepts(struct pvo_qp *qp, const struct pvo_pkt *pkt)
 {
-	switch (qp->state) {
-	case PVO_QPS_RTR:
-	case PVO_QPS_RTS:
-	case PVO_QPS_SQD:
-	case PVO_QPS_SQE:
-		break;
-	default:
+	if (!pvo_qp_receives(qp))
 		return false;
-	}
 	switch (qp->type) {
 	case PVO_QPT_RC:
 	case PVO_QPT_UC:

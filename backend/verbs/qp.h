@@ -226,6 +226,21 @@ void pvo_qp_set_error(struct pvo_qp *qp, uint32_t ev, bool sq_only);
 void pvo_qp_flush_sq(struct pvo_qp *qp);
 void pvo_qp_flush_rq(struct pvo_qp *qp);
 
+/* Whether the QP's state lets it receive: RTR and after, but not ERR
+ * (IB: the responder works from RTR until the QP is in error or reset). */
+static inline bool pvo_qp_receives(const struct pvo_qp *qp)
+{
+	switch (qp->state) {
+	case PVO_QPS_RTR:
+	case PVO_QPS_RTS:
+	case PVO_QPS_SQD:
+	case PVO_QPS_SQE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* Bytes in one packet of the QP's path (UD: the port's MTU). */
 static inline uint32_t pvo_qp_mtu_bytes(const struct pvo_qp *qp)
 {

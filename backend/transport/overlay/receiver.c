@@ -368,13 +368,7 @@ void pvo_net_resp_input(struct pvo_qp *qp, const struct pvo_inner *in,
 	struct pvo_reply r = { .code = PVO_REPLY_NONE };
 	int32_t diff;
 
-	switch (qp->state) {
-	case PVO_QPS_RTR:
-	case PVO_QPS_RTS:
-	case PVO_QPS_SQD:
-	case PVO_QPS_SQE:
-		break;
-	default:
+	if (!pvo_qp_receives(qp)) {
 		pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_BAD_STATE);
 		return;
 	}
