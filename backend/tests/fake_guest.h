@@ -17,6 +17,7 @@
 #include "ctrl.h"
 #include "guest_mem.h"
 #include "pvo-device.h"
+#include "vhost_dev.h"
 #include "vm.h"
 
 #define FG_RAM_SIZE (16u << 20)
@@ -27,6 +28,7 @@ struct fake_guest {
 	uint8_t *block[2];
 	VuDevRegion regions[2];
 	VuVirtq vqs[PVO_MAX_QUEUES];
+	struct pvo_vhost vhost;
 	uint64_t next;		/* bump allocator (GPA) */
 };
 
@@ -45,7 +47,10 @@ static inline void fg_init(struct fake_guest *g,
 		g->regions[i].size = FG_HALF;
 		g->regions[i].mmap_addr = (uintptr_t)g->block[i];
 	}
-	dev = &g->vm->vug.parent;
+	/* what pvo_vhost_listen and a front-end's connection would set */
+	g->vm->vhost = &g->vhost;
+	g->vhost.vm = g->vm;
+	dev = &g->vhost.vug.parent;
 	dev->nregions = 2;
 	dev->regions = g->regions;
 	/* Queues exist, none started: events stay pending; doorbell queue

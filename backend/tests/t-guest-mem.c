@@ -65,7 +65,7 @@ static void test_translation(void)
 
 static void test_dirty_log(void)
 {
-	VuDev *dev = &g.vm->vug.parent;
+	VuDev *dev = &g.vhost.vug.parent;
 	uint8_t log[FG_RAM_SIZE / 4096 / 8] = { 0 };
 	uint8_t b[2] = { 1, 1 };
 	uint32_t old;

@@ -370,12 +370,12 @@ static void test_dma(void)
 	       PVO_WC_LOC_PROT_ERR, "access the MR lacks");
 
 	/* The memory table changes under a registered MR: chunks fail */
-	g.vm->vug.parent.nregions = 1;
+	g.vhost.vug.parent.nregions = 1;
 	pvo_dma_init(&d, g.vm);
 	pvo_dma_add(&d, PVO_DMA_PHYS, NULL, FG_HALF + 0x1000, NULL, 10);
 	tap_ok(!pvo_dma_chunk(&d, &total, &total),
 	       "a region that went away is no longer translated");
-	g.vm->vug.parent.nregions = 2;
+	g.vhost.vug.parent.nregions = 2;
 }
 
 int main(void)

@@ -7,19 +7,18 @@
  */
 #include <endian.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "ah.h"
 #include "cq.h"
 #include "ctrl.h"
 #include "device.h"
 #include "doorbell.h"
-#include "iov.h"
 #include "log.h"
 #include "mr.h"
 #include "qp.h"
 #include "srq.h"
 #include "transport.h"
+#include "vhost.h"
 
 struct cmd_desc {
 	const char *name;
@@ -149,9 +148,7 @@ static enum pvo_status cmd_alloc_ucontext(struct pvo_vm *vm, uint32_t ctx,
 		return PVO_STATUS_EINVAL;
 	for (q = PVO_VQ_DB_FIRST_USER; q < nq; q++)
 		if (!vm->db_queue_ctx[q] &&
-		    vm->connected && q < vm->vug.parent.max_queues &&
-		    vu_queue_started(&vm->vug.parent,
-				     vu_get_queue(&vm->vug.parent, q)))
+		    pvo_vhost_queue_started(vm, q))
 			break;
 	if (q >= nq) {
 		pvo_vm_warn(vm,
@@ -343,30 +340,4 @@ size_t pvo_ctrl_execute(struct pvo_vm *vm, const void *req, size_t req_len,
 	memset(rh, 0, sizeof(*rh));
 	rh->status = htole32(st);
 	return sizeof(*rh) + body_len;
-}
-
-void pvo_ctrl_process(struct pvo_vm *vm, VuDev *dev, int qidx)
-{
-	VuVirtq *vq = vu_get_queue(dev, qidx);
-	uint64_t req[PVO_CTRL_MAX_MSG / 8], resp[PVO_CTRL_MAX_MSG / 8];
-	VuVirtqElement *elem;
-
-	while ((elem = vu_queue_pop(dev, vq, sizeof(*elem)))) {
-		size_t req_len, room, len;
-
-		/* Gather at most the largest command; a longer one is
-		 * truncated and fails its length checks only if the
-		 * opcode needs more than fits. */
-		req_len = iov_to_buf_len(elem->out_sg, elem->out_num, req,
-					 sizeof(req));
-		room = MIN(iov_size(elem->in_sg, elem->in_num), sizeof(resp));
-		len = pvo_ctrl_execute(vm, req, req_len, resp, room);
-		len = iov_from_buf_len(elem->in_sg, elem->in_num, resp, len);
-		vu_queue_push(dev, vq, elem, len);
-		free(elem);
-	}
-	/* Until SET_VRING_CALL arrives there is nothing to signal; libvhost-user
-	 * signals the new call fd once it gets it, so no completion is lost. */
-	if (vq->call_fd >= 0)
-		vu_queue_notify(dev, vq);
 }

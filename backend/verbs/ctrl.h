@@ -11,9 +11,6 @@
 /* Largest request/response the control queue accepts (header included). */
 #define PVO_CTRL_MAX_MSG 4096
 
-/* Drain the control queue of a connected VM. */
-void pvo_ctrl_process(struct pvo_vm *vm, VuDev *dev, int qidx);
-
 /*
  * Execute one command. req/req_len is the device-readable part, resp has
  * room for resp_len bytes. Returns how many bytes of resp were written:

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Event queue; see event.h. */
 #include <endian.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "event.h"
-#include "iov.h"
+#include "vhost.h"
 #include "vm.h"
 
 static enum pvo_event_obj obj_of(uint32_t type)
@@ -25,54 +24,34 @@ static enum pvo_event_obj obj_of(uint32_t type)
 	}
 }
 
-static VuVirtq *event_vq(struct pvo_vm *vm)
-{
-	VuDev *dev = &vm->vug.parent;
-
-	if (!vm->connected || dev->broken || !dev->vq ||
-	    PVO_VQ_EVENT >= dev->max_queues)
-		return NULL;
-	if (!vu_queue_started(dev, &dev->vq[PVO_VQ_EVENT]))
-		return NULL;
-	return &dev->vq[PVO_VQ_EVENT];
-}
-
 void pvo_event_flush(struct pvo_vm *vm)
 {
 	struct pvo_event_queue *q = &vm->events;
-	VuDev *dev = &vm->vug.parent;
-	VuVirtq *vq = event_vq(vm);
 	bool pushed = false;
+	int put;
 
-	while (vq && q->count) {
-		VuVirtqElement *elem = vu_queue_pop(dev, vq, sizeof(*elem));
-		size_t len;
-
-		if (!elem)
+	while (q->count) {
+		put = pvo_vhost_queue_put(vm, PVO_VQ_EVENT,
+					  &q->pending[q->head],
+					  sizeof(struct pvo_event));
+		if (!put)
 			break;
-		/* A buffer too small for an event is a driver bug: give it
-		 * back empty and keep the event for the next one. */
-		if (iov_size(elem->in_sg, elem->in_num) <
-		    sizeof(struct pvo_event)) {
+		pushed = true;
+		/* A buffer too small for an event is a driver bug: it went
+		 * back empty, and the event waits for the next one. */
+		if (put < 0) {
 			pvo_vm_warn(vm,
 				    "event buffer smaller than %zu bytes: "
 				    "fix the driver's event queue",
 				    sizeof(struct pvo_event));
-			vu_queue_push(dev, vq, elem, 0);
-		} else {
-			len = iov_from_buf_len(elem->in_sg, elem->in_num,
-					       &q->pending[q->head],
-					       sizeof(struct pvo_event));
-			vu_queue_push(dev, vq, elem, len);
-			q->head = (q->head + 1) % PVO_EVENT_PENDING_MAX;
-			q->count--;
-			q->posted++;
+			continue;
 		}
-		pushed = true;
-		free(elem);
+		q->head = (q->head + 1) % PVO_EVENT_PENDING_MAX;
+		q->count--;
+		q->posted++;
 	}
-	if (pushed && vq->call_fd >= 0)
-		vu_queue_notify(dev, vq);
+	if (pushed)
+		pvo_vhost_queue_notify(vm, PVO_VQ_EVENT);
 }
 
 void pvo_event_post(struct pvo_vm *vm, uint32_t type, uint32_t handle)

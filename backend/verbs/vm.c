@@ -18,8 +18,6 @@ struct pvo_vm *pvo_vm_new(const struct pvo_vm_config *cfg)
 	const struct pvo_quota *q = &cfg->quota;
 
 	vm->cfg = cfg;
-	vm->listen_fd = -1;
-	vm->conn_fd = -1;
 	pvo_table_init(&vm->ucontexts, "ucontext", q->max_ucontexts);
 	pvo_table_init(&vm->pds, "PD", q->max_pd);
 	pvo_table_init(&vm->cqs, "CQ", q->max_cq);

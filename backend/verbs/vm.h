@@ -12,7 +12,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <glib.h>
-#include "libvhost-user-glib.h"
 
 #include "config.h"
 #include "doorbell.h"
@@ -29,6 +28,7 @@
 #endif
 
 struct pvo_qp;
+struct pvo_vhost;
 
 /* A user context (or, as vm->kernel, the guest kernel's own). */
 struct pvo_ucontext {
@@ -52,17 +52,13 @@ struct pvo_vm_stats {
 struct pvo_vm {
 	const struct pvo_vm_config *cfg;
 
-	/* vhost-user server side */
-	int listen_fd;
-	guint listen_src;
-	VugDev vug;		/* valid while connected */
-	bool connected;
-	bool dropping;		/* a disconnect is scheduled */
+	/* vhost-user server side (vhost/vhost.h) */
+	struct pvo_vhost *vhost;
+	bool connected;		/* a front-end is, vhost->vug is valid */
 	/* Changes whenever guest RAM may be mapped differently (memory table,
 	 * connect, disconnect): host addresses cached under an older value
 	 * are stale (ring.c). */
 	uint64_t mem_gen;
-	int conn_fd;
 
 	/* guest-visible state */
 	struct pvo_table ucontexts;

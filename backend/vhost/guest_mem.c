@@ -7,14 +7,18 @@
 #include <glib.h>
 
 #include "guest_mem.h"
+#include "vhost_dev.h"
 #include "vm.h"
 
 static const VuDevRegion *find_region(struct pvo_vm *vm, uint64_t gpa)
 {
-	const VuDev *dev = &vm->vug.parent;
+	const VuDev *dev;
 	unsigned int lo = 0, hi, mid;
 
-	if (!vm->connected || !dev->regions)
+	if (!vm->connected)
+		return NULL;
+	dev = &vm->vhost->vug.parent;
+	if (!dev->regions)
 		return NULL;
 	/* libvhost-user keeps the regions sorted by GPA, not overlapping */
 	hi = dev->nregions;
@@ -93,11 +97,13 @@ bool pvo_gmem_read(struct pvo_vm *vm, uint64_t gpa, void *dst, size_t len)
 
 void pvo_gmem_log_dirty(struct pvo_vm *vm, uint64_t gpa, uint64_t len)
 {
-	VuDev *dev = &vm->vug.parent;
+	VuDev *dev;
 	uint64_t page, last;
 
-	if (!len || !vm->connected || !dev->log_table ||
-	    !(dev->features & (1ull << VHOST_F_LOG_ALL)))
+	if (!len || !vm->connected)
+		return;
+	dev = &vm->vhost->vug.parent;
+	if (!dev->log_table || !(dev->features & (1ull << VHOST_F_LOG_ALL)))
 		return;
 	page = gpa / VHOST_LOG_PAGE;
 	last = (gpa + len - 1) / VHOST_LOG_PAGE;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -20,16 +21,70 @@
 #include "device.h"
 #include "doorbell.h"
 #include "event.h"
+#include "iov.h"
 #include "log.h"
 #include "transport.h"
 #include "vhost.h"
+#include "vhost_dev.h"
 #include "vhost_msg.h"
 
 #define VIRTIO_F_VERSION_1 32
 
 static struct pvo_vm *vm_of(VuDev *dev)
 {
-	return container_of(dev, struct pvo_vm, vug.parent);
+	return container_of(dev, struct pvo_vhost, vug.parent)->vm;
+}
+
+/* The running queue q, or NULL. */
+static VuVirtq *started_queue(struct pvo_vm *vm, unsigned int q)
+{
+	VuDev *dev;
+
+	if (!vm->connected)
+		return NULL;
+	dev = &vm->vhost->vug.parent;
+	if (dev->broken || !dev->vq || q >= dev->max_queues ||
+	    !vu_queue_started(dev, &dev->vq[q]))
+		return NULL;
+	return &dev->vq[q];
+}
+
+bool pvo_vhost_queue_started(struct pvo_vm *vm, unsigned int q)
+{
+	return started_queue(vm, q) != NULL;
+}
+
+int pvo_vhost_queue_put(struct pvo_vm *vm, unsigned int q, const void *data,
+			size_t len)
+{
+	VuVirtq *vq = started_queue(vm, q);
+	VuDev *dev = &vm->vhost->vug.parent;
+	VuVirtqElement *elem;
+	int ret = -1;
+
+	if (!vq)
+		return 0;
+	elem = vu_queue_pop(dev, vq, sizeof(*elem));
+	if (!elem)
+		return 0;
+	if (iov_size(elem->in_sg, elem->in_num) < len) {
+		vu_queue_push(dev, vq, elem, 0);
+	} else {
+		vu_queue_push(dev, vq, elem,
+			      iov_from_buf_len(elem->in_sg, elem->in_num, data,
+					       len));
+		ret = 1;
+	}
+	free(elem);
+	return ret;
+}
+
+void pvo_vhost_queue_notify(struct pvo_vm *vm, unsigned int q)
+{
+	VuVirtq *vq = started_queue(vm, q);
+
+	if (vq && vq->call_fd >= 0)
+		vu_queue_notify(&vm->vhost->vug.parent, vq);
 }
 
 static uint64_t get_features(VuDev *dev)
@@ -64,9 +119,32 @@ static int set_config(VuDev *dev, const uint8_t *data, uint32_t offset,
 	return -1;
 }
 
+/* Each descriptor chain of the control queue is one command. */
 static void ctrl_kick(VuDev *dev, int qidx)
 {
-	pvo_ctrl_process(vm_of(dev), dev, qidx);
+	struct pvo_vm *vm = vm_of(dev);
+	VuVirtq *vq = vu_get_queue(dev, qidx);
+	uint64_t req[PVO_CTRL_MAX_MSG / 8], resp[PVO_CTRL_MAX_MSG / 8];
+	VuVirtqElement *elem;
+
+	while ((elem = vu_queue_pop(dev, vq, sizeof(*elem)))) {
+		size_t req_len, room, len;
+
+		/* Gather at most the largest command; a longer one is
+		 * truncated and fails its length checks only if the
+		 * opcode needs more than fits. */
+		req_len = iov_to_buf_len(elem->out_sg, elem->out_num, req,
+					 sizeof(req));
+		room = MIN(iov_size(elem->in_sg, elem->in_num), sizeof(resp));
+		len = pvo_ctrl_execute(vm, req, req_len, resp, room);
+		len = iov_from_buf_len(elem->in_sg, elem->in_num, resp, len);
+		vu_queue_push(dev, vq, elem, len);
+		free(elem);
+	}
+	/* Until SET_VRING_CALL arrives there is nothing to signal; libvhost-user
+	 * signals the new call fd once it gets it, so no completion is lost. */
+	if (vq->call_fd >= 0)
+		vu_queue_notify(dev, vq);
 }
 
 /* The driver posted event buffers: hand over what waits. */
@@ -162,26 +240,28 @@ static const VuDevIface iface = {
 static gboolean drop_connection(gpointer data)
 {
 	struct pvo_vm *vm = data;
+	struct pvo_vhost *vh = vm->vhost;
 
 	if (vm->connected) {
-		vu_deinit(&vm->vug.parent);	/* closes the socket too */
-		vug_deinit(&vm->vug);
-		vm->conn_fd = -1;
+		vu_deinit(&vh->vug.parent);	/* closes the socket too */
+		vug_deinit(&vh->vug);
+		vh->conn_fd = -1;
 		vm->connected = false;
 		vm->mem_gen++;
 		pvo_local_routes_changed();
 		pvo_vm_reset_guest_state(vm);
 		pvo_info(pvo_vm_name(vm), "front-end disconnected");
 	}
-	vm->dropping = false;
+	vh->dropping = false;
 	return G_SOURCE_REMOVE;
 }
 
 static void panic(VuDev *dev, const char *msg)
 {
 	struct pvo_vm *vm = vm_of(dev);
+	struct pvo_vhost *vh = vm->vhost;
 
-	if (vm->dropping)
+	if (vh->dropping)
 		return;
 	/* A closed socket is the normal way QEMU leaves. */
 	if (!strstr(msg, "Error processing vhost message"))
@@ -189,10 +269,10 @@ static void panic(VuDev *dev, const char *msg)
 			 "vhost-user protocol error: %s; dropping the "
 			 "connection",
 			 msg);
-	vm->dropping = true;
+	vh->dropping = true;
 	/* No reply may follow a failed message: libvhost-user would still
 	 * write a REPLY_ACK of 0 ("done") for it. */
-	shutdown(vm->conn_fd, SHUT_RDWR);
+	shutdown(vh->conn_fd, SHUT_RDWR);
 	/* libvhost-user is still on the stack: tear down from the loop, at
 	 * high priority so the readable EOF cannot starve it. */
 	g_idle_add_full(G_PRIORITY_HIGH, drop_connection, vm, NULL);
@@ -220,6 +300,7 @@ static void set_watch(VuDev *dev, int fd, int evt, vu_watch_cb cb, void *pvt)
 static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 {
 	struct pvo_vm *vm = data;
+	struct pvo_vhost *vh = vm->vhost;
 	int conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
 
 	if (conn < 0) {
@@ -228,7 +309,7 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 				 strerror(errno));
 		return G_SOURCE_CONTINUE;
 	}
-	if (vm->connected || vm->dropping) {
+	if (vm->connected || vh->dropping) {
 		pvo_info(pvo_vm_name(vm),
 			 "refused a second front-end on %s: the VM is "
 			 "already connected",
@@ -236,17 +317,17 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 		close(conn);
 		return G_SOURCE_CONTINUE;
 	}
-	if (!vug_init(&vm->vug, pvo_device_max_queues(vm->cfg), conn, panic,
+	if (!vug_init(&vh->vug, pvo_device_max_queues(vm->cfg), conn, panic,
 		      &iface)) {
 		pvo_info(pvo_vm_name(vm), "cannot set up vhost-user session");
 		close(conn);
 		return G_SOURCE_CONTINUE;
 	}
-	vm->vug.parent.read_msg = pvo_vhost_msg_read;
-	vug_set_watch = vm->vug.parent.set_watch;
-	vm->vug.parent.set_watch = set_watch;
-	g_source_set_can_recurse(vm->vug.src, TRUE);
-	vm->conn_fd = conn;
+	vh->vug.parent.read_msg = pvo_vhost_msg_read;
+	vug_set_watch = vh->vug.parent.set_watch;
+	vh->vug.parent.set_watch = set_watch;
+	g_source_set_can_recurse(vh->vug.src, TRUE);
+	vh->conn_fd = conn;
 	vm->connected = true;
 	vm->mem_gen++;
 	pvo_local_routes_changed();
@@ -316,8 +397,11 @@ bool pvo_vhost_listen(struct pvo_vm *vm, char **err)
 			close(fd);
 		return false;
 	}
-	vm->listen_fd = fd;
-	vm->listen_src = g_unix_fd_add(fd, G_IO_IN, on_accept, vm);
+	vm->vhost = g_new0(struct pvo_vhost, 1);
+	vm->vhost->vm = vm;
+	vm->vhost->conn_fd = -1;
+	vm->vhost->listen_fd = fd;
+	vm->vhost->listen_src = g_unix_fd_add(fd, G_IO_IN, on_accept, vm);
 	pvo_info(pvo_vm_name(vm), "listening on %s (tenant %s, vni %u)", path,
 		 vm->cfg->tenant->name, vm->cfg->tenant->vni);
 	return true;
@@ -325,14 +409,18 @@ bool pvo_vhost_listen(struct pvo_vm *vm, char **err)
 
 void pvo_vhost_close(struct pvo_vm *vm)
 {
-	vm->dropping = false;
+	struct pvo_vhost *vh = vm->vhost;
+
+	if (!vh)
+		return;
+	vh->dropping = false;
 	drop_connection(vm);
-	if (vm->listen_src)
-		g_source_remove(vm->listen_src);
-	vm->listen_src = 0;
-	if (vm->listen_fd >= 0) {
-		close(vm->listen_fd);
+	if (vh->listen_src)
+		g_source_remove(vh->listen_src);
+	if (vh->listen_fd >= 0) {
+		close(vh->listen_fd);
 		unlink(vm->cfg->socket_path);
 	}
-	vm->listen_fd = -1;
+	vm->vhost = NULL;
+	g_free(vh);
 }
