@@ -25,6 +25,13 @@
 struct pvo_vm;
 struct pvo_qp;
 
+/* The local transport's last route lookup (transport/local.c). */
+struct pvo_qp_route {
+	uint64_t gen; /* routes generation it was made in; 0: none */
+	uint8_t gid[16];
+	struct pvo_vm *vm; /* NULL: not served here */
+};
+
 enum pvo_pkt_op {
 	PVO_OP_SEND,
 	PVO_OP_WRITE,

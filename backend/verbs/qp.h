@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Queue pairs: the object, QPN allocation, the IB state machine with the
- * attributes each transition requires, and flushing. The data path is in
- * req.c (requester), comp.c (completer) and resp.c (responder).
+ * attributes each transition requires. The software engine's state and
+ * each transport's are parts of struct pvo_qp that their owners define
+ * (sw_qp.h, overlay_qp.h, transport.h).
  */
 #ifndef PVO_QP_H
 #define PVO_QP_H
@@ -11,11 +12,11 @@
 #include <stdint.h>
 
 #include "ah.h"
-#include "dma.h"
-#include "net_stats.h"
+#include "overlay_qp.h"
 #include "profile.h"
 #include "ring.h"
-#include "timer.h"
+#include "sw_qp.h"
+#include "transport.h"
 
 struct pvo_vm;
 struct pvo_pd;
@@ -25,28 +26,6 @@ struct pvo_srq;
 #define PVO_QPN_GSI 1
 #define PVO_QPN_MAX 0xffffff
 #define PVO_GSI_QKEY 0x80010000u
-
-/* A send WQE copied out of the SQ and checked. */
-struct pvo_swqe {
-	uint32_t idx; /* SQ index */
-	uint32_t psn; /* of its first packet */
-	uint32_t npkts; /* PSNs it takes (READ: response packets) */
-	uint64_t wr_id;
-	uint8_t opcode; /* enum pvo_wr_opcode */
-	uint8_t flags;	/* PVO_WQE_F_* */
-	bool signaled;
-	uint32_t imm_data; /* big-endian, as in the WQE */
-	uint64_t remote_addr;
-	uint32_t rkey;
-	uint64_t compare_add;
-	uint64_t swap;
-	struct pvo_path path; /* where to: the QP's, or the AH's (UD) */
-	uint32_t remote_qpn;
-	uint32_t remote_qkey;
-	uint64_t length;    /* of the local data */
-	struct pvo_dma dma; /* local data: source or READ/atomic target */
-	uint8_t inline_data[PVO_DEV_MAX_INLINE];
-};
 
 /* Modify-able attributes (struct pvo_qp_attr, decoded). */
 struct pvo_qp_attrs {
@@ -64,32 +43,6 @@ struct pvo_qp_attrs {
 	uint8_t max_dest_rd_atomic;
 	uint8_t en_sqd_async_notify;
 	struct pvo_path path;
-};
-
-enum pvo_req_wait { PVO_WAIT_NONE, PVO_WAIT_RNR, PVO_WAIT_ACK };
-
-/* A receive WQE taken off the RQ / SRQ. */
-struct pvo_rwqe {
-	uint64_t wr_id; /* as in the WQE (little-endian) */
-	struct pvo_dma dma;
-};
-
-/* WQEs and packets a QP may have in flight beyond its oldest WQE; the
- * packet window adapts: halved on a PSN sequence NAK or a timeout (go-back-N
- * resends all of it), grown by what each completion acknowledged */
-#define PVO_REQ_AHEAD 64
-#define PVO_REQ_AHEAD_PKTS 512
-#define PVO_REQ_WINDOW_MIN 8
-#define PVO_REQ_WINDOW_START 64
-
-/* Results of atomics kept for replay to a retransmitted request. */
-#define PVO_ATOMIC_REPLAY 16
-
-/* The local transport's last route lookup (transport/local.c). */
-struct pvo_qp_route {
-	uint64_t gen; /* routes generation it was made in; 0: none */
-	uint8_t gid[16];
-	struct pvo_vm *vm; /* NULL: not served here */
 };
 
 struct pvo_qp {
@@ -110,82 +63,14 @@ struct pvo_qp {
 	struct pvo_ring sq, rq; /* rq unused (entries 0) with an SRQ */
 	uint32_t max_send_sge, max_recv_sge, max_inline;
 	struct pvo_qp_attrs attr;
-	struct pvo_qp_route route;
 
-	/* requester: SQ[sq_cons] is the oldest WQE not completed */
-	struct {
-		uint32_t cons;
-		uint32_t prod_seen; /* SQ producer as last loaded */
-		bool active;  /* wqe holds SQ[cons], sent at least once */
-		bool running; /* pvo_req_run is on the stack */
-		enum pvo_req_wait wait;
-		uint8_t rnr_left, retry_left;
-		struct pvo_swqe wqe;
-		struct pvo_timer timer;
-		struct pvo_timer resume; /* continue after the budget */
-		/* overlay RC: SEND / WRITE WQEs sent behind the active one
-		 * before it completed (oldest first), so that a message per
-		 * round trip does not bound the QP */
-		struct pvo_swqe *ahead; /* ring of PVO_REQ_AHEAD, on first
-					 * use; pvo_req_ahead() */
-		unsigned int ahead_head, nahead;
-		/* ... of which sent since the last go-back-N (the rest
-		 * were sent before it and go again in order) */
-		unsigned int ahead_sent;
-		bool resend_active; /* promoted, not sent since go-back-N */
-		/* packets in flight allowed, 0: start (pvo_req_window) */
-		uint32_t window;
-	} req;
+	/* The parts the engine and the transports own, embedded: the data
+	 * path reaches them on every message. */
+	struct pvo_req req;		/* software engine: requester */
+	struct pvo_resp resp;		/* software engine: responder */
+	struct pvo_qp_route route;	/* local transport: last lookup */
+	struct pvo_overlay_qp net;	/* overlay transport: wire state */
 
-	/* responder */
-	struct {
-		uint32_t rq_cons;
-		uint32_t rq_prod_seen; /* RQ producer as last loaded */
-		bool comm_est; /* COMM_EST raised (RTR) */
-		uint32_t msn;  /* messages completed (the AETH's MSN) */
-		/* a message arriving in packets (overlay) */
-		struct {
-			bool active;
-			uint8_t op; /* enum pvo_pkt_op */
-			struct pvo_rwqe rw;
-			enum pvo_wc_status st;
-			bool has_rw;
-			uint64_t off; /* bytes placed so far */
-			uint32_t rkey;
-			uint64_t va, len; /* WRITE: the RETH */
-		} msg;
-		/* the MR range a READ request names (pvo_reply.data) */
-		struct pvo_dma read_src;
-	} resp;
-
-	/* overlay transport state (sender.c, receiver.c) */
-	struct {
-		/* requester, for the active WQE */
-		uint32_t resend_pkt; /* the next (re)send starts here */
-		uint32_t acked;	     /* packets acknowledged */
-		uint32_t next_pkt;   /* packets sent (go-back-N: since the
-				      * last resend) */
-		bool more;	     /* the next send continues at next_pkt */
-		uint32_t read_next;  /* READ response packets placed */
-		uint32_t read_end;   /* ... asked for so far */
-		uint32_t read_asked; /* read_next + 1 of the last re-request */
-		bool sent;	     /* sent at least once */
-		uint16_t sport;	     /* inner UDP source port */
-		/* responder */
-		bool nak_sent; /* PSN sequence NAK sent for rq_psn */
-		/* ACK coalescing: one ACK per receive batch, for the latest
-		 * PSN asked for (receiver.c; waiting while its slot there
-		 * names this QP) */
-		uint32_t ack_psn;
-		unsigned int ack_slot;
-		struct {
-			bool valid;
-			uint32_t psn;
-			uint64_t orig;
-		} atomics[PVO_ATOMIC_REPLAY];
-		unsigned int atomic_next;
-		struct pvo_net_stats stats;
-	} net;
 #ifdef PVO_PROFILE
 	struct pvo_prof prof;
 #endif
