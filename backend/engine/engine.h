@@ -16,6 +16,31 @@
 
 struct pvo_qp;
 
+/*
+ * A QP engine runs a QP's work once verbs/qp.c has checked the command:
+ * the software engine (sw_qp.c with req / comp / resp) executes WQEs
+ * itself; an engine on host RDMA verbs would hand them to a host QP.
+ * State saving and loading join this table with live migration.
+ */
+struct pvo_engine_ops {
+	const char *name;
+	/* The QP's rings are mapped and its attributes decoded. */
+	void (*create)(struct pvo_qp *qp);
+	/* qp->state changed from cur (attributes already applied). */
+	void (*modify)(struct pvo_qp *qp, unsigned int cur);
+	/* The guest rang the QP's doorbell. */
+	void (*doorbell)(struct pvo_qp *qp);
+	/* Complete outstanding send (and receive) WQEs with WR_FLUSH_ERR. */
+	void (*flush)(struct pvo_qp *qp, bool rq_too);
+	void (*destroy)(struct pvo_qp *qp);
+};
+
+extern const struct pvo_engine_ops pvo_engine_sw;
+
+/* Completes every outstanding WQE with WR_FLUSH_ERR. */
+void pvo_qp_flush_sq(struct pvo_qp *qp);
+void pvo_qp_flush_rq(struct pvo_qp *qp);
+
 /* Start or continue work on the SQ (RTS; in SQD only the active WQE). */
 void pvo_req_run(struct pvo_qp *qp);
 

@@ -157,13 +157,8 @@ enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,
 	qp->max_recv_sge = le32toh(c->max_recv_sge);
 	qp->max_inline = le32toh(c->max_inline_data);
 	update_mtu(qp);
-	/* The guest starts posting at the counters it initialised. */
-	pvo_ring_load(vm, &qp->sq, PVO_RING_CONS, &qp->req.cons);
-	qp->req.prod_seen = qp->req.cons;
-	if (!srq)
-		pvo_ring_load(vm, &qp->rq, PVO_RING_CONS, &qp->resp.rq_cons);
-	pvo_timer_init(&qp->req.timer, pvo_comp_timer, qp);
-	pvo_timer_init(&qp->req.resume, pvo_req_resume, qp);
+	qp->engine = &pvo_engine_sw; /* the only engine so far */
+	qp->engine->create(qp);
 	if (qp->type == PVO_QPT_GSI) {
 		qp->qpn = PVO_QPN_GSI;
 		vm->gsi_qp = qp;
@@ -191,9 +186,7 @@ void pvo_qp_free(struct pvo_vm *vm, struct pvo_qp *qp)
 		g_hash_table_remove(vm->qpn_map, GUINT_TO_POINTER(qp->qpn));
 	if (vm->gsi_qp == qp)
 		vm->gsi_qp = NULL;
-	pvo_timer_destroy(&qp->req.timer);
-	pvo_timer_destroy(&qp->req.resume);
-	g_free(qp->req.ahead);
+	qp->engine->destroy(qp);
 	pvo_transport_forget_qp(qp);
 	pvo_event_purge(vm, PVO_EVOBJ_QP, qp->handle);
 	pvo_table_remove(&vm->qps, qp->handle, qp->ctx);
@@ -441,36 +434,6 @@ static void apply_attrs(struct pvo_qp *qp, uint32_t mask,
 		q->path = *path;
 }
 
-/* IB: in RESET a QP forgets its work; the guest finds empty rings. */
-static void enter_reset(struct pvo_qp *qp)
-{
-	struct pvo_vm *vm = qp->vm;
-	uint32_t prod;
-
-	pvo_timer_cancel(&qp->req.timer);
-	qp->req.active = false;
-	pvo_req_forget_ahead(qp);
-	qp->req.wait = PVO_WAIT_NONE;
-	if (pvo_ring_load(vm, &qp->sq, PVO_RING_PROD, &prod)) {
-		qp->req.cons = prod;
-		qp->req.prod_seen = prod;
-		pvo_ring_store(vm, &qp->sq, PVO_RING_CONS, prod);
-	}
-	pvo_ring_store(vm, &qp->sq, PVO_RING_DB_PENDING, 0);
-	if (!qp->srq && pvo_ring_load(vm, &qp->rq, PVO_RING_PROD, &prod)) {
-		qp->resp.rq_cons = prod;
-		qp->resp.rq_prod_seen = prod;
-		pvo_ring_store(vm, &qp->rq, PVO_RING_CONS, prod);
-	}
-	memset(&qp->attr, 0, sizeof(qp->attr));
-	update_mtu(qp);
-	qp->resp.comm_est = false;
-	qp->resp.msn = 0;
-	memset(&qp->resp.msg, 0, sizeof(qp->resp.msg));
-	qp->req.window = 0;
-	pvo_transport_reset_qp(qp);
-}
-
 enum pvo_status pvo_cmd_modify_qp(struct pvo_vm *vm, uint32_t ctx,
 				  const void *req, void *resp)
 {
@@ -502,8 +465,12 @@ enum pvo_status pvo_cmd_modify_qp(struct pvo_vm *vm, uint32_t ctx,
 		return st;
 
 	if (next == PVO_QPS_RESET) {
+		/* IB: in RESET a QP forgets its work and its attributes */
 		qp->state = PVO_QPS_RESET;
-		enter_reset(qp);
+		memset(&qp->attr, 0, sizeof(qp->attr));
+		update_mtu(qp);
+		qp->engine->modify(qp, cur);
+		pvo_transport_reset_qp(qp);
 		return PVO_STATUS_OK;
 	}
 	apply_attrs(qp, mask, a, &path);
@@ -512,11 +479,7 @@ enum pvo_status pvo_cmd_modify_qp(struct pvo_vm *vm, uint32_t ctx,
 		return PVO_STATUS_OK;
 	}
 	qp->state = next;
-	if (next == PVO_QPS_SQD && !qp->req.active &&
-	    qp->attr.en_sqd_async_notify)
-		pvo_event_post(vm, PVO_EV_SQ_DRAINED, qp->handle);
-	if (next == PVO_QPS_RTS && cur != PVO_QPS_RTS)
-		pvo_req_run(qp); /* WQEs may have been posted early */
+	qp->engine->modify(qp, cur);
 	return PVO_STATUS_OK;
 }
 
@@ -559,99 +522,7 @@ enum pvo_status pvo_cmd_query_qp(struct pvo_vm *vm, uint32_t ctx,
 	return PVO_STATUS_OK;
 }
 
-/* ---- errors and flushing ---- */
-
-uint8_t pvo_wc_opcode_of(uint8_t wr_opcode)
-{
-	switch (wr_opcode) {
-	case PVO_WR_RDMA_WRITE:
-	case PVO_WR_RDMA_WRITE_WITH_IMM:
-		return PVO_WC_RDMA_WRITE;
-	case PVO_WR_RDMA_READ:
-		return PVO_WC_RDMA_READ;
-	case PVO_WR_ATOMIC_CMP_AND_SWP:
-		return PVO_WC_COMP_SWAP;
-	case PVO_WR_ATOMIC_FETCH_AND_ADD:
-		return PVO_WC_FETCH_ADD;
-	default:
-		return PVO_WC_SEND;
-	}
-}
-
-/* Outstanding WQEs of a ring from cons; 0 if the guest's prod is not
- * plausible (the guest broke its own ring: nothing to flush). */
-static uint32_t outstanding(struct pvo_vm *vm, const struct pvo_ring *r,
-			    uint32_t cons)
-{
-	uint32_t prod;
-
-	if (!pvo_ring_load(vm, r, PVO_RING_PROD, &prod) ||
-	    prod - cons > r->entries)
-		return 0;
-	return prod - cons;
-}
-
-void pvo_qp_flush_sq(struct pvo_qp *qp)
-{
-	struct pvo_vm *vm = qp->vm;
-	uint32_t n = outstanding(vm, &qp->sq, qp->req.cons);
-
-	pvo_timer_cancel(&qp->req.timer);
-	qp->req.active = false;
-	pvo_req_forget_ahead(qp);
-	qp->req.wait = PVO_WAIT_NONE;
-	while (n--) {
-		struct pvo_send_wqe w;
-		struct pvo_cqe cqe = { 0 };
-
-		if (!pvo_ring_read(vm, &qp->sq, qp->req.cons, &w, sizeof(w)))
-			memset(&w, 0, sizeof(w));
-		qp->req.cons++;
-		pvo_ring_store(vm, &qp->sq, PVO_RING_CONS, qp->req.cons);
-		cqe.wr_id = w.wr_id;
-		cqe.qpn = htole32(qp->qpn);
-		cqe.opcode = pvo_wc_opcode_of(w.opcode);
-		cqe.status = PVO_WC_WR_FLUSH_ERR;
-		pvo_cq_post(vm, qp->scq, &cqe);
-	}
-}
-
-void pvo_qp_flush_rq(struct pvo_qp *qp)
-{
-	struct pvo_vm *vm = qp->vm;
-	uint32_t n;
-
-	/* a message arriving in packets holds a receive WQE already */
-	if (qp->resp.msg.has_rw) {
-		struct pvo_cqe cqe = { 0 };
-
-		cqe.wr_id = qp->resp.msg.rw.wr_id;
-		cqe.qpn = htole32(qp->qpn);
-		cqe.opcode = PVO_WC_RECV;
-		cqe.status = PVO_WC_WR_FLUSH_ERR;
-		pvo_cq_post(vm, qp->rcq, &cqe);
-		qp->resp.msg.has_rw = false;
-		qp->resp.msg.active = false;
-	}
-	if (qp->srq)
-		return; /* SRQ WQEs belong to no QP */
-	n = outstanding(vm, &qp->rq, qp->resp.rq_cons);
-	while (n--) {
-		struct pvo_recv_wqe w;
-		struct pvo_cqe cqe = { 0 };
-
-		if (!pvo_ring_read(vm, &qp->rq, qp->resp.rq_cons, &w,
-				   sizeof(w)))
-			memset(&w, 0, sizeof(w));
-		qp->resp.rq_cons++;
-		pvo_ring_store(vm, &qp->rq, PVO_RING_CONS, qp->resp.rq_cons);
-		cqe.wr_id = w.wr_id;
-		cqe.qpn = htole32(qp->qpn);
-		cqe.opcode = PVO_WC_RECV;
-		cqe.status = PVO_WC_WR_FLUSH_ERR;
-		pvo_cq_post(vm, qp->rcq, &cqe);
-	}
-}
+/* ---- errors ---- */
 
 void pvo_qp_set_error(struct pvo_qp *qp, uint32_t ev, bool sq_only)
 {
@@ -662,7 +533,7 @@ void pvo_qp_set_error(struct pvo_qp *qp, uint32_t ev, bool sq_only)
 		if (qp->state == PVO_QPS_RTS || qp->state == PVO_QPS_SQD)
 			qp->state = PVO_QPS_SQE;
 		if (qp->state == PVO_QPS_SQE)
-			pvo_qp_flush_sq(qp);
+			qp->engine->flush(qp, false);
 		if (ev)
 			pvo_event_post(vm, ev, qp->handle);
 		return;
@@ -674,27 +545,10 @@ void pvo_qp_set_error(struct pvo_qp *qp, uint32_t ev, bool sq_only)
 		if (qp->srq)
 			pvo_event_post(vm, PVO_EV_QP_LAST_WQE, qp->handle);
 	}
-	pvo_qp_flush_sq(qp);
-	pvo_qp_flush_rq(qp);
+	qp->engine->flush(qp, true);
 }
 
 void pvo_qp_doorbell(struct pvo_qp *qp)
 {
-	switch (qp->state) {
-	case PVO_QPS_ERR:
-		/* A doorbell on a QP in error also means "flush what I
-		 * posted to the RQ" (receive queues have no doorbell). */
-		pvo_qp_flush_sq(qp);
-		pvo_qp_flush_rq(qp);
-		break;
-	case PVO_QPS_SQE:
-		pvo_qp_flush_sq(qp);
-		break;
-	case PVO_QPS_RTS:
-	case PVO_QPS_SQD:
-		pvo_req_run(qp);
-		break;
-	default:
-		break; /* WQEs wait for RTS */
-	}
+	qp->engine->doorbell(qp);
 }

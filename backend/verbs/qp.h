@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Queue pairs: the object, QPN allocation, the IB state machine with the
- * attributes each transition requires. The software engine's state and
- * each transport's are parts of struct pvo_qp that their owners define
- * (sw_qp.h, overlay_qp.h, transport.h).
+ * attributes each transition requires. The engine runs the QP's work
+ * (engine.h: struct pvo_engine_ops); its state, and each transport's,
+ * are parts of struct pvo_qp defined by their owners (sw_qp.h,
+ * overlay_qp.h, transport.h).
  */
 #ifndef PVO_QP_H
 #define PVO_QP_H
@@ -22,6 +23,7 @@ struct pvo_vm;
 struct pvo_pd;
 struct pvo_cq;
 struct pvo_srq;
+struct pvo_engine_ops;
 
 #define PVO_QPN_GSI 1
 #define PVO_QPN_MAX 0xffffff
@@ -70,6 +72,7 @@ struct pvo_qp {
 	struct pvo_resp resp;		/* software engine: responder */
 	struct pvo_qp_route route;	/* local transport: last lookup */
 	struct pvo_overlay_qp net;	/* overlay transport: wire state */
+	const struct pvo_engine_ops *engine; /* runs the QP's work */
 
 #ifdef PVO_PROFILE
 	struct pvo_prof prof;
@@ -106,10 +109,6 @@ void pvo_qp_doorbell(struct pvo_qp *qp);
  * async event ev (0 = none) and, with an SRQ, LAST_WQE_REACHED.
  */
 void pvo_qp_set_error(struct pvo_qp *qp, uint32_t ev, bool sq_only);
-
-/* Completes every outstanding WQE with WR_FLUSH_ERR. */
-void pvo_qp_flush_sq(struct pvo_qp *qp);
-void pvo_qp_flush_rq(struct pvo_qp *qp);
 
 /* Whether the QP's state lets it receive: RTR and after, but not ERR
  * (IB: the responder works from RTR until the QP is in error or reset). */
