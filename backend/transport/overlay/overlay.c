@@ -335,7 +335,7 @@ static bool overlay_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 		pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_NO_ROUTE);
 		return false;
 	}
-	pvo_net_req_send(qp, pkt, &rt);
+	pvo_ov_sender_send(qp, pkt, &rt);
 	/* RC waits for the answer from the wire; UC and UD are done */
 	if (!pkt->ahead)
 		pvo_comp_reply(qp, &none);
@@ -379,7 +379,7 @@ const struct pvo_transport_ops pvo_transport_overlay = {
 	.count_retransmits = pvo_overlay_count_retransmits,
 	.flush = pvo_overlay_flush,
 	.reset_qp = overlay_reset_qp,
-	.forget_qp = pvo_net_resp_forget,
+	.forget_qp = pvo_ov_receiver_forget,
 };
 
 /* ---- receive ----------------------------------------------------------- */
@@ -482,9 +482,9 @@ static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from
 	qp->net.stats.rx_packets++;
 	qp->net.stats.rx_bytes += len;
 	if (pvo_roce_flags(h.opcode) & PVO_RH_REQ)
-		pvo_net_resp_input(qp, &in, &h);
+		pvo_ov_receiver_input(qp, &in, &h);
 	else
-		pvo_net_req_input(qp, &in, &h);
+		pvo_ov_sender_input(qp, &in, &h);
 }
 
 /* The segment size of a GRO run (UDP_GRO control message), or 0. */
@@ -547,7 +547,7 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer opaque)
 				      &ov.from[i]);
 		}
 		ov.in_rx = false;
-		pvo_net_resp_send_acks();
+		pvo_ov_receiver_send_acks();
 		flush_now();
 		if (n < RX_BATCH)
 			break;

@@ -85,17 +85,17 @@ uint32_t pvo_gid_ipv4(const uint8_t *gid);
 void pvo_gid_from_ipv4(uint32_t ip, uint8_t *gid);
 
 /* sender.c */
-void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
-		      const struct pvo_route *rt);
-void pvo_net_req_input(struct pvo_qp *qp, const struct pvo_inner *in,
-		       const struct pvo_roce_hdr *h);
+void pvo_ov_sender_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
+			const struct pvo_route *rt);
+void pvo_ov_sender_input(struct pvo_qp *qp, const struct pvo_inner *in,
+			 const struct pvo_roce_hdr *h);
 
 /* receiver.c */
-void pvo_net_resp_input(struct pvo_qp *qp, const struct pvo_inner *in,
-			const struct pvo_roce_hdr *h);
+void pvo_ov_receiver_input(struct pvo_qp *qp, const struct pvo_inner *in,
+			   const struct pvo_roce_hdr *h);
 /* Sends the ACKs the last receive batch asked for, one per QP. */
-void pvo_net_resp_send_acks(void);
+void pvo_ov_receiver_send_acks(void);
 /* Forgets qp's coalesced ACK (the QP goes away). */
-void pvo_net_resp_forget(struct pvo_qp *qp);
+void pvo_ov_receiver_forget(struct pvo_qp *qp);
 
 #endif

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Overlay responder: turns a request packet into a struct pvo_pkt for the
- * responder (resp.c) after the wire-level checks, and answers on the wire.
+ * Overlay receiver (the responder's side on the wire): turns a request
+ * packet into a struct pvo_pkt for the responder (resp.c) after the
+ * wire-level checks, and answers on the wire.
  *
  *   RC   PSN must be the expected one. Ahead: one PSN sequence NAK per gap.
  *        Behind (a retransmission): SEND / WRITE are acknowledged again,
@@ -85,7 +86,7 @@ static void ack_first(struct pvo_qp *qp)
 		  qp->net.ack_psn, PVO_AETH_ACK | PVO_AETH_CREDITS_INVALID, 0);
 }
 
-void pvo_net_resp_send_acks(void)
+void pvo_ov_receiver_send_acks(void)
 {
 	unsigned int i;
 
@@ -95,7 +96,7 @@ void pvo_net_resp_send_acks(void)
 	nacks = 0;
 }
 
-void pvo_net_resp_forget(struct pvo_qp *qp)
+void pvo_ov_receiver_forget(struct pvo_qp *qp)
 {
 	if (ack_waiting(qp))
 		acks[qp->net.ack_slot].qp = NULL;
@@ -358,8 +359,8 @@ static void rc_input(struct pvo_qp *qp, const struct pvo_route *rt,
 		pvo_qp_set_error(qp, r.responder_event, false);
 }
 
-void pvo_net_resp_input(struct pvo_qp *qp, const struct pvo_inner *in,
-			const struct pvo_roce_hdr *h)
+void pvo_ov_receiver_input(struct pvo_qp *qp, const struct pvo_inner *in,
+			   const struct pvo_roce_hdr *h)
 {
 	uint8_t sgid[16], dgid[16];
 	struct pvo_dma payload;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Overlay requester: sends the active WQE as packets at the path MTU with
- * consecutive PSNs, and takes what the responder answers: ACKs (also
- * coalesced ones, as progress), RNR and other NAKs, READ responses (placed
- * straight into the WQE's buffers, in PSN order) and atomic ACKs.
+ * Overlay sender (the requester's side on the wire): sends the active WQE
+ * as packets at the path MTU with consecutive PSNs, and takes what the
+ * responder answers: ACKs (also coalesced ones, as progress), RNR and
+ * other NAKs, READ responses (placed straight into the WQE's buffers, in
+ * PSN order) and atomic ACKs.
  *
  * One WQE is active per QP (req.c). A retransmission (ACK timeout, RNR,
  * PSN sequence NAK, a gap in READ responses) resends from the first packet
@@ -56,8 +57,8 @@ static uint8_t class_of(const struct pvo_qp *qp)
 	}
 }
 
-void pvo_net_req_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
-		      const struct pvo_route *rt0)
+void pvo_ov_sender_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
+			const struct pvo_route *rt0)
 {
 	uint32_t mtu = pvo_qp_mtu_bytes(qp);
 	struct pvo_route rt = *rt0;
@@ -354,8 +355,8 @@ static void aeth(struct pvo_qp *qp, const struct pvo_roce_hdr *h)
 	}
 }
 
-void pvo_net_req_input(struct pvo_qp *qp, const struct pvo_inner *in,
-		       const struct pvo_roce_hdr *h)
+void pvo_ov_sender_input(struct pvo_qp *qp, const struct pvo_inner *in,
+			 const struct pvo_roce_hdr *h)
 {
 	struct pvo_swqe *w = &qp->req.wqe;
 	uint32_t mtu = pvo_qp_mtu_bytes(qp), first;
