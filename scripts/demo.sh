@@ -16,7 +16,7 @@ import sys
 sys.dont_write_bytecode = True
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(TOP, "tests/vm/lib"))
-from pvovm import rdma, paths  # noqa: E402
+from pvovm import rdma, paths, tap  # noqa: E402
 from pvovm.rdma import Node, RdmaGuests  # noqa: E402
 
 ITERS = 500
@@ -57,6 +57,7 @@ def perftest(rg, dev, gids, tool, extra, regex, port):
 
 
 def main():
+    tap.plain("demo")
     missing = rdma.missing("pvo")
     if missing:
         sys.exit("demo: build outputs missing: %s (run make)" % "; ".join(missing))
@@ -93,6 +94,8 @@ def main():
     print("\n" + table + "\n", flush=True)
     with open(os.path.join(paths.test_log_dir(), "perftest.md"), "w") as f:
         f.write("Two TCG guests, one host, same run (make demo):\n\n" + table + "\n")
+    if tap.failed() or None in [v for row in rows for v in row[2:]]:
+        sys.exit("demo: something failed (above); logs in %s" % paths.test_log_dir())
     say("done; logs in %s" % paths.test_log_dir())
 
 

@@ -14,6 +14,16 @@ import traceback
 _count = 0
 _failed = 0
 _planned = None
+_plain = None
+
+
+def plain(prefix):
+    """For programs that are not tests (make demo): checks the library
+    makes on its own (back-end exit status, sanitizers, guest kernel logs)
+    print nothing when they pass and "PREFIX: NAME failed" with their
+    details when they fail; failed() still counts them."""
+    global _plain
+    _plain = prefix
 
 
 def _emit(line):
@@ -48,6 +58,13 @@ def ok(cond, name, diag=None):  # pylint: disable=redefined-outer-name
     """One test: passes if cond is true. On failure, diag text is printed."""
     global _count, _failed
     _count += 1
+    if _plain is not None:
+        if not cond:
+            _failed += 1
+            _emit("%s: %s failed" % (_plain, name))
+            if diag:
+                _emit(str(diag).rstrip("\n"))
+        return bool(cond)
     if cond:
         _emit("ok %d - %s" % (_count, name))
     else:
@@ -66,6 +83,8 @@ def not_ok(name, diag=None):
 def skip(name, reason):
     global _count
     _count += 1
+    if _plain is not None:
+        return
     _emit("ok %d - %s # SKIP %s" % (_count, name, reason))
 
 
