@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Where a message's cycles go on the local data path, for performance
- * work: `make -C backend PROFILE=1` builds build/backend-prof with
- * PVO_PROFILE, other builds compile the marks to nothing.
+ * work: `make backend` builds build/prof with PVO_PROFILE (meson
+ * -Dprofile=true); other builds compile the marks to nothing.
  *
  * Each mark reads the TSC and charges the cycles since the previous mark
  * to the segment it ends, in the requester QP the message belongs to.
