@@ -18,7 +18,6 @@ build/san/backend/pvrdma-overlayd; pvo-ctl is $PVO_CTL, else the pvo-ctl next
 to the daemon.
 """
 
-import ctypes
 import os
 import re
 import signal
@@ -26,7 +25,7 @@ import subprocess
 import threading
 import time
 
-from . import paths, tap
+from . import paths, proc, tap
 
 BINARY = os.environ.get("PVO_BACKEND",
                         os.path.join(paths.BUILD, "san", "backend", "pvrdma-overlayd"))
@@ -36,13 +35,6 @@ DEFAULT_SOCKET_DIR = "/run/pvrdma-overlay"
 # Lines ASan, LSan and UBSan print when they find something.
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "LeakSanitizer",
                    "runtime error", "SUMMARY: UndefinedBehaviorSanitizer")
-
-
-_prctl = ctypes.CDLL(None, use_errno=True).prctl
-
-
-def _term_with_parent():
-    _prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def missing():
@@ -134,7 +126,7 @@ class Backend:
         if netns is not None:
             cmd = ["ip", "netns", "exec", netns] + cmd
             # SIGTERM if the test dies: no daemon left in a namespace
-            extra["preexec_fn"] = _term_with_parent
+            extra["preexec_fn"] = proc.term_with_parent
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, **extra)
         deadline = time.monotonic() + timeout
         for sock in sockets:

@@ -15,7 +15,6 @@ binary; PVO_TIMEOUT_SCALE multiplies every timeout (slow CI machines).
 """
 
 import atexit
-import ctypes
 import os
 import re
 import shlex
@@ -25,7 +24,7 @@ import sys
 import time
 
 from . import netdev as _netdev
-from . import paths
+from . import paths, proc
 from .console import Console, ConsoleError, READY
 from .qmp import Qmp, QmpError
 
@@ -46,11 +45,6 @@ def timeout_scale():
         return float(os.environ.get("PVO_TIMEOUT_SCALE", "1"))
     except ValueError:
         return 1.0
-
-
-def _die_with_parent():
-    # PR_SET_PDEATHSIG = 1: QEMU gets SIGKILL when the test process dies.
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
 
 
 def _stop_all():
@@ -172,7 +166,7 @@ class Guest:
             log.flush()
             self._started = time.monotonic()
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
-                                         stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+                                         stderr=subprocess.STDOUT, preexec_fn=proc.kill_with_parent)
         _live.add(self)
         try:
             self.console.accept(timeout * timeout_scale(), self.alive)

@@ -22,7 +22,6 @@ run()/popen()/command() (e.g. a back-end) live in a host.
 """
 
 import atexit
-import ctypes
 import os
 import re
 import shlex
@@ -30,7 +29,7 @@ import signal
 import subprocess
 import time
 
-from . import paths
+from . import paths, proc
 
 IP = "ip"
 UNDERLAY_MTU = 9000
@@ -63,16 +62,6 @@ def _sh(cmd, timeout=30, check=True):
         raise HostsError("%s: exit status %d: %s" % (" ".join(shlex.quote(c) for c in cmd),
                                                     p.returncode, out.strip()))
     return p.returncode, out
-
-
-# looked up once here: a preexec_fn should not dlopen between fork and exec
-_prctl = ctypes.CDLL(None, use_errno=True).prctl
-
-
-def term_with_parent():
-    """preexec_fn: the child gets SIGTERM when the test process dies (also
-    across the exec of ip netns exec), so nothing outlives a killed test."""
-    _prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _stop_all():
@@ -361,7 +350,7 @@ class Hosts:
         """subprocess.Popen of argv inside host i (ip netns exec execs it:
         the process's pid is the program's; it gets SIGTERM if the test
         process dies)."""
-        kwargs.setdefault("preexec_fn", term_with_parent)
+        kwargs.setdefault("preexec_fn", proc.term_with_parent)
         return subprocess.Popen(self.command(i, argv), stdin=subprocess.DEVNULL, **kwargs)
 
     # -- impairments --------------------------------------------------------
