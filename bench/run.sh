@@ -2,9 +2,9 @@
 # make bench: run the native data-path benchmark (two simulated VMs, one back-end)
 # and the overlay benchmark (two back-ends in two network namespaces joined
 # by a veth, RoCEv2 in VXLAN, next to plain UDP over the same veth). Options
-# go to every pvo-bench run (--seconds S, --depth N, --batch N,
-# --backend-arg ARG; --sizes and --lat-iters count for the first two);
-# PVO_BACKEND overrides the back-end binary.
+# go to every pvo-bench run (--seconds S, --depth N, --batch N, --sizes,
+# --lat-iters, --backend-arg ARG; the overlay run uses --sizes, not
+# --lat-iters); PVO_BACKEND overrides the back-end binary.
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 # make bench built build/plain (-O2, no sanitizer): the daemon and the bench
