@@ -31,7 +31,7 @@
 #define _GNU_SOURCE
 #include <endian.h>
 #include <errno.h>
-#include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1155,45 +1155,40 @@ static void set_expectation(const char *arg)
 	e->overridden = true;
 }
 
+/* The options of pvo-errors besides pt_parse_args' (ctx: the -q flag). */
+static bool own_opt(int opt, const char *arg, void *ctx)
+{
+	long v;
+
+	switch (opt) {
+	case 'i':
+		if (!pt_parse_num(arg, 0, INT_MAX, &v))
+			return false;
+		max_inline_expected = v;
+		return true;
+	case 'x':
+		set_expectation(arg);
+		return true;
+	case 'q':
+		*(bool *)ctx = true;
+		return true;
+	}
+	return false;
+}
+
 int main(int argc, char **argv)
 {
-	const char *devname = NULL;
-	int gid_index = 0, port = 18800, opt;
+	struct pt_args a = { .port = 18800 };
 	bool quotas = false;
 
-	while ((opt = getopt(argc, argv, "d:g:p:i:x:q")) != -1) {
-		switch (opt) {
-		case 'd':
-			devname = optarg;
-			break;
-		case 'g':
-			gid_index = atoi(optarg);
-			break;
-		case 'p':
-			port = atoi(optarg);
-			break;
-		case 'i':
-			max_inline_expected = strtoul(optarg, NULL, 0);
-			break;
-		case 'x':
-			set_expectation(optarg);
-			break;
-		case 'q':
-			quotas = true;
-			break;
-		default:
-			usage();
-		}
-	}
-	if (optind < argc - 1)
-		usage();
+	pt_parse_args(argc, argv, "i:x:q", own_opt, &quotas, &a, usage);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	srand48(getpid() ^ pt_now_ms());
-	pt_open(&dev, devname, gid_index);
-	if (optind == argc) {
-		fd = pt_tcp_accept(port);
+	pt_open(&dev, a.dev, a.gid_index);
+	if (!a.peer) {
+		fd = pt_tcp_accept(a.port);
 		return run_server();
 	}
-	fd = pt_tcp_connect(argv[optind], port, 60);
+	fd = pt_tcp_connect(a.peer, a.port, 60);
 	return run_client(quotas);
 }

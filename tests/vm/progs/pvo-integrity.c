@@ -31,7 +31,6 @@
 #define _GNU_SOURCE
 #include <endian.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -831,57 +830,60 @@ static void usage(void)
 	exit(2);
 }
 
+/* pvo-integrity's own options; ctx: the client's limits. */
+struct client_opts {
+	uint32_t rounds, max_size;
+};
+
+static bool own_opt(int opt, const char *arg, void *ctx)
+{
+	struct client_opts *c = ctx;
+	long v;
+
+	switch (opt) {
+	case 'n':
+		if (!pt_parse_num(arg, 0, UINT32_MAX, &v))
+			return false;
+		c->rounds = v;
+		return true;
+	case 's':
+		if (!pt_parse_num(arg, 1, MAX_MSG, &v))
+			return false;
+		c->max_size = v;
+		return true;
+	case 'v':
+		g.verbose = true;
+		return true;
+	case 'x':
+		g.corrupt = true;
+		return true;
+	case 't':
+		if (!pt_parse_num(arg, 0, 31, &v))
+			return false;
+		g.ack_timeout = v;
+		return true;
+	case 'r':
+		if (!pt_parse_num(arg, 0, 7, &v))
+			return false;
+		g.retry_cnt = v;
+		return true;
+	}
+	return false;
+}
+
 int main(int argc, char **argv)
 {
-	const char *dev = NULL;
-	uint32_t rounds = 1, max_size = MAX_MSG;
-	int gid_index = 0, port = 18700, opt, ret;
+	struct client_opts c = { .rounds = 1, .max_size = MAX_MSG };
+	struct pt_args a = { .port = 18700 };
+	int ret;
 
 	g.ack_timeout = -1;
 	g.retry_cnt = -1;
-	while ((opt = getopt(argc, argv, "d:g:p:n:s:vxt:r:")) != -1) {
-		switch (opt) {
-		case 'd':
-			dev = optarg;
-			break;
-		case 'g':
-			gid_index = atoi(optarg);
-			break;
-		case 'p':
-			port = atoi(optarg);
-			break;
-		case 'n':
-			rounds = strtoul(optarg, NULL, 0);
-			break;
-		case 's':
-			max_size = strtoul(optarg, NULL, 0);
-			break;
-		case 'v':
-			g.verbose = true;
-			break;
-		case 'x':
-			g.corrupt = true;
-			break;
-		case 't':
-			g.ack_timeout = atoi(optarg);
-			if (g.ack_timeout < 0 || g.ack_timeout > 31)
-				usage();
-			break;
-		case 'r':
-			g.retry_cnt = atoi(optarg);
-			if (g.retry_cnt < 0 || g.retry_cnt > 7)
-				usage();
-			break;
-		default:
-			usage();
-		}
-	}
-	if (optind < argc - 1 || max_size < 1 || max_size > MAX_MSG)
-		usage();
+	pt_parse_args(argc, argv, "n:s:vxt:r:", own_opt, &c, &a, usage);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	srand48(getpid() ^ pt_now_ms());
-	setup(dev, gid_index);
-	exchange(optind == argc, optind < argc ? argv[optind] : NULL, port);
-	ret = optind == argc ? run_server() : run_client(rounds, max_size);
+	setup(a.dev, a.gid_index);
+	exchange(!a.peer, a.peer, a.port);
+	ret = !a.peer ? run_server() : run_client(c.rounds, c.max_size);
 	return ret ? 1 : 0;
 }

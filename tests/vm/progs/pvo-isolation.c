@@ -24,7 +24,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -327,36 +326,29 @@ static void usage(void)
 	exit(2);
 }
 
+/* -e blocked|reachable (ctx: where to store it). */
+static bool own_opt(int opt, const char *arg, void *ctx)
+{
+	if (opt != 'e' || (strcmp(arg, "blocked") && strcmp(arg, "reachable")))
+		return false;
+	*(const char **)ctx = arg;
+	return true;
+}
+
 int main(int argc, char **argv)
 {
-	const char *devname = NULL, *expect = NULL;
-	int gid_index = 0, port = 18950, opt;
+	struct pt_args a = { .port = 18950 };
+	const char *expect = NULL;
 
-	while ((opt = getopt(argc, argv, "d:g:p:e:")) != -1) {
-		switch (opt) {
-		case 'd':
-			devname = optarg;
-			break;
-		case 'g':
-			gid_index = atoi(optarg);
-			break;
-		case 'p':
-			port = atoi(optarg);
-			break;
-		case 'e':
-			expect = optarg;
-			break;
-		default:
-			usage();
-		}
-	}
-	if (optind < argc - 1 || (optind < argc && !expect) ||
-	    (expect && strcmp(expect, "blocked") && strcmp(expect, "reachable")))
+	pt_parse_args(argc, argv, "e:", own_opt, &expect, &a, usage);
+	if (a.peer && !expect) {
+		fprintf(stderr, "pvo-isolation: the attacker side needs -e\n");
 		usage();
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	srand48(getpid() ^ pt_now_ms());
-	pt_open(&dev, devname, gid_index);
-	if (optind == argc)
-		return run_victim(port);
-	return run_attacker(argv[optind], port, strcmp(expect, "blocked") == 0);
+	pt_open(&dev, a.dev, a.gid_index);
+	if (!a.peer)
+		return run_victim(a.port);
+	return run_attacker(a.peer, a.port, strcmp(expect, "blocked") == 0);
 }

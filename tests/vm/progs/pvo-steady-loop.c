@@ -20,7 +20,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,35 +157,39 @@ static void drain_events(void)
 		ibv_ack_cq_events(b.rcq, n);
 }
 
+static void usage(void)
+{
+	fprintf(stderr, "usage: pvo-steady-loop -d DEV -g GID_INDEX "
+		"[-n ITERATIONS] [-w WARMUP]\n");
+	exit(2);
+}
+
+/* -n ITERATIONS, -w WARMUP (ctx: both, in that order). */
+static bool own_opt(int opt, const char *arg, void *ctx)
+{
+	unsigned long *counts = ctx;
+	long v;
+
+	if ((opt != 'n' && opt != 'w') || !pt_parse_num(arg, 0, LONG_MAX, &v))
+		return false;
+	counts[opt == 'w'] = v;
+	return true;
+}
+
 int main(int argc, char **argv)
 {
-	unsigned long iters = 1000, warmup = 100, i;
-	const char *devname = NULL;
-	int gid_index = 0, opt, err;
+	unsigned long counts[2] = { 1000, 100 }, iters, warmup, i;
+	struct pt_args args = { 0 };
+	int err;
 	bool ok = true;
 
-	while ((opt = getopt(argc, argv, "d:g:n:w:")) != -1) {
-		switch (opt) {
-		case 'd':
-			devname = optarg;
-			break;
-		case 'g':
-			gid_index = atoi(optarg);
-			break;
-		case 'n':
-			iters = strtoul(optarg, NULL, 0);
-			break;
-		case 'w':
-			warmup = strtoul(optarg, NULL, 0);
-			break;
-		default:
-			fprintf(stderr, "usage: pvo-steady-loop -d DEV -g GID_INDEX [-n ITERATIONS] "
-				"[-w WARMUP]\n");
-			return 2;
-		}
-	}
+	pt_parse_args(argc, argv, "n:w:", own_opt, counts, &args, usage);
+	if (args.peer)
+		usage(); /* both QPs are local */
+	iters = counts[0];
+	warmup = counts[1];
 	srand48(getpid());
-	pt_open(&dev, devname, gid_index);
+	pt_open(&dev, args.dev, args.gid_index);
 	channel = ibv_create_comp_channel(dev.ctx);
 	if (!channel)
 		pt_die("ibv_create_comp_channel");

@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -391,4 +393,63 @@ bool pt_tap_ok(bool ok, const char *fmt, ...)
 	if (!ok)
 		pt_tap_failed++;
 	return ok;
+}
+
+bool pt_parse_num(const char *s, long min, long max, long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtol(s, &end, 0);
+	return !errno && end != s && !*end && *v >= min && *v <= max;
+}
+
+void pt_parse_args(int argc, char **argv, const char *own_opts,
+		   bool (*own)(int opt, const char *arg, void *ctx), void *ctx,
+		   struct pt_args *a, void (*usage)(void))
+{
+	char optstring[64];
+	long v;
+	int opt;
+
+	snprintf(optstring, sizeof(optstring), "d:g:p:%s", own_opts);
+	while ((opt = getopt(argc, argv, optstring)) != -1) {
+		switch (opt) {
+		case 'd':
+			a->dev = optarg;
+			break;
+		case 'g':
+			if (!pt_parse_num(optarg, 0, INT_MAX, &v)) {
+				fprintf(stderr, "%s: -g %s: expected a GID index\n",
+					program_invocation_short_name, optarg);
+				usage();
+			}
+			a->gid_index = v;
+			break;
+		case 'p':
+			if (!pt_parse_num(optarg, 1, 65535, &v)) {
+				fprintf(stderr, "%s: -p %s: expected a TCP port\n",
+					program_invocation_short_name, optarg);
+				usage();
+			}
+			a->port = v;
+			break;
+		case '?':
+			usage();
+			break;
+		default:
+			if (!own || !own(opt, optarg, ctx)) {
+				fprintf(stderr, "%s: -%c %s: not a valid value\n",
+					program_invocation_short_name, opt,
+					optarg ? optarg : "");
+				usage();
+			}
+		}
+	}
+	if (optind < argc - 1) {
+		fprintf(stderr, "%s: one peer address at most, got '%s' too\n",
+			program_invocation_short_name, argv[optind + 1]);
+		usage();
+	}
+	a->peer = optind < argc ? argv[optind] : NULL;
 }

@@ -98,4 +98,31 @@ uint64_t pt_checksum(const void *p, size_t n);
 extern int pt_tap_n, pt_tap_failed;
 bool pt_tap_ok(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * The command line every test program shares: -d DEV, -g GID_INDEX,
+ * -p PORT (of the TCP side channel) and, as the one optional argument, the
+ * peer's address (without it the program is the server side). Set the
+ * defaults in *a before the call.
+ */
+struct pt_args {
+	const char *dev;
+	int gid_index;
+	int port;
+	const char *peer;
+};
+
+/*
+ * Parses argv: the shared options and the program's own (own_opts, in
+ * getopt's syntax), each handed to own(opt, optarg, ctx), which returns
+ * false for a value it refuses. An unknown option, a bad number, a second
+ * argument or a refused value prints what was wrong and calls usage()
+ * (which must not return).
+ */
+void pt_parse_args(int argc, char **argv, const char *own_opts,
+		   bool (*own)(int opt, const char *arg, void *ctx), void *ctx,
+		   struct pt_args *a, void (*usage)(void));
+
+/* A whole number in [min, max] (decimal, 0x hex or 0 octal), or false. */
+bool pt_parse_num(const char *s, long min, long max, long *v);
+
 #endif
