@@ -13,6 +13,7 @@
 #include "config.h"
 #include "busy_poll.h"
 #include "log.h"
+#include "loop.h"
 #include "mgmt.h"
 #include "overlay.h"
 #include "vhost.h"
@@ -186,8 +187,10 @@ int main(int argc, char **argv)
 		}
 		cfg->busy_poll_us = v;
 	}
-	pvo_busy_poll_init(cfg->busy_poll_us);
 	signal(SIGPIPE, SIG_IGN);
+	/* one loop on the default main context serves every VM */
+	pvo_loop_enter(pvo_loop_new(NULL));
+	pvo_busy_poll_init(cfg->busy_poll_us);
 	loop = g_main_loop_new(NULL, FALSE);
 	n = cfg->num_vms;
 	vms = g_new0(struct pvo_vm *, n);
@@ -220,6 +223,7 @@ out:
 		pvo_vm_free(vms[i]);
 	}
 	g_free(vms);
+	pvo_loop_free(pvo_loop());
 	g_main_loop_unref(loop);
 	pvo_config_free(cfg);
 	g_strfreev(opt_vms);

@@ -5,56 +5,69 @@
 #include <stdio.h>
 
 #include "log.h"
+#include "loop.h"
 #include "profile.h"
 #include "qp.h"
 #include "vm.h"
 
-/*
- * cur: the requester counters of the message being marked (NULL between
- * messages: marks then count nothing). done: those of the last message
- * that ended, whose QP the time until the next begin is charged to when
- * the next message is its own too (else it is other QPs' time).
- */
-static struct pvo_prof *cur, *done;
-static uint64_t last;
+/* A loop's marks. */
+struct marks {
+	/* cur: the requester counters of the message being marked (NULL
+	 * between messages: marks then count nothing). done: those of the
+	 * last message that ended, whose QP the time until the next begin is
+	 * charged to when the next message is its own too (else it is other
+	 * QPs' time). */
+	struct pvo_prof *cur, *done;
+	uint64_t last;
+};
+
+static struct marks *marks(void)
+{
+	return pvo_loop_state(PVO_LOOP_PROFILE, sizeof(struct marks), NULL,
+			      NULL);
+}
 
 void pvo_prof_begin(struct pvo_qp *qp)
 {
 	uint64_t t = pvo_prof_cycles();
+	struct marks *m = marks();
 
-	if (done == &qp->prof)
-		done->cycles[PVO_PROF_BETWEEN] += t - last;
-	done = NULL;
-	cur = &qp->prof;
-	last = t;
+	if (m->done == &qp->prof)
+		m->done->cycles[PVO_PROF_BETWEEN] += t - m->last;
+	m->done = NULL;
+	m->cur = &qp->prof;
+	m->last = t;
 }
 
 void pvo_prof_cancel(void)
 {
 	/* the SQ was empty: what follows until the next message is idle
 	 * time, not the cost of a message */
-	cur = NULL;
+	marks()->cur = NULL;
 }
 
 void pvo_prof_mark(enum pvo_prof_seg seg)
 {
 	uint64_t t = pvo_prof_cycles();
+	struct marks *m = marks();
 
-	if (!cur)
+	if (!m->cur)
 		return;
-	cur->cycles[seg] += t - last;
-	last = t;
+	m->cur->cycles[seg] += t - m->last;
+	m->last = t;
 }
 
 void pvo_prof_end(uint64_t bytes)
 {
+	struct marks *m = marks();
+
 	pvo_prof_mark(PVO_PROF_COMPLETE);
-	if (!cur)
+	if (!m->cur)
 		return;
-	cur->msgs++;
-	cur->bytes += bytes;
-	done = cur;
-	cur = NULL;
+	m->cur->msgs++;
+	m->cur->bytes += bytes;
+	m->done = m->cur;
+	m->cur = NULL;
 }
 
 void pvo_prof_report(struct pvo_qp *qp)
@@ -63,13 +76,14 @@ void pvo_prof_report(struct pvo_qp *qp)
 	    "between", "fetch", "build",    "recv-wqe",
 	    "place",   "copy",	"recv-cqe", "complete"};
 	const struct pvo_prof *p = &qp->prof;
+	struct marks *m = marks();
 	char line[512];
 	int n, k;
 
-	if (cur == p)
-		cur = NULL;
-	if (done == p)
-		done = NULL;
+	if (m->cur == p)
+		m->cur = NULL;
+	if (m->done == p)
+		m->done = NULL;
 	if (!p->msgs)
 		return;
 	n = snprintf(line, sizeof(line),

@@ -1,29 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Timers; see timer.h. */
+#include "loop.h"
 #include "timer.h"
 
-static GArray *heap; /* struct pvo_timer *, earliest deadline first */
-static GSource *source;
+/* The timers of one loop: a min-heap behind one GSource. */
+struct timers {
+	GArray *heap; /* struct pvo_timer *, earliest deadline first */
+	GSource *source;
+};
 
-static struct pvo_timer *at(unsigned int i)
+struct heap_source {
+	GSource src;
+	struct timers *tm;
+};
+
+static struct pvo_timer *at(struct timers *tm, unsigned int i)
 {
-	return g_array_index(heap, struct pvo_timer *, i);
+	return g_array_index(tm->heap, struct pvo_timer *, i);
 }
 
-static void put(unsigned int i, struct pvo_timer *t)
+static void put(struct timers *tm, unsigned int i, struct pvo_timer *t)
 {
-	g_array_index(heap, struct pvo_timer *, i) = t;
+	g_array_index(tm->heap, struct pvo_timer *, i) = t;
 	t->slot = i + 1;
 }
 
 /* Moves the timer at i up or down until the heap is ordered again. */
-static void sift(unsigned int i)
+static void sift(struct timers *tm, unsigned int i)
 {
-	struct pvo_timer *t = at(i);
-	unsigned int n = heap->len;
+	struct pvo_timer *t = at(tm, i);
+	unsigned int n = tm->heap->len;
 
-	while (i > 0 && at((i - 1) / 2)->deadline > t->deadline) {
-		put(i, at((i - 1) / 2));
+	while (i > 0 && at(tm, (i - 1) / 2)->deadline > t->deadline) {
+		put(tm, i, at(tm, (i - 1) / 2));
 		i = (i - 1) / 2;
 	}
 	for (;;) {
@@ -31,39 +40,40 @@ static void sift(unsigned int i)
 
 		if (c >= n)
 			break;
-		if (c + 1 < n && at(c + 1)->deadline < at(c)->deadline)
+		if (c + 1 < n && at(tm, c + 1)->deadline < at(tm, c)->deadline)
 			c++;
-		if (at(c)->deadline >= t->deadline)
+		if (at(tm, c)->deadline >= t->deadline)
 			break;
-		put(i, at(c));
+		put(tm, i, at(tm, c));
 		i = c;
 	}
-	put(i, t);
+	put(tm, i, t);
 }
 
-static void unlink_timer(struct pvo_timer *t)
+static void unlink_timer(struct timers *tm, struct pvo_timer *t)
 {
-	unsigned int i = t->slot - 1, last = heap->len - 1;
+	unsigned int i = t->slot - 1, last = tm->heap->len - 1;
 
 	t->slot = 0;
 	if (i != last) {
-		put(i, at(last));
-		g_array_set_size(heap, last);
-		sift(i);
+		put(tm, i, at(tm, last));
+		g_array_set_size(tm->heap, last);
+		sift(tm, i);
 	} else {
-		g_array_set_size(heap, last);
+		g_array_set_size(tm->heap, last);
 	}
 }
 
 static gboolean heap_prepare(GSource *src, gint *timeout)
 {
+	struct timers *tm = ((struct heap_source *)src)->tm;
 	gint64 wait;
 
-	if (!heap->len) {
+	if (!tm->heap->len) {
 		*timeout = -1;
 		return FALSE;
 	}
-	wait = at(0)->deadline - g_source_get_time(src);
+	wait = at(tm, 0)->deadline - g_source_get_time(src);
 	if (wait <= 0) {
 		*timeout = 0;
 		return TRUE;
@@ -75,20 +85,23 @@ static gboolean heap_prepare(GSource *src, gint *timeout)
 
 static gboolean heap_check(GSource *src)
 {
-	return heap->len && at(0)->deadline <= g_source_get_time(src);
+	struct timers *tm = ((struct heap_source *)src)->tm;
+
+	return tm->heap->len && at(tm, 0)->deadline <= g_source_get_time(src);
 }
 
 static gboolean heap_dispatch(GSource *src, GSourceFunc cb, gpointer data)
 {
+	struct timers *tm = ((struct heap_source *)src)->tm;
 	gint64 now = g_get_monotonic_time();
 	/* the timers due now, once each: one re-armed with 0 by its own
 	 * callback waits for the next iteration, after the other sources */
-	unsigned int budget = heap->len;
+	unsigned int budget = tm->heap->len;
 
-	while (budget-- && heap->len && at(0)->deadline <= now) {
-		struct pvo_timer *t = at(0);
+	while (budget-- && tm->heap->len && at(tm, 0)->deadline <= now) {
+		struct pvo_timer *t = at(tm, 0);
 
-		unlink_timer(t);
+		unlink_timer(tm, t);
 		t->fn(t->opaque);
 	}
 	return G_SOURCE_CONTINUE;
@@ -100,34 +113,58 @@ static GSourceFuncs heap_funcs = {
     .dispatch = heap_dispatch,
 };
 
+static void timers_init(void *data)
+{
+	struct timers *tm = data;
+
+	tm->heap = g_array_new(FALSE, FALSE, sizeof(struct pvo_timer *));
+	tm->source = g_source_new(&heap_funcs, sizeof(struct heap_source));
+	((struct heap_source *)tm->source)->tm = tm;
+	g_source_set_name(tm->source, "pvo timers");
+	pvo_loop_attach(tm->source);
+}
+
+static void timers_fini(void *data)
+{
+	struct timers *tm = data;
+
+	g_source_destroy(tm->source);
+	g_source_unref(tm->source);
+	g_array_free(tm->heap, TRUE);
+}
+
+/* The calling thread's loop's timers. */
+static struct timers *timers(void)
+{
+	return pvo_loop_state(PVO_LOOP_TIMERS, sizeof(struct timers),
+			      timers_init, timers_fini);
+}
+
 void pvo_timer_init(struct pvo_timer *t, void (*fn)(void *opaque), void *opaque)
 {
 	t->fn = fn;
 	t->opaque = opaque;
 	t->deadline = 0;
 	t->slot = 0;
-	if (!source) {
-		heap = g_array_new(FALSE, FALSE, sizeof(struct pvo_timer *));
-		source = g_source_new(&heap_funcs, sizeof(GSource));
-		g_source_set_name(source, "pvo timers");
-		g_source_attach(source, NULL);
-	}
+	timers(); /* the loop's source exists before a timer is armed */
 }
 
 void pvo_timer_arm(struct pvo_timer *t, uint64_t usec)
 {
+	struct timers *tm = timers();
+
 	t->deadline = g_get_monotonic_time() + (gint64)MIN(usec, 1ull << 50);
 	if (!t->slot) {
-		g_array_set_size(heap, heap->len + 1);
-		put(heap->len - 1, t);
+		g_array_set_size(tm->heap, tm->heap->len + 1);
+		put(tm, tm->heap->len - 1, t);
 	}
-	sift(t->slot - 1);
+	sift(tm, t->slot - 1);
 }
 
 void pvo_timer_cancel(struct pvo_timer *t)
 {
 	if (t->slot)
-		unlink_timer(t);
+		unlink_timer(timers(), t);
 }
 
 bool pvo_timer_armed(const struct pvo_timer *t)

@@ -4,11 +4,12 @@
  * the requester's "go on after the budget"), and the IB encodings of those
  * times.
  *
- * All timers sit in one min-heap behind one GSource, which tells the loop
- * how long it may sleep. Arming or cancelling a timer only reorders the
+ * A loop's timers sit in one min-heap behind one GSource, which tells the
+ * loop how long it may sleep (core/loop.h: one heap per loop). Arming or cancelling a timer only reorders the
  * heap: the data path arms and cancels about once per doorbell, and a
  * GSource of its own per timer cost a wake-up write (a system call) on
- * every g_source_set_ready_time. Timers belong to the main-loop thread.
+ * every g_source_set_ready_time. A timer belongs to the loop of the
+ * thread that armed it.
  */
 #ifndef PVO_TIMER_H
 #define PVO_TIMER_H

@@ -3,6 +3,7 @@
 #include <glib.h>
 
 #include "busy_poll.h"
+#include "loop.h"
 #include "qp.h"
 #include "ring.h"
 #include "vm.h"
@@ -17,18 +18,42 @@ struct hot {
 	gint64 last;	      /* when it last had new work */
 };
 
-static uint32_t window_us;
-static GArray *hot;
-static guint idle_src;
+/* A loop's busy polling: its window and the QPs it polls. */
+struct busy_poll {
+	uint32_t window_us;
+	GArray *hot;	/* struct hot */
+	GSource *idle;	/* polls while a QP is hot */
+};
+
+static void bp_init(void *data)
+{
+	struct busy_poll *bp = data;
+
+	bp->hot = g_array_new(FALSE, FALSE, sizeof(struct hot));
+}
+
+static void bp_fini(void *data)
+{
+	struct busy_poll *bp = data;
+
+	pvo_loop_remove(bp->idle);
+	g_array_free(bp->hot, TRUE);
+}
+
+static struct busy_poll *busy_poll(void)
+{
+	return pvo_loop_state(PVO_LOOP_BUSY_POLL, sizeof(struct busy_poll),
+			      bp_init, bp_fini);
+}
 
 void pvo_busy_poll_init(uint32_t usec)
 {
-	window_us = usec;
+	busy_poll()->window_us = usec;
 }
 
 bool pvo_busy_poll_on(void)
 {
-	return window_us != 0;
+	return busy_poll()->window_us != 0;
 }
 
 /* Leaves busy mode: doorbells again, and one look at the producer for a
@@ -42,6 +67,8 @@ static void cool(struct pvo_qp *qp)
 
 static gboolean poll_hot(gpointer opaque)
 {
+	struct busy_poll *bp = opaque;
+	GArray *hot = bp->hot;
 	gint64 now = g_get_monotonic_time(), end = now + SLICE_US;
 	unsigned int i;
 
@@ -67,7 +94,7 @@ static gboolean poll_hot(gpointer opaque)
 				h->prod = prod;
 				h->last = now;
 				pvo_qp_doorbell(qp);
-			} else if (now - h->last > window_us) {
+			} else if (now - h->last > bp->window_us) {
 				g_array_remove_index_fast(hot, i);
 				cool(qp);
 				continue;
@@ -78,19 +105,20 @@ static gboolean poll_hot(gpointer opaque)
 	} while (hot->len && now < end);
 	if (hot->len)
 		return G_SOURCE_CONTINUE;
-	idle_src = 0;
+	g_source_unref(bp->idle);
+	bp->idle = NULL;
 	return G_SOURCE_REMOVE;
 }
 
 void pvo_busy_poll_add(struct pvo_qp *qp)
 {
+	struct busy_poll *bp = busy_poll();
+	GArray *hot = bp->hot;
 	gint64 now = g_get_monotonic_time();
 	struct hot h = { .vm = qp->vm, .ctx = qp->ctx, .handle = qp->handle,
 			 .last = now };
 	unsigned int i;
 
-	if (!hot)
-		hot = g_array_new(FALSE, FALSE, sizeof(struct hot));
 	for (i = 0; i < hot->len; i++) {
 		struct hot *e = &g_array_index(hot, struct hot, i);
 
@@ -101,6 +129,6 @@ void pvo_busy_poll_add(struct pvo_qp *qp)
 	}
 	pvo_ring_load(qp->vm, &qp->sq, PVO_RING_PROD, &h.prod);
 	g_array_append_val(hot, h);
-	if (!idle_src)
-		idle_src = g_idle_add(poll_hot, NULL);
+	if (!bp->idle)
+		bp->idle = pvo_loop_add_idle(poll_hot, bp);
 }

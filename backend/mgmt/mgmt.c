@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <glib-unix.h>
 
+#include "loop.h"
 #include "mgmt.h"
 #include "overlay.h"
 #include "overlay_map.h"
@@ -19,13 +20,26 @@
 
 #define LINE_MAX_LEN 512
 
-static struct {
+/* A loop's management socket: the VMs it reports on and its clients. */
+struct mgmt {
 	int fd;
-	guint src;
+	GSource *src;
 	char path[108];
 	struct pvo_vm **vms;
 	int n;
-} mg = { .fd = -1 };
+	GPtrArray *clients; /* struct client */
+};
+
+static void mgmt_init(void *data)
+{
+	((struct mgmt *)data)->fd = -1;
+}
+
+static struct mgmt *mgmt(void)
+{
+	return pvo_loop_state(PVO_LOOP_MGMT, sizeof(struct mgmt), mgmt_init,
+			      NULL);
+}
 
 static const char *const qp_types[] = {
 	[PVO_QPT_GSI] = "GSI", [PVO_QPT_RC] = "RC", [PVO_QPT_UC] = "UC",
@@ -54,6 +68,7 @@ static void put_stats(GString *o, const struct pvo_net_stats *s)
 static void show(GString *o)
 {
 	const struct pvo_overlay_stats *os = pvo_overlay_stats();
+	struct mgmt *mg = mgmt();
 	GPtrArray *map = pvo_map_sorted();
 	char ip[INET_ADDRSTRLEN], vtep[INET_ADDRSTRLEN];
 	unsigned int i;
@@ -83,8 +98,8 @@ static void show(GString *o)
 			       os->tx_syscalls, os->rx_syscalls, os->gso_padded);
 	put_stats(o, &os->net);
 	g_string_append_c(o, '\n');
-	for (v = 0; v < mg.n; v++) {
-		struct pvo_vm *vm = mg.vms[v];
+	for (v = 0; v < mg->n; v++) {
+		struct pvo_vm *vm = mg->vms[v];
 		struct pvo_qp *qp;
 		uint32_t h;
 
@@ -213,7 +228,7 @@ void pvo_mgmt_execute(const char *line, void *out)
  */
 struct client {
 	int fd;
-	guint io, timer;
+	GSource *io, *timer;
 	char line[LINE_MAX_LEN + 1];
 	size_t got, sent;
 	GString *answer; /* NULL while the request is still coming in */
@@ -222,18 +237,14 @@ struct client {
 #define MAX_CLIENTS 16
 #define CLIENT_TIMEOUT_S 10
 
-static GPtrArray *clients;
-
 static void client_close(struct client *cl)
 {
-	if (cl->io)
-		g_source_remove(cl->io);
-	if (cl->timer)
-		g_source_remove(cl->timer);
+	pvo_loop_remove(cl->io);
+	pvo_loop_remove(cl->timer);
 	close(cl->fd);
 	if (cl->answer)
 		g_string_free(cl->answer, TRUE);
-	g_ptr_array_remove_fast(clients, cl);
+	g_ptr_array_remove_fast(mgmt()->clients, cl);
 	g_free(cl);
 }
 
@@ -272,8 +283,8 @@ static void client_answer(struct client *cl, bool too_long)
 		g_string_append(cl->answer, "error: empty request\n");
 	else
 		pvo_mgmt_execute(cl->line, cl->answer);
-	g_source_remove(cl->io);
-	cl->io = g_unix_fd_add(cl->fd, G_IO_OUT, on_writable, cl);
+	pvo_loop_remove(cl->io);
+	cl->io = pvo_loop_add_fd(cl->fd, G_IO_OUT, on_writable, cl);
 }
 
 static gboolean on_readable(gint fd, GIOCondition cond, gpointer opaque)
@@ -325,7 +336,8 @@ static gboolean on_timeout(gpointer opaque)
 {
 	struct client *cl = opaque;
 
-	cl->timer = 0; /* this source ends with this call */
+	g_source_unref(cl->timer); /* this source ends with this call */
+	cl->timer = NULL;
 	if (!cl->answer)
 		tell(cl->fd, "error: no complete request line within %d s\n",
 		     CLIENT_TIMEOUT_S);
@@ -335,12 +347,13 @@ static gboolean on_timeout(gpointer opaque)
 
 static gboolean on_connect(gint fd, GIOCondition cond, gpointer opaque)
 {
+	struct mgmt *mg = opaque;
 	struct client *cl;
 	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 	if (c < 0)
 		return G_SOURCE_CONTINUE;
-	if (clients->len >= MAX_CLIENTS) {
+	if (mg->clients->len >= MAX_CLIENTS) {
 		tell(c,
 		     "error: %d management connections are open already; try "
 		     "again when they are answered\n",
@@ -350,19 +363,20 @@ static gboolean on_connect(gint fd, GIOCondition cond, gpointer opaque)
 	}
 	cl = g_new0(struct client, 1);
 	cl->fd = c;
-	cl->io = g_unix_fd_add(c, G_IO_IN, on_readable, cl);
-	cl->timer = g_timeout_add_seconds(CLIENT_TIMEOUT_S, on_timeout, cl);
-	g_ptr_array_add(clients, cl);
+	cl->io = pvo_loop_add_fd(c, G_IO_IN, on_readable, cl);
+	cl->timer = pvo_loop_add_timeout_s(CLIENT_TIMEOUT_S, on_timeout, cl);
+	g_ptr_array_add(mg->clients, cl);
 	return G_SOURCE_CONTINUE;
 }
 
 bool pvo_mgmt_start(const char *path, struct pvo_vm **vms, int n, char **err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct mgmt *mg = mgmt();
 	int fd;
 
-	mg.vms = vms;
-	mg.n = n;
+	mg->vms = vms;
+	mg->n = n;
 	g_strlcpy(sa.sun_path, path, sizeof(sa.sun_path));
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -387,23 +401,26 @@ bool pvo_mgmt_start(const char *path, struct pvo_vm **vms, int n, char **err)
 		close(fd);
 		return false;
 	}
-	mg.fd = fd;
-	g_strlcpy(mg.path, path, sizeof(mg.path));
-	clients = g_ptr_array_new();
-	mg.src = g_unix_fd_add(fd, G_IO_IN, on_connect, NULL);
+	mg->fd = fd;
+	g_strlcpy(mg->path, path, sizeof(mg->path));
+	mg->clients = g_ptr_array_new();
+	mg->src = pvo_loop_add_fd(fd, G_IO_IN, on_connect, mg);
 	return true;
 }
 
 void pvo_mgmt_stop(void)
 {
-	if (mg.fd < 0)
+	struct mgmt *mg = mgmt();
+
+	if (mg->fd < 0)
 		return;
-	while (clients->len)
-		client_close(g_ptr_array_index(clients, 0));
-	g_ptr_array_free(clients, TRUE);
-	clients = NULL;
-	g_source_remove(mg.src);
-	close(mg.fd);
-	unlink(mg.path);
-	mg.fd = -1;
+	while (mg->clients->len)
+		client_close(g_ptr_array_index(mg->clients, 0));
+	g_ptr_array_free(mg->clients, TRUE);
+	mg->clients = NULL;
+	pvo_loop_remove(mg->src);
+	mg->src = NULL;
+	close(mg->fd);
+	unlink(mg->path);
+	mg->fd = -1;
 }

@@ -11,34 +11,53 @@
 #include <string.h>
 #include <glib.h>
 
+#include "loop.h"
 #include "profile.h"
 #include "qp.h"
 #include "transport.h"
 #include "vm.h"
 
-/* Every VM this daemon serves; all on the main loop. */
-static GPtrArray *served;
-/* Counts changes of what a route depends on; 0 is never current. */
-static uint64_t routes_gen = 1;
+/* The VMs a loop serves, and what their routes depend on. */
+struct local {
+	GPtrArray *served;
+	/* Counts changes of what a route depends on; 0 is never current. */
+	uint64_t routes_gen;
+};
+
+static void local_init(void *data)
+{
+	struct local *lo = data;
+
+	lo->served = g_ptr_array_new();
+	lo->routes_gen = 1;
+}
+
+static void local_fini(void *data)
+{
+	g_ptr_array_free(((struct local *)data)->served, TRUE);
+}
+
+static struct local *local(void)
+{
+	return pvo_loop_state(PVO_LOOP_LOCAL, sizeof(struct local), local_init,
+			      local_fini);
+}
 
 void pvo_local_register(struct pvo_vm *vm)
 {
-	if (!served)
-		served = g_ptr_array_new();
-	g_ptr_array_add(served, vm);
+	g_ptr_array_add(local()->served, vm);
 	pvo_local_routes_changed();
 }
 
 void pvo_local_unregister(struct pvo_vm *vm)
 {
-	if (served)
-		g_ptr_array_remove(served, vm);
+	g_ptr_array_remove(local()->served, vm);
 	pvo_local_routes_changed();
 }
 
 void pvo_local_routes_changed(void)
 {
-	routes_gen++;
+	local()->routes_gen++;
 }
 
 /* The QP's last answer while nothing it depends on changed: an RC QP
@@ -46,20 +65,22 @@ void pvo_local_routes_changed(void)
 struct pvo_vm *pvo_local_route(struct pvo_qp *qp, const uint8_t *gid)
 {
 	struct pvo_qp_route *c = &qp->route;
+	uint64_t gen = local()->routes_gen;
 
-	if (c->gen != routes_gen || memcmp(c->gid, gid, PVO_GID_LEN)) {
+	if (c->gen != gen || memcmp(c->gid, gid, PVO_GID_LEN)) {
 		c->vm = pvo_served_by_gid(qp->vm->cfg->tenant->vni, gid);
 		memcpy(c->gid, gid, PVO_GID_LEN);
-		c->gen = routes_gen;
+		c->gen = gen;
 	}
 	return c->vm;
 }
 
 struct pvo_vm *pvo_served_by_gid(uint32_t vni, const uint8_t *gid)
 {
+	GPtrArray *served = local()->served;
 	unsigned int i, k;
 
-	for (i = 0; served && i < served->len; i++) {
+	for (i = 0; i < served->len; i++) {
 		struct pvo_vm *v = g_ptr_array_index(served, i);
 
 		if (!v->connected || v->cfg->tenant->vni != vni)

@@ -23,6 +23,7 @@
 #include "event.h"
 #include "iov.h"
 #include "log.h"
+#include "loop.h"
 #include "transport.h"
 #include "vhost.h"
 #include "vhost_dev.h"
@@ -253,6 +254,9 @@ static gboolean drop_connection(gpointer data)
 		pvo_info(pvo_vm_name(vm), "front-end disconnected");
 	}
 	vh->dropping = false;
+	/* done, whether this is the scheduled call or an earlier one */
+	pvo_loop_remove(vh->drop_src);
+	vh->drop_src = NULL;
 	return G_SOURCE_REMOVE;
 }
 
@@ -275,7 +279,10 @@ static void panic(VuDev *dev, const char *msg)
 	shutdown(vh->conn_fd, SHUT_RDWR);
 	/* libvhost-user is still on the stack: tear down from the loop, at
 	 * high priority so the readable EOF cannot starve it. */
-	g_idle_add_full(G_PRIORITY_HIGH, drop_connection, vm, NULL);
+	vh->drop_src = g_idle_source_new();
+	g_source_set_priority(vh->drop_src, G_PRIORITY_HIGH);
+	g_source_set_callback(vh->drop_src, drop_connection, vm, NULL);
+	pvo_loop_attach(vh->drop_src);
 }
 
 /*
@@ -401,7 +408,7 @@ bool pvo_vhost_listen(struct pvo_vm *vm, char **err)
 	vm->vhost->vm = vm;
 	vm->vhost->conn_fd = -1;
 	vm->vhost->listen_fd = fd;
-	vm->vhost->listen_src = g_unix_fd_add(fd, G_IO_IN, on_accept, vm);
+	vm->vhost->listen_src = pvo_loop_add_fd(fd, G_IO_IN, on_accept, vm);
 	pvo_info(pvo_vm_name(vm), "listening on %s (tenant %s, vni %u)", path,
 		 vm->cfg->tenant->name, vm->cfg->tenant->vni);
 	return true;
@@ -415,8 +422,7 @@ void pvo_vhost_close(struct pvo_vm *vm)
 		return;
 	vh->dropping = false;
 	drop_connection(vm);
-	if (vh->listen_src)
-		g_source_remove(vh->listen_src);
+	pvo_loop_remove(vh->listen_src);
 	if (vh->listen_fd >= 0) {
 		close(vh->listen_fd);
 		unlink(vm->cfg->socket_path);

@@ -17,7 +17,8 @@ struct pvo_vm;
 struct pvo_vhost {
 	struct pvo_vm *vm;
 	int listen_fd;
-	guint listen_src;
+	GSource *listen_src;
+	GSource *drop_src; /* tears the session down after a panic */
 	VugDev vug;	/* valid while vm->connected */
 	int conn_fd;
 	bool dropping;	/* a disconnect is scheduled */

@@ -16,6 +16,7 @@
 
 #include "icrc.h"
 #include "log.h"
+#include "loop.h"
 #include "overlay.h"
 #include "overlay_map.h"
 #include "qp.h"
@@ -43,12 +44,13 @@ union cmsg_room {
 	struct cmsghdr align;
 };
 
-static struct {
+/* A loop's overlay: its sockets, counters and packet batches. */
+struct overlay {
 	bool on;
 	const struct pvo_daemon_config *cfg;
 	int fd; /* bound to vtep:vxlan-port, receives */
 	int tx_fd[TX_SOCKETS];
-	guint src;
+	GSource *src; /* watches fd on the loop */
 	bool in_rx; /* taking in a receive batch: flushes wait for its end */
 	uint16_t ip_id;
 	struct pvo_overlay_stats stats;
@@ -67,9 +69,21 @@ static struct {
 	struct sockaddr_in from[RX_BATCH];
 	union cmsg_room rcmsg[RX_BATCH];
 	uint8_t rbuf[RX_BATCH][RX_ROOM] __attribute__((aligned(64)));
-} ov = { .fd = -1 };
+	struct pvo_ratelimit tx_log;
+};
 
-static struct pvo_ratelimit tx_log;
+static void overlay_init(void *data)
+{
+	struct overlay *ov = data;
+
+	ov->fd = -1;
+}
+
+static struct overlay *overlay(void)
+{
+	return pvo_loop_state(PVO_LOOP_OVERLAY, sizeof(struct overlay),
+			      overlay_init, NULL);
+}
 
 const char *pvo_drop_name(enum pvo_drop d)
 {
@@ -91,12 +105,12 @@ const char *pvo_drop_name(enum pvo_drop d)
 
 bool pvo_overlay_enabled(void)
 {
-	return ov.on;
+	return overlay()->on;
 }
 
 const struct pvo_overlay_stats *pvo_overlay_stats(void)
 {
-	return &ov.stats;
+	return &overlay()->stats;
 }
 
 uint32_t pvo_gid_ipv4(const uint8_t *gid)
@@ -131,7 +145,7 @@ void pvo_overlay_count_drop(struct pvo_vm *vm, struct pvo_qp *qp,
 	if (vm)
 		vm->net.drops[why]++;
 	else
-		ov.stats.net.drops[why]++;
+		overlay()->stats.net.drops[why]++;
 }
 
 uint16_t pvo_overlay_sport(struct pvo_qp *qp)
@@ -165,19 +179,20 @@ bool pvo_overlay_route(struct pvo_vm *vm, uint32_t sip, uint32_t dip,
 
 /* ---- transmit ---------------------------------------------------------- */
 
-static bool same_vtep(unsigned int a, unsigned int b)
+static bool same_vtep(struct overlay *ov, unsigned int a, unsigned int b)
 {
-	return ov.fd_of[a] == ov.fd_of[b] &&
-	       ov.to[a].sin_addr.s_addr == ov.to[b].sin_addr.s_addr &&
-	       ov.to[a].sin_port == ov.to[b].sin_port;
+	return ov->fd_of[a] == ov->fd_of[b] &&
+	       ov->to[a].sin_addr.s_addr == ov->to[b].sin_addr.s_addr &&
+	       ov->to[a].sin_port == ov->to[b].sin_port;
 }
 
 /* Packet k can join a GSO run from packet i of segment size seg that
  * holds total bytes so far. */
-static bool joins(unsigned int i, unsigned int k, size_t seg, size_t total)
+static bool joins(struct overlay *ov, unsigned int i, unsigned int k,
+		  size_t seg, size_t total)
 {
-	return k < ov.n && k - i < GSO_MAX_SEGS && same_vtep(i, k) &&
-	       ov.iov[k].iov_len <= seg && total + seg <= GSO_MAX_BYTES;
+	return k < ov->n && k - i < GSO_MAX_SEGS && same_vtep(ov, i, k) &&
+	       ov->iov[k].iov_len <= seg && total + seg <= GSO_MAX_BYTES;
 }
 
 /*
@@ -191,31 +206,31 @@ static bool joins(unsigned int i, unsigned int k, size_t seg, size_t total)
  * multi-packet WRITE in one run: its first packet carries the 16-byte
  * RETH, the middle ones do not (likewise the AETH of READ responses).
  */
-static unsigned int make_send(unsigned int i, struct mmsghdr *m,
-			      union cmsg_room *c)
+static unsigned int make_send(struct overlay *ov, unsigned int i,
+			      struct mmsghdr *m, union cmsg_room *c)
 {
-	size_t seg = ov.iov[i].iov_len, total = seg;
+	size_t seg = ov->iov[i].iov_len, total = seg;
 	unsigned int k = i + 1;
 	struct cmsghdr *cm;
 
-	while (ov.stats.gso && joins(i, k, seg, total)) {
-		size_t len = ov.iov[k].iov_len;
+	while (ov->stats.gso && joins(ov, i, k, seg, total)) {
+		size_t len = ov->iov[k].iov_len;
 
 		if (len < seg && seg - len <= GSO_PAD_MAX &&
-		    joins(i, k + 1, seg, total + seg)) {
-			memset((uint8_t *)ov.iov[k].iov_base + len, 0,
+		    joins(ov, i, k + 1, seg, total + seg)) {
+			memset((uint8_t *)ov->iov[k].iov_base + len, 0,
 			       seg - len);
-			ov.iov[k].iov_len = len = seg;
-			ov.stats.gso_padded++;
+			ov->iov[k].iov_len = len = seg;
+			ov->stats.gso_padded++;
 		}
 		total += len;
-		if (ov.iov[k++].iov_len < seg)
+		if (ov->iov[k++].iov_len < seg)
 			break; /* a shorter one ends the run */
 	}
 	memset(m, 0, sizeof(*m));
-	m->msg_hdr.msg_name = &ov.to[i];
-	m->msg_hdr.msg_namelen = sizeof(ov.to[i]);
-	m->msg_hdr.msg_iov = &ov.iov[i];
+	m->msg_hdr.msg_name = &ov->to[i];
+	m->msg_hdr.msg_namelen = sizeof(ov->to[i]);
+	m->msg_hdr.msg_iov = &ov->iov[i];
 	m->msg_hdr.msg_iovlen = k - i;
 	if (k - i > 1) {
 		m->msg_hdr.msg_control = c->buf;
@@ -229,29 +244,29 @@ static unsigned int make_send(unsigned int i, struct mmsghdr *m,
 	return k;
 }
 
-static void flush_now(void)
+static void flush_now(struct overlay *ov)
 {
 	unsigned int i = 0;
 
-	while (i < ov.n) {
+	while (i < ov->n) {
 		unsigned int ns = 0, done = 0, j = i;
-		int fd = ov.fd_of[i], sent;
+		int fd = ov->fd_of[i], sent;
 
 		/* the sends of the packets that go out through fd */
-		while (j < ov.n && ov.fd_of[j] == fd) {
-			ov.msg_first[ns] = j;
-			j = make_send(j, &ov.msg[ns], &ov.msg_cmsg[ns]);
+		while (j < ov->n && ov->fd_of[j] == fd) {
+			ov->msg_first[ns] = j;
+			j = make_send(ov, j, &ov->msg[ns], &ov->msg_cmsg[ns]);
 			ns++;
 		}
 		while (done < ns) {
-			sent = sendmmsg(fd, &ov.msg[done], ns - done, 0);
-			ov.stats.tx_syscalls++;
+			sent = sendmmsg(fd, &ov->msg[done], ns - done, 0);
+			ov->stats.tx_syscalls++;
 			if (sent > 0) {
 				done += sent;
 				continue;
 			}
-			if (sent < 0 && ov.stats.gso &&
-			    ov.msg[done].msg_hdr.msg_iovlen > 1 &&
+			if (sent < 0 && ov->stats.gso &&
+			    ov->msg[done].msg_hdr.msg_iovlen > 1 &&
 			    (errno == EIO || errno == EINVAL ||
 			     errno == ENOPROTOOPT || errno == EOPNOTSUPP)) {
 				/* this path cannot take GSO (the device's
@@ -260,12 +275,12 @@ static void flush_now(void)
 					"UDP GSO failed (%s): sending single "
 					"datagrams from now on",
 					strerror(errno));
-				ov.stats.gso = false;
-				j = ov.msg_first[done];
+				ov->stats.gso = false;
+				j = ov->msg_first[done];
 				break;
 			}
 			/* the retransmission machinery covers the loss */
-			if (pvo_ratelimit_ok(&tx_log, "overlay"))
+			if (pvo_ratelimit_ok(&ov->tx_log, "overlay"))
 				pvo_log("overlay",
 					"sending %u datagrams failed: %s",
 					ns - done,
@@ -274,62 +289,68 @@ static void flush_now(void)
 		}
 		i = j;
 	}
-	ov.n = 0;
+	ov->n = 0;
 }
 
 void pvo_overlay_flush(void)
 {
-	if (!ov.in_rx)
-		flush_now();
+	struct overlay *ov = overlay();
+
+	if (!ov->in_rx)
+		flush_now(ov);
 }
 
 uint8_t *pvo_overlay_pkt(void)
 {
-	if (ov.n == BATCH)
-		flush_now();
-	return ov.buf[ov.n] + PVO_ENCAP_LEN;
+	struct overlay *ov = overlay();
+
+	if (ov->n == BATCH)
+		flush_now(ov);
+	return ov->buf[ov->n] + PVO_ENCAP_LEN;
 }
 
 void pvo_overlay_pkt_send(const struct pvo_route *rt, size_t roce_len,
 			  struct pvo_qp *qp)
 {
-	uint8_t *b = ov.buf[ov.n];
+	struct overlay *ov = overlay();
+	uint8_t *b = ov->buf[ov->n];
 	uint8_t *ip = b + PVO_ENCAP_IP_OFF;
 	struct pvo_inner in = rt->in;
 	uint32_t icrc;
 	size_t len;
 
-	in.ip_id = ov.ip_id++;
+	in.ip_id = ov->ip_id++;
 	pvo_encap_write(b, &in, roce_len + PVO_ROCE_ICRC_LEN);
 	icrc = htole32(
 	    pvo_icrc_ipv4(ip, PVO_IP4_LEN + PVO_UDP_LEN + roce_len));
 	memcpy(b + PVO_ENCAP_LEN + roce_len, &icrc, 4);
 	len = PVO_ENCAP_LEN + roce_len + PVO_ROCE_ICRC_LEN;
 
-	ov.to[ov.n] = rt->vtep;
-	ov.iov[ov.n].iov_base = b;
-	ov.iov[ov.n].iov_len = len;
-	ov.fd_of[ov.n] = ov.tx_fd[in.sport % TX_SOCKETS];
-	ov.n++;
+	ov->to[ov->n] = rt->vtep;
+	ov->iov[ov->n].iov_base = b;
+	ov->iov[ov->n].iov_len = len;
+	ov->fd_of[ov->n] = ov->tx_fd[in.sport % TX_SOCKETS];
+	ov->n++;
 	if (qp) {
 		qp->net.stats.tx_packets++;
 		qp->net.stats.tx_bytes += len;
 		qp->vm->net.tx_packets++;
 		qp->vm->net.tx_bytes += len;
 	}
-	ov.stats.net.tx_packets++;
-	ov.stats.net.tx_bytes += len;
-	if (ov.n == BATCH)
-		flush_now();
+	ov->stats.net.tx_packets++;
+	ov->stats.net.tx_bytes += len;
+	if (ov->n == BATCH)
+		flush_now(ov);
 }
 
 static bool overlay_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 {
+	struct overlay *ov = overlay();
 	uint32_t sip = pvo_gid_ipv4(pkt->sgid), dip = pvo_gid_ipv4(pkt->dgid);
 	struct pvo_route rt;
 	struct pvo_reply none = { .code = PVO_REPLY_NONE };
 
-	if (!ov.on || !sip || !dip)
+	if (!ov->on || !sip || !dip)
 		return false;
 	if (!pvo_overlay_route(qp->vm, sip, dip, &rt)) {
 		pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_NO_ROUTE);
@@ -346,8 +367,10 @@ static bool overlay_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
  * behind the active WQE go once it is out whole. */
 static bool overlay_can_send_ahead(struct pvo_qp *qp)
 {
+	struct overlay *ov = overlay();
+
 	return qp->net.sent && qp->net.next_pkt >= qp->req.wqe.npkts &&
-	       ov.on && !pvo_local_route(qp, qp->attr.path.dgid);
+	       ov->on && !pvo_local_route(qp, qp->attr.path.dgid);
 }
 
 static void overlay_new_message(struct pvo_qp *qp, bool on_wire)
@@ -386,10 +409,11 @@ const struct pvo_transport_ops pvo_transport_overlay = {
 
 static bool tenant_has_vni(uint32_t vni)
 {
+	struct overlay *ov = overlay();
 	int i;
 
-	for (i = 0; i < ov.cfg->num_tenants; i++)
-		if (ov.cfg->tenants[i].vni == vni)
+	for (i = 0; i < ov->cfg->num_tenants; i++)
+		if (ov->cfg->tenants[i].vni == vni)
 			return true;
 	return false;
 }
@@ -410,6 +434,7 @@ static bool class_fits(uint8_t opcode, const struct pvo_qp *qp)
 
 static void learn(const struct pvo_inner *in, const struct sockaddr_in *from)
 {
+	struct overlay *ov = overlay();
 	const struct pvo_map_entry *old = pvo_map_find(in->vni, in->sip);
 	struct pvo_map_entry e = { 0 };
 
@@ -420,7 +445,7 @@ static void learn(const struct pvo_inner *in, const struct sockaddr_in *from)
 	e.vni = in->vni;
 	e.ip = in->sip;
 	e.vtep = from->sin_addr;
-	e.port = ov.cfg->vxlan_port;
+	e.port = ov->cfg->vxlan_port;
 	memcpy(e.mac, in->smac, 6);
 	e.origin = PVO_MAP_LEARNED;
 	pvo_map_set(&e);
@@ -428,6 +453,7 @@ static void learn(const struct pvo_inner *in, const struct sockaddr_in *from)
 
 static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from)
 {
+	struct overlay *ov = overlay();
 	struct pvo_roce_hdr h;
 	struct pvo_inner in;
 	const uint8_t *roce;
@@ -437,8 +463,8 @@ static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from
 	struct pvo_qp *qp;
 	uint32_t icrc, want;
 
-	ov.stats.net.rx_packets++;
-	ov.stats.net.rx_bytes += len;
+	ov->stats.net.rx_packets++;
+	ov->stats.net.rx_bytes += len;
 	if (pvo_encap_parse(buf, len, &in, &roce, &roce_len) != PVO_ENCAP_OK) {
 		pvo_overlay_count_drop(NULL, NULL, PVO_DROP_MALFORMED);
 		return;
@@ -504,35 +530,36 @@ static size_t gro_size(struct msghdr *h)
 
 static gboolean on_readable(gint fd, GIOCondition cond, gpointer opaque)
 {
+	struct overlay *ov = opaque;
 	int round, i, n;
 
 	for (round = 0; round < RX_ROUNDS; round++) {
 		for (i = 0; i < RX_BATCH; i++) {
-			struct msghdr *h = &ov.rmsg[i].msg_hdr;
+			struct msghdr *h = &ov->rmsg[i].msg_hdr;
 
-			ov.riov[i].iov_base = ov.rbuf[i];
-			ov.riov[i].iov_len = RX_ROOM;
+			ov->riov[i].iov_base = ov->rbuf[i];
+			ov->riov[i].iov_len = RX_ROOM;
 			memset(h, 0, sizeof(*h));
-			h->msg_name = &ov.from[i];
-			h->msg_namelen = sizeof(ov.from[i]);
-			h->msg_iov = &ov.riov[i];
+			h->msg_name = &ov->from[i];
+			h->msg_namelen = sizeof(ov->from[i]);
+			h->msg_iov = &ov->riov[i];
 			h->msg_iovlen = 1;
-			h->msg_control = ov.rcmsg[i].buf;
-			h->msg_controllen = sizeof(ov.rcmsg[i].buf);
+			h->msg_control = ov->rcmsg[i].buf;
+			h->msg_controllen = sizeof(ov->rcmsg[i].buf);
 		}
-		n = recvmmsg(fd, ov.rmsg, RX_BATCH, MSG_DONTWAIT, NULL);
+		n = recvmmsg(fd, ov->rmsg, RX_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
 			break;
-		ov.stats.rx_syscalls++;
-		ov.in_rx = true;
+		ov->stats.rx_syscalls++;
+		ov->in_rx = true;
 		for (i = 0; i < n; i++) {
-			struct msghdr *h = &ov.rmsg[i].msg_hdr;
-			size_t len = ov.rmsg[i].msg_len, off, seg;
+			struct msghdr *h = &ov->rmsg[i].msg_hdr;
+			size_t len = ov->rmsg[i].msg_len, off, seg;
 
 			/* truncated datagrams are malformed */
 			if (h->msg_flags & MSG_TRUNC ||
-			    h->msg_namelen != sizeof(ov.from[i])) {
-				ov.stats.net.rx_packets++;
+			    h->msg_namelen != sizeof(ov->from[i])) {
+				ov->stats.net.rx_packets++;
 				pvo_overlay_count_drop(NULL, NULL,
 						       PVO_DROP_MALFORMED);
 				continue;
@@ -543,12 +570,12 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer opaque)
 			if (!seg || seg > len)
 				seg = len;
 			for (off = 0; off < len; off += seg)
-				input(ov.rbuf[i] + off, MIN(seg, len - off),
-				      &ov.from[i]);
+				input(ov->rbuf[i] + off, MIN(seg, len - off),
+				      &ov->from[i]);
 		}
-		ov.in_rx = false;
+		ov->in_rx = false;
 		pvo_ov_receiver_send_acks();
-		flush_now();
+		flush_now(ov);
 		if (n < RX_BATCH)
 			break;
 	}
@@ -559,9 +586,10 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer opaque)
 
 static int open_socket(uint32_t addr, uint16_t port, char **err)
 {
+	struct overlay *ov = overlay();
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	int tos = ov.cfg->dscp << 2, size = 8 << 20;
+	int tos = ov->cfg->dscp << 2, size = 8 << 20;
 	char ip[INET_ADDRSTRLEN];
 
 	if (fd < 0) {
@@ -591,9 +619,10 @@ static int open_socket(uint32_t addr, uint16_t port, char **err)
 
 bool pvo_overlay_start(const struct pvo_daemon_config *cfg, char **err)
 {
+	struct overlay *ov = overlay();
 	int i, k;
 
-	ov.cfg = cfg;
+	ov->cfg = cfg;
 	for (i = 0; i < cfg->num_remotes; i++) {
 		const struct pvo_vm_config *r = &cfg->remotes[i];
 
@@ -612,44 +641,45 @@ bool pvo_overlay_start(const struct pvo_daemon_config *cfg, char **err)
 	}
 	if (cfg->vtep.s_addr == INADDR_ANY)
 		return true; /* no overlay: local transport only */
-	ov.fd = open_socket(cfg->vtep.s_addr, cfg->vxlan_port, err);
-	if (ov.fd < 0)
+	ov->fd = open_socket(cfg->vtep.s_addr, cfg->vxlan_port, err);
+	if (ov->fd < 0)
 		return false;
 	for (i = 0; i < TX_SOCKETS; i++) {
-		ov.tx_fd[i] = open_socket(cfg->vtep.s_addr, 0, err);
-		if (ov.tx_fd[i] < 0) {
+		ov->tx_fd[i] = open_socket(cfg->vtep.s_addr, 0, err);
+		if (ov->tx_fd[i] < 0) {
 			while (i--)
-				close(ov.tx_fd[i]);
-			close(ov.fd);
-			ov.fd = -1;
+				close(ov->tx_fd[i]);
+			close(ov->fd);
+			ov->fd = -1;
 			return false;
 		}
 	}
 	/* GSO and GRO where the kernel has them (Linux 4.18 / 5.0) */
-	ov.stats.gso = !cfg->no_udp_gso;
-	ov.stats.gro = setsockopt(ov.fd, SOL_UDP, UDP_GRO, &(int){ 1 },
+	ov->stats.gso = !cfg->no_udp_gso;
+	ov->stats.gro = setsockopt(ov->fd, SOL_UDP, UDP_GRO, &(int){ 1 },
 			    sizeof(int)) == 0;
-	ov.src = g_unix_fd_add(ov.fd, G_IO_IN, on_readable, NULL);
+	ov->src = pvo_loop_add_fd(ov->fd, G_IO_IN, on_readable, ov);
 	/* no poll-set churn (two wake-up writes) per batch received: see
 	 * set_watch in vhost.c */
-	g_source_set_can_recurse(g_main_context_find_source_by_id(NULL, ov.src),
-				 TRUE);
-	ov.on = true;
+	g_source_set_can_recurse(ov->src, TRUE);
+	ov->on = true;
 	return true;
 }
 
 void pvo_overlay_stop(void)
 {
+	struct overlay *ov = overlay();
 	int i;
 
-	if (ov.on) {
-		flush_now();
-		g_source_remove(ov.src);
-		close(ov.fd);
+	if (ov->on) {
+		flush_now(ov);
+		pvo_loop_remove(ov->src);
+		ov->src = NULL;
+		close(ov->fd);
 		for (i = 0; i < TX_SOCKETS; i++)
-			close(ov.tx_fd[i]);
-		ov.fd = -1;
-		ov.on = false;
+			close(ov->tx_fd[i]);
+		ov->fd = -1;
+		ov->on = false;
 	}
 	pvo_map_clear();
 }

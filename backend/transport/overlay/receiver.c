@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "loop.h"
 #include "overlay.h"
 #include "qp.h"
 #include "vm.h"
@@ -64,60 +65,76 @@ static void send_aeth(struct pvo_qp *qp, const struct pvo_route *rt,
  */
 #define ACKS_MAX 64
 
-static struct {
-	struct pvo_qp *qp;
-	struct pvo_route rt;
-} acks[ACKS_MAX];
-static unsigned int nacks;
+/* The ACKs a loop holds back until its receive batch is taken in. */
+struct pending_acks {
+	struct {
+		struct pvo_qp *qp;
+		struct pvo_route rt;
+	} a[ACKS_MAX];
+	unsigned int n;
+};
+
+static struct pending_acks *pending(void)
+{
+	return pvo_loop_state(PVO_LOOP_OVERLAY_ACKS,
+			      sizeof(struct pending_acks), NULL, NULL);
+}
 
 /* qp has an ACK waiting in this batch */
-static bool ack_waiting(const struct pvo_qp *qp)
+static bool ack_waiting(struct pending_acks *pa, const struct pvo_qp *qp)
 {
-	return qp->net.ack_slot < nacks && acks[qp->net.ack_slot].qp == qp;
+	return qp->net.ack_slot < pa->n && pa->a[qp->net.ack_slot].qp == qp;
 }
 
 /* Sends qp's waiting ACK, if any, before another answer of it. */
 static void ack_first(struct pvo_qp *qp)
 {
-	if (!ack_waiting(qp))
+	struct pending_acks *pa = pending();
+
+	if (!ack_waiting(pa, qp))
 		return;
-	acks[qp->net.ack_slot].qp = NULL;
-	send_aeth(qp, &acks[qp->net.ack_slot].rt, PVO_OPC_ACK,
+	pa->a[qp->net.ack_slot].qp = NULL;
+	send_aeth(qp, &pa->a[qp->net.ack_slot].rt, PVO_OPC_ACK,
 		  qp->net.ack_psn, PVO_AETH_ACK | PVO_AETH_CREDITS_INVALID, 0);
 }
 
 void pvo_ov_receiver_send_acks(void)
 {
+	struct pending_acks *pa = pending();
 	unsigned int i;
 
-	for (i = 0; i < nacks; i++)
-		if (acks[i].qp)
-			ack_first(acks[i].qp);
-	nacks = 0;
+	for (i = 0; i < pa->n; i++)
+		if (pa->a[i].qp)
+			ack_first(pa->a[i].qp);
+	pa->n = 0;
 }
 
 void pvo_ov_receiver_forget(struct pvo_qp *qp)
 {
-	if (ack_waiting(qp))
-		acks[qp->net.ack_slot].qp = NULL;
+	struct pending_acks *pa = pending();
+
+	if (ack_waiting(pa, qp))
+		pa->a[qp->net.ack_slot].qp = NULL;
 }
 
 static void send_ack(struct pvo_qp *qp, const struct pvo_route *rt,
 		     uint32_t psn)
 {
-	if (ack_waiting(qp)) {
+	struct pending_acks *pa = pending();
+
+	if (ack_waiting(pa, qp)) {
 		if (pvo_psn_diff(psn, qp->net.ack_psn) > 0)
 			qp->net.ack_psn = psn;
 		return;
 	}
-	if (nacks == ACKS_MAX) {
+	if (pa->n == ACKS_MAX) {
 		send_aeth(qp, rt, PVO_OPC_ACK, psn,
 			  PVO_AETH_ACK | PVO_AETH_CREDITS_INVALID, 0);
 		return;
 	}
-	acks[nacks].qp = qp;
-	acks[nacks].rt = *rt;
-	qp->net.ack_slot = nacks++;
+	pa->a[pa->n].qp = qp;
+	pa->a[pa->n].rt = *rt;
+	qp->net.ack_slot = pa->n++;
 	qp->net.ack_psn = psn;
 }
 

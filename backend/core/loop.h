@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One event loop and the state its modules keep besides per-VM and per-QP
+ * objects: the timer heap, busy polling's hot QPs, the local transport's
+ * served VMs, the overlay's socket and batches, the ACKs its receiver
+ * holds back, the management socket, the profile marks.
+ *
+ * The daemon runs one loop (main.c). A data-path thread would run a loop
+ * of its own over its own VMs; everything it touches must then be that
+ * loop's, so modules keep such state in a slot of the calling thread's
+ * loop (pvo_loop_state) instead of in file-scope variables. A thread
+ * that never entered a loop gets one on the default main context on
+ * first use (unit tests, tools).
+ *
+ * What stays process-wide: the configuration, and the overlay's mapping
+ * table (overlay_map.c), which every loop must see the same; loops on
+ * several threads would need it behind a lock.
+ */
+#ifndef PVO_LOOP_H
+#define PVO_LOOP_H
+
+#include <stddef.h>
+#include <glib.h>
+#include <glib-unix.h>
+
+enum pvo_loop_slot {
+	PVO_LOOP_TIMERS,	/* core/timer.c */
+	PVO_LOOP_PROFILE,	/* core/profile.c */
+	PVO_LOOP_BUSY_POLL,	/* engine/busy_poll.c */
+	PVO_LOOP_LOCAL,		/* transport/local.c */
+	PVO_LOOP_OVERLAY,	/* transport/overlay/overlay.c */
+	PVO_LOOP_OVERLAY_ACKS,	/* transport/overlay/receiver.c */
+	PVO_LOOP_MGMT,		/* mgmt/mgmt.c */
+	PVO_LOOP_NSLOTS
+};
+
+struct pvo_loop_state {
+	void *data; /* 64-byte aligned, within mem */
+	void *mem;
+	void (*fini)(void *data);
+};
+
+struct pvo_loop {
+	GMainContext *ctx; /* where the modules attach their sources */
+	struct pvo_loop_state slot[PVO_LOOP_NSLOTS];
+};
+
+/* A loop on ctx (NULL: the default main context); no slot made yet. */
+struct pvo_loop *pvo_loop_new(GMainContext *ctx);
+/* Frees every slot (fini, in reverse slot order) and the loop. */
+void pvo_loop_free(struct pvo_loop *l);
+/* The calling thread runs l from now on (NULL: none). */
+void pvo_loop_enter(struct pvo_loop *l);
+
+extern __thread struct pvo_loop *pvo_loop_current;
+struct pvo_loop *pvo_loop_default(void);
+
+/* The calling thread's loop. */
+static inline struct pvo_loop *pvo_loop(void)
+{
+	return pvo_loop_current ? pvo_loop_current : pvo_loop_default();
+}
+
+void *pvo_loop_state_make(enum pvo_loop_slot s, size_t size,
+			  void (*init)(void *data), void (*fini)(void *data));
+
+/*
+ * The state of slot s in the calling thread's loop: on first use, size
+ * zeroed bytes, aligned to a cache line, that init (may be NULL) sets up; fini (may be NULL) undoes
+ * init when the loop is freed, and the bytes are freed after it.
+ */
+static inline void *pvo_loop_state(enum pvo_loop_slot s, size_t size,
+				   void (*init)(void *data),
+				   void (*fini)(void *data))
+{
+	void *data = pvo_loop()->slot[s].data;
+
+	return data ? data : pvo_loop_state_make(s, size, init, fini);
+}
+
+/*
+ * Sources on the calling thread's loop. Each returns the caller's
+ * reference: pvo_loop_remove() destroys the source and drops it, also from
+ * within its own callback; a callback that ends its source by returning
+ * G_SOURCE_REMOVE still drops the reference with g_source_unref().
+ */
+GSource *pvo_loop_add_fd(int fd, GIOCondition cond, GUnixFDSourceFunc fn,
+			 void *data);
+GSource *pvo_loop_add_timeout_s(unsigned int seconds, GSourceFunc fn,
+				void *data);
+GSource *pvo_loop_add_idle(GSourceFunc fn, void *data);
+void pvo_loop_attach(GSource *src);
+void pvo_loop_remove(GSource *src);
+
+#endif
