@@ -10,16 +10,23 @@
 
 
 /* Post one WR on a fresh RC pair and expect @status on the requester;
- * then both QP states. @mod_b adjusts b's side before connecting. */
+ * then both QP states. @cb, if given, is b's side of the connection. */
 static void rc_error_case(const char *what, struct sim_wr *w,
 			  unsigned int status, bool remote, bool b_recv,
 			  const struct sim_conn *cb)
 {
+	/* A remote error arrives as a NAK, in microseconds; the ACK timeout
+	 * only runs out if b's back-end is not scheduled for that long (a
+	 * loaded machine, the overlay's second daemon): give it 67 ms per
+	 * try rather than fast's 1 ms, which would end in RETRY_EXC_ERR. */
+	struct sim_conn ca = fast;
 	struct pair p;
 	uint64_t before = 0;
 	int want_b;
 
-	if (!pair_make(&p, PVO_QPT_RC, &fast, cb ? cb : &fast))
+	if (remote)
+		ca.timeout = 14;
+	if (!pair_make(&p, PVO_QPT_RC, &ca, cb ? cb : &fast))
 		return;
 	if (b_recv)
 		post_recv1(&p.b, &B, 0xc0ff, 8192, 4096);
