@@ -39,6 +39,10 @@ void pvo_loop_free(struct pvo_loop *l)
 		g_main_context_unref(l->ctx);
 	if (pvo_loop_current == l)
 		pvo_loop_current = NULL;
+	G_LOCK(defaults);
+	if (defaults)
+		g_ptr_array_remove_fast(defaults, l);
+	G_UNLOCK(defaults);
 	g_free(l);
 }
 
