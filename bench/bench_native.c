@@ -81,7 +81,7 @@ static void print_profile(void)
 	if (!nprofile)
 		return;
 	printf("\nback-end profile (PROFILE build): TSC cycles per message "
-	       "by segment (backend/profile.h)\n");
+	       "by segment (backend/core/profile.h)\n");
 	for (i = 0; i < nprofile; i++) {
 		printf("  %s\n", profile_lines[i]);
 		free(profile_lines[i]);
