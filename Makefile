@@ -18,17 +18,21 @@ SAN := build/san
 T ?=
 SUITE ?=
 MESON_TEST_FLAGS ?=
+# make fuzz: seconds per harness
+FUZZ_SECONDS ?= 60
+FUZZ_HARNESSES := fuzz-ctrl fuzz-overlay-rx fuzz-config fuzz-mgmt
 
 all: build
 
 help:
 	@echo "make deps       install Debian packages and fetch third-party sources (root, apt)"
 	@echo "make            build everything (= make build; cached, a no-change rebuild takes seconds)"
-	@echo "make check      deps + build + every test suite (unit, integration, vm; TAP)"
-	@echo "                T=tests/vm/t-perftest runs one test, SUITE=unit|integration|vm one suite"
+	@echo "make check      deps + build + every test suite (unit, integration, vm, fuzz; TAP)"
+	@echo "                T=tests/vm/t-perftest runs one test, SUITE=unit|integration|vm|fuzz one suite"
 	@echo "make demo       start a back-end and two TCG guests: the device from inside, perftest table"
 	@echo "make bench      native data-path benchmarks (ratios against memcpy and UDP, same run)"
-	@echo "make backend    the daemon and pvo-ctl, plain / sanitizer / profile (build/{plain,san,prof})"
+	@echo "make fuzz       coverage-guided fuzzing, FUZZ_SECONDS (default 60) per harness (backend/fuzz)"
+	@echo "make backend    the daemon and pvo-ctl, plain / sanitizer / profile / fuzz (build/{plain,san,prof,fuzz})"
 	@echo "make qemu       QEMU 10.0 with -device pvrdma-overlay (build/qemu)"
 	@echo "make driver     the guest driver pvrdma_overlay.ko and its kcheck module"
 	@echo "make rdma-core  rdma-core 56.1 with the provider, staged in build/rdma-core-stage"
@@ -51,10 +55,13 @@ backend:
 	@scripts/meson-setup.sh build/plain -Dtests=false -Drdma_stage=$(TOP)/build/rdma-core-stage
 	@scripts/meson-setup.sh $(SAN) -Db_sanitize=address,undefined -Doptimization=1 -Dbench=false
 	@scripts/meson-setup.sh build/prof -Dprofile=true -Dtests=false -Dbench=false
-	@echo "backend: building build/plain, $(SAN), build/prof"
+	@CC=clang scripts/meson-setup.sh build/fuzz -Dfuzz=true -Dtests=false \
+		-Dbench=false -Db_sanitize=address,undefined -Dwerror=false
+	@echo "backend: building build/plain, $(SAN), build/prof, build/fuzz"
 	@ninja -C build/plain >/dev/null
 	@ninja -C $(SAN) >/dev/null
 	@ninja -C build/prof >/dev/null
+	@ninja -C build/fuzz >/dev/null
 
 driver:
 	@echo "driver: building pvrdma_overlay.ko (and the kcheck test module) for $(KVER)"
@@ -72,15 +79,25 @@ test-programs: backend rdma-core
 # Tests: unit and integration tests need no guest; VM tests boot TCG
 # guests, one at a time. Logs of guest consoles: build/test-logs/<test>/;
 # meson's own log: build/san/meson-logs/testlog.txt.
+# The fuzz suite (a short libFuzzer pass over the committed corpus) lives
+# in build/fuzz (clang); the other suites in $(SAN).
 check: deps build
 	@echo "check: running tests (guest consoles are logged under build/test-logs/)"
-	@scripts/run-tests.sh $(SAN) "$(SUITE)" "$(T)" $(MESON_TEST_FLAGS)
+	@if [ "$(SUITE)" != fuzz ]; then \
+		scripts/run-tests.sh $(SAN) "$(SUITE)" "$(T)" $(MESON_TEST_FLAGS); fi
+	@if [ -z "$(T)" ] && { [ -z "$(SUITE)" ] || [ "$(SUITE)" = fuzz ]; }; then \
+		scripts/run-tests.sh build/fuzz fuzz "" $(MESON_TEST_FLAGS); fi
 
 check-unit: backend
 	@scripts/run-tests.sh $(SAN) "$(or $(SUITE),unit integration)" "$(T)" $(MESON_TEST_FLAGS)
 
 demo: deps build
 	@scripts/demo.sh
+
+# Coverage-guided fuzzing of the back-end's inputs (scripts/fuzz.sh says
+# where new inputs and crashes go).
+fuzz: backend
+	@scripts/fuzz.sh build/fuzz -max_total_time=$(FUZZ_SECONDS) $(FUZZ_HARNESSES)
 
 # Benchmarks (not part of check): ratios measured in the same run.
 bench: backend
@@ -91,4 +108,4 @@ clean:
 	$(MAKE) -s -C guest-driver clean KDIR=$(KDIR) || true
 
 .PHONY: all help deps build qemu backend driver rdma-core guest \
-	test-programs check check-unit demo bench clean
+	test-programs check check-unit demo fuzz bench clean

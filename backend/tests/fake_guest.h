@@ -20,7 +20,9 @@
 #include "vhost_dev.h"
 #include "vm.h"
 
+#ifndef FG_RAM_SIZE
 #define FG_RAM_SIZE (16u << 20)
+#endif
 #define FG_HALF (FG_RAM_SIZE / 2)
 
 struct fake_guest {
@@ -125,6 +127,10 @@ static inline void fg_pdir_range(struct fake_guest *g, uint64_t gpa,
 	g_free(gpas);
 }
 
+/* When set, fg_cmd appends each command it runs (u16 length, then header
+ * and body) here: the fuzz seed generator records scenarios this way. */
+static GByteArray *fg_record;
+
 struct fg_reply {
 	struct pvo_resp_hdr h;
 	uint8_t body[512];
@@ -144,6 +150,12 @@ static inline uint32_t fg_cmd(struct fake_guest *g, uint16_t op, uint32_t ctx,
 	if (len)
 		memcpy(m + sizeof(*h), body, len);
 	memset(&r, 0, sizeof(r));
+	if (fg_record) {
+		uint16_t n = htole16(sizeof(*h) + len);
+
+		g_byte_array_append(fg_record, (const guint8 *)&n, 2);
+		g_byte_array_append(fg_record, m, sizeof(*h) + len);
+	}
 	pvo_ctrl_execute(g->vm, m, sizeof(*h) + len, &r, sizeof(r));
 	if (resp)
 		memcpy(resp, r.body, resp_len);

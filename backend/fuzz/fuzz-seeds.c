@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Writes fuzz-ctrl's seed inputs from real scenarios: each runs commands
+ * on the harness's guest (same configuration, same RAM) with fg_cmd
+ * recording them, builds rings and WQEs in RAM, and saves the RAM image
+ * and the commands in fuzz-ctrl's input format. Replayed, a seed reaches
+ * the same state, so the fuzzer starts from QPs that move data.
+ *
+ * It also writes fuzz-overlay-rx's seeds: one well-formed datagram of
+ * each RoCE opcode the overlay handles, with a correct ICRC.
+ *
+ *   fuzz-seeds DIR     (backend/fuzz/corpus: writes fuzz-ctrl/ and
+ *                       fuzz-overlay-rx/ below it)
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+
+#include "fuzz.h"
+#define FG_RAM_SIZE FUZZ_CTRL_RAM
+#include "doorbell.h"
+#include "encap.h"
+#include "fake_guest.h"
+#include "icrc.h"
+#include "roce.h"
+
+struct scenario {
+	struct fake_guest g;
+	uint32_t pd, cq, mr, key, qp, qpn;
+	uint64_t db, buf;
+	struct fg_ring cqr, sq, rq;
+	uint8_t gid[16];
+};
+
+static void setup(struct scenario *s, const struct pvo_vm_config *cfg)
+{
+	struct pvo_cmd_add_gid ag = { htole32(1), htole32(1) };
+	struct pvo_cmd_create_cq cc = { .entries = htole32(64) };
+	struct pvo_cmd_reg_mr mr = { 0 };
+	struct pvo_cmd_set_db_ring db;
+	struct pvo_resp_create_cq rcq;
+	struct pvo_resp_alloc_pd rpd;
+	struct pvo_resp_reg_mr rmr;
+	uint32_t ip = inet_addr("10.0.0.1");
+
+	fg_init(&s->g, cfg);
+	s->g.next = FUZZ_CTRL_IMAGE_GPA;
+	memset(s->gid, 0, 16);
+	s->gid[10] = s->gid[11] = 0xff;
+	memcpy(s->gid + 12, &ip, 4);
+	memcpy(ag.gid, s->gid, 16);
+	ag.type = htole32(PVO_GID_TYPE_ROCE_V2);
+	fg_cmd(&s->g, PVO_CMD_ADD_GID, 0, &ag, sizeof(ag), NULL, 0);
+	fg_cmd(&s->g, PVO_CMD_ALLOC_PD, 0, NULL, 0, &rpd, sizeof(rpd));
+	s->pd = le32toh(rpd.pd);
+	s->db = fg_alloc(&s->g, 1);
+	db.gpa = htole64(s->db);
+	fg_cmd(&s->g, PVO_CMD_SET_DB_RING, 0, &db, sizeof(db), NULL, 0);
+	fg_ring(&s->g, &s->cqr, 64, 6);
+	cc.ring = s->cqr.pdir;
+	fg_cmd(&s->g, PVO_CMD_CREATE_CQ, 0, &cc, sizeof(cc), &rcq,
+	       sizeof(rcq));
+	s->cq = le32toh(rcq.cq);
+	s->buf = fg_alloc(&s->g, 2);
+	mr.pd = htole32(s->pd);
+	mr.access = htole32(PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE |
+			    PVO_ACCESS_REMOTE_READ | PVO_ACCESS_REMOTE_ATOMIC);
+	mr.iova = htole64(0x7f0000000000ull);
+	mr.length = htole64(2 * 4096);
+	fg_pdir_range(&s->g, s->buf, 2, &mr.pages);
+	fg_cmd(&s->g, PVO_CMD_REG_MR, 0, &mr, sizeof(mr), &rmr, sizeof(rmr));
+	s->mr = le32toh(rmr.mr);
+	s->key = le32toh(rmr.key);
+}
+
+static void modify(struct scenario *s, uint32_t mask,
+		   const struct pvo_qp_attr *a)
+{
+	struct pvo_cmd_modify_qp c = { .qp = htole32(s->qp),
+				       .attr_mask = htole32(mask) };
+
+	c.attr = *a;
+	fg_cmd(&s->g, PVO_CMD_MODIFY_QP, 0, &c, sizeof(c), NULL, 0);
+}
+
+/* An RC QP connected to itself through the local transport. */
+static void rc_self(struct scenario *s)
+{
+	struct pvo_cmd_create_qp c = { 0 };
+	struct pvo_resp_create_qp r;
+	struct pvo_qp_attr a = { 0 };
+
+	c.pd = htole32(s->pd);
+	c.send_cq = c.recv_cq = htole32(s->cq);
+	c.qp_type = PVO_QPT_RC;
+	c.sq_wqe_shift = pvo_send_wqe_shift(4, 64);
+	c.rq_wqe_shift = pvo_recv_wqe_shift(4);
+	c.sq_entries = c.rq_entries = htole32(16);
+	c.max_send_sge = c.max_recv_sge = htole32(4);
+	c.max_inline_data = htole32(64);
+	fg_ring(&s->g, &s->sq, 16, c.sq_wqe_shift);
+	fg_ring(&s->g, &s->rq, 16, c.rq_wqe_shift);
+	c.sq = s->sq.pdir;
+	c.rq = s->rq.pdir;
+	fg_cmd(&s->g, PVO_CMD_CREATE_QP, 0, &c, sizeof(c), &r, sizeof(r));
+	s->qp = le32toh(r.qp);
+	s->qpn = le32toh(r.qpn);
+
+	a.qp_state = htole32(PVO_QPS_INIT);
+	a.port_num = 1;
+	a.qp_access_flags = htole32(PVO_ACCESS_REMOTE_WRITE |
+				    PVO_ACCESS_REMOTE_READ |
+				    PVO_ACCESS_REMOTE_ATOMIC);
+	modify(s, PVO_QP_STATE | PVO_QP_PKEY_INDEX | PVO_QP_PORT |
+			  PVO_QP_ACCESS_FLAGS, &a);
+	a.qp_state = htole32(PVO_QPS_RTR);
+	memcpy(a.av.dgid, s->gid, 16);
+	a.av.sgid_index = 1;
+	a.av.hop_limit = 64;
+	a.path_mtu = htole32(3);
+	a.dest_qp_num = htole32(s->qpn);
+	a.max_dest_rd_atomic = 1;
+	modify(s, PVO_QP_STATE | PVO_QP_AV | PVO_QP_PATH_MTU |
+			  PVO_QP_DEST_QPN | PVO_QP_RQ_PSN |
+			  PVO_QP_MAX_DEST_RD_ATOMIC | PVO_QP_MIN_RNR_TIMER, &a);
+	a.qp_state = htole32(PVO_QPS_RTS);
+	a.timeout = 8;
+	a.retry_cnt = 1;
+	a.max_rd_atomic = 1;
+	modify(s, PVO_QP_STATE | PVO_QP_SQ_PSN | PVO_QP_TIMEOUT |
+			  PVO_QP_RETRY_CNT | PVO_QP_RNR_RETRY |
+			  PVO_QP_MAX_QP_RD_ATOMIC, &a);
+}
+
+/* One WQE of op on the SQ (with a receive WQE for SENDs), published and
+ * recorded in the doorbell ring; fuzz-ctrl kicks after the commands. */
+static void post(struct scenario *s, uint8_t op)
+{
+	struct pvo_send_wqe *w = fg_next(&s->g, &s->sq);
+	struct pvo_sge *sg = (struct pvo_sge *)(w + 1);
+	struct pvo_recv_wqe *rw = fg_next(&s->g, &s->rq);
+	struct pvo_sge *rs = (struct pvo_sge *)(rw + 1);
+	uint32_t *db = fg_ptr(&s->g, s->db);
+
+	w->wr_id = htole64(1);
+	w->opcode = op;
+	w->flags = PVO_WQE_F_SIGNALED;
+	w->num_sge = 1;
+	if (op == PVO_WR_ATOMIC_FETCH_AND_ADD) {
+		sg->length = htole32(8);
+		w->u.atomic.remote_addr = htole64(0x7f0000000000ull + 4096);
+		w->u.atomic.compare_add = htole64(1);
+		w->u.atomic.rkey = htole32(s->key);
+	} else {
+		w->u.rdma.remote_addr = htole64(0x7f0000000000ull + 4096);
+		w->u.rdma.rkey = htole32(s->key);
+	}
+	sg->addr = htole64(0x7f0000000000ull);
+	sg->lkey = htole32(s->key);
+	if (!sg->length)
+		sg->length = htole32(64);
+	fg_publish(&s->g, &s->sq);
+	rw->wr_id = htole64(2);
+	rw->num_sge = 1;
+	rs->addr = htole64(0x7f0000000000ull + 4096);
+	rs->length = htole32(4096);
+	rs->lkey = htole32(s->key);
+	fg_publish(&s->g, &s->rq);
+	fg_hdr(&s->g, &s->sq)->db_pending = htole32(1);
+	db[PVO_DB_RING_ENTRY_OFF / 4] = htole32(s->qp);
+	db[0] = htole32(1);
+}
+
+/* What fuzz-ctrl does after the commands; true if the WQE completed
+ * without error, so the seed reaches the data path for real. */
+static bool completes(struct scenario *s)
+{
+	struct pvo_ring_hdr *h = fg_hdr(&s->g, &s->cqr);
+	struct pvo_cqe *c;
+	int i;
+
+	pvo_doorbell_kick(s->g.vm, PVO_VQ_DB_KERNEL);
+	for (i = 0; i < 4; i++)
+		g_main_context_iteration(NULL, FALSE);
+	if (le32toh(h->prod) < 1)
+		return false;
+	c = fg_entry(&s->g, &s->cqr, 0);
+	return c->status == PVO_WC_SUCCESS;
+}
+
+static void save(struct scenario *s, const char *dir, const char *name)
+{
+	uint32_t n = htole32(s->g.next - FUZZ_CTRL_IMAGE_GPA);
+	char *path = g_build_filename(dir, name, NULL);
+	FILE *f = fopen(path, "wb");
+
+	if (!f || fwrite(&n, 4, 1, f) != 1 ||
+	    fwrite(fg_ptr(&s->g, FUZZ_CTRL_IMAGE_GPA), 1, le32toh(n), f) !=
+		le32toh(n) ||
+	    fwrite(fg_record->data, 1, fg_record->len, f) != fg_record->len ||
+	    fclose(f)) {
+		perror(path);
+		exit(1);
+	}
+	printf("%s: %u bytes of RAM, %u bytes of commands\n", path,
+	       le32toh(n), fg_record->len);
+	g_free(path);
+}
+
+static void write_file(const char *dir, const char *name, const void *buf,
+		       size_t len)
+{
+	char *path = g_build_filename(dir, name, NULL);
+	GError *err = NULL;
+
+	if (!g_file_set_contents(path, buf, len, &err)) {
+		fprintf(stderr, "fuzz-seeds: %s\n", err->message);
+		exit(1);
+	}
+	g_free(path);
+}
+
+/* A VXLAN datagram of opcode op (RC, or UD with a DETH). */
+static void packet(const char *dir, uint8_t op)
+{
+	struct pvo_inner in = { .vni = 5, .ttl = 64, .sport = 0xc001 };
+	struct pvo_roce_hdr h = { 0 };
+	uint8_t buf[PVO_ENCAP_LEN + PVO_ROCE_MAX_HDRS + 64 + 4] = { 0 };
+	const uint8_t *roce;
+	size_t hl, payload = 0, len;
+	uint32_t icrc;
+	char name[32];
+
+	memcpy(in.dmac, (uint8_t[]){ 0x52, 0x54, 0, 0xab, 0xcd, 0xef }, 6);
+	memcpy(in.smac, (uint8_t[]){ 0x52, 0x54, 0, 0, 7, 1 }, 6);
+	in.sip = inet_addr("10.0.0.7");
+	in.dip = inet_addr("10.0.0.1");
+	h.opcode = op;
+	h.pkey = PVO_ROCE_PKEY_DEFAULT;
+	h.dqpn = 0x11;
+	h.psn = 0x123;
+	h.ackreq = true;
+	h.qkey = 0x1111;
+	h.sqpn = 0x12;
+	h.va = 0x7f0000000000ull;
+	h.rkey = 0x100;
+	h.dma_len = 64;
+	h.swap_add = 1;
+	h.syndrome = PVO_AETH_ACK | PVO_AETH_CREDITS_INVALID;
+	h.msn = 1;
+	if (pvo_roce_flags(op) & PVO_RH_PAYLOAD)
+		payload = 64;
+	hl = pvo_roce_encode(buf + PVO_ENCAP_LEN, &h);
+	memset(buf + PVO_ENCAP_LEN + hl, 0xa5, payload);
+	len = hl + payload + PVO_ROCE_ICRC_LEN;
+	pvo_encap_write(buf, &in, len);
+	icrc = htole32(pvo_icrc_ipv4(buf + PVO_ENCAP_IP_OFF,
+				     PVO_IP4_LEN + PVO_UDP_LEN + len -
+					 PVO_ROCE_ICRC_LEN));
+	memcpy(buf + PVO_ENCAP_LEN + hl + payload, &icrc, 4);
+	snprintf(name, sizeof(name), "opcode-0x%02x", op);
+	/* a seed the receive path rejects would explore nothing */
+	if (pvo_encap_parse(buf, PVO_ENCAP_LEN + len, &in, &roce, &len) !=
+		    PVO_ENCAP_OK ||
+	    !pvo_roce_decode(roce, len, &h)) {
+		fprintf(stderr, "fuzz-seeds: %s does not parse\n", name);
+		exit(1);
+	}
+	write_file(dir, name, buf, PVO_ENCAP_LEN + hl + payload + 4);
+}
+
+int main(int argc, char **argv)
+{
+	static const uint8_t ops[] = { PVO_WR_SEND, PVO_WR_RDMA_WRITE,
+				       PVO_WR_RDMA_READ,
+				       PVO_WR_ATOMIC_FETCH_AND_ADD };
+	static const char *const names[] = { "rc-send", "rc-write", "rc-read",
+					     "rc-fetch-add" };
+	struct pvo_daemon_config *cfg;
+	char *err = NULL, *ctrl, *rx;
+	unsigned int i;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: fuzz-seeds DIR\n");
+		return 2;
+	}
+	cfg = pvo_config_parse("fuzz.conf", FUZZ_CTRL_CONF, &err);
+	if (!cfg) {
+		fprintf(stderr, "fuzz-seeds: %s\n", err);
+		return 1;
+	}
+	ctrl = g_build_filename(argv[1], "fuzz-ctrl", NULL);
+	rx = g_build_filename(argv[1], "fuzz-overlay-rx", NULL);
+	for (i = 0; i <= PVO_OPC_FETCH_ADD; i++)
+		if (pvo_roce_flags(i))
+			packet(rx, i);
+	packet(rx, PVO_ROCE_UD | PVO_OPC_SEND_ONLY);
+	for (i = 0; i < sizeof(ops); i++) {
+		struct scenario s;
+
+		fg_record = g_byte_array_new();
+		setup(&s, &cfg->vms[0]);
+		rc_self(&s);
+		post(&s, ops[i]);
+		save(&s, ctrl, names[i]);
+		if (!completes(&s)) {
+			fprintf(stderr, "fuzz-seeds: %s does not complete\n",
+				names[i]);
+			return 1;
+		}
+		fg_fini(&s.g);
+		g_byte_array_free(fg_record, TRUE);
+		fg_record = NULL;
+	}
+	pvo_config_free(cfg);
+	g_free(ctrl);
+	g_free(rx);
+	return 0;
+}
