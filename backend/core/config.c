@@ -5,11 +5,12 @@
  * parsed here line by line so that every error can name FILE:LINE.
  *
  *   [daemon]        socket-dir
- *   [tenant NAME]   vni, mtu
+ *   [tenant NAME]   vni, mtu, learn
  *   [vm NAME]       tenant, mac, ips, socket, max-* quotas
  *   [remote NAME]   tenant, mac, ips, vtep, vtep-port (docs/overlay.md)
  *   [daemon]        also vtep, vxlan-port, dscp, udp-gso,
- *                   management-socket, busy-poll-us
+ *                   management-socket, busy-poll-us, peers,
+ *                   learn-age-s, learn-move-s
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -310,6 +311,32 @@ static bool parse_ipv4(const char *s, struct in_addr *out)
 	return inet_pton(AF_INET, s, out) == 1 && out->s_addr != INADDR_ANY;
 }
 
+static bool parse_peers(struct parser *p, int line, const char *val)
+{
+	char **parts = g_strsplit_set(val, ";,", -1);
+	struct pvo_daemon_config *cfg = p->cfg;
+	bool ok = true;
+	int i;
+
+	cfg->num_peers = 0;
+	for (i = 0; ok && parts[i]; i++) {
+		char *ip = g_strstrip(parts[i]);
+
+		if (!*ip)
+			continue;
+		if (cfg->num_peers == PVO_MAX_PEERS)
+			ok = fail(p, line, "peers: at most %d VTEPs",
+				  PVO_MAX_PEERS);
+		else if (!parse_ipv4(ip, &cfg->peers[cfg->num_peers++]))
+			ok = fail(p, line,
+				  "peers: '%s' is not the IPv4 address of a "
+				  "VTEP",
+				  ip);
+	}
+	g_strfreev(parts);
+	return ok;
+}
+
 static bool parse_remote_key(struct parser *p, int line, const char *key,
 			     const char *val)
 {
@@ -407,6 +434,23 @@ static bool parse_key(struct parser *p, int line, const char *key,
 			p->cfg->busy_poll_us = v;
 			return true;
 		}
+		if (strcmp(key, "peers") == 0)
+			return parse_peers(p, line, val);
+		if (strcmp(key, "learn-age-s") == 0 ||
+		    strcmp(key, "learn-move-s") == 0) {
+			bool age = key[6] == 'a';
+
+			if (!pvo_parse_u64(val, 1, 86400, &v))
+				return fail(p, line,
+					    "%s '%s': expected seconds "
+					    "between 1 and 86400",
+					    key, val);
+			if (age)
+				p->cfg->learn_age_s = v;
+			else
+				p->cfg->learn_move_s = v;
+			return true;
+		}
 		if (strcmp(key, "management-socket") == 0) {
 			if (*val != '/' ||
 			    strlen(val) >= sizeof(p->cfg->mgmt_socket))
@@ -436,6 +480,14 @@ static bool parse_key(struct parser *p, int line, const char *key,
 					    "between 576 and 9000",
 					    val);
 			cur_tenant(p)->mtu = v;
+			return true;
+		}
+		if (strcmp(key, "learn") == 0) {
+			if (strcmp(val, "yes") && strcmp(val, "no"))
+				return fail(p, line,
+					    "learn '%s': expected yes or no",
+					    val);
+			cur_tenant(p)->no_learn = strcmp(val, "no") == 0;
 			return true;
 		}
 		break;
@@ -666,6 +718,8 @@ struct pvo_daemon_config *pvo_config_parse(const char *path, const char *text,
 	g_strlcpy(cfg->socket_dir, DEFAULT_SOCKET_DIR, sizeof(cfg->socket_dir));
 	cfg->vxlan_port = 4789;
 	cfg->dscp = 26; /* AF31 */
+	cfg->learn_age_s = 300;
+	cfg->learn_move_s = 30;
 	p->path = path;
 	p->cfg = cfg;
 	for (i = 0; ok && lines[i]; i++)

@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 
 #define PVO_MAX_IPS 8		/* == PVO_MAX_ALLOWED_GIDS */
+#define PVO_MAX_PEERS 64	/* [daemon] peers */
 #define PVO_NAME_MAX 64
 
 struct pvo_quota {
@@ -26,6 +27,7 @@ struct pvo_tenant {
 	char name[PVO_NAME_MAX];
 	uint32_t vni;		/* VXLAN network identifier, 24 bits */
 	uint16_t mtu;		/* Ethernet MTU of the tenant network */
+	bool no_learn;		/* learn = no: only [remote] / managed entries */
 	int line;		/* where it was defined, for messages */
 };
 
@@ -57,6 +59,14 @@ struct pvo_daemon_config {
 	bool no_udp_gso;		/* udp-gso = no */
 	char mgmt_socket[108];
 	uint32_t busy_poll_us;		/* 0: wait for doorbells only */
+	/* overlay learning: the VTEPs it may learn from besides those of
+	 * [remote] sections, how long a learned entry lives without
+	 * packets, and how long it must be silent before another VTEP may
+	 * take its (VNI, IP) */
+	int num_peers;
+	struct in_addr peers[PVO_MAX_PEERS];
+	uint32_t learn_age_s;
+	uint32_t learn_move_s;
 	int num_remotes;		/* [remote NAME]: VMs behind other VTEPs */
 	struct pvo_vm_config *remotes;
 };

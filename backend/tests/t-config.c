@@ -74,6 +74,12 @@ static const struct {
 	  "t.conf:6: vm 'v' is already defined at line 3" },
 	{ "[daemon]\nudp-gso = maybe\n",
 	  "t.conf:2: udp-gso 'maybe': expected yes or no" },
+	{ "[daemon]\npeers = 192.0.2.1, host-b\n",
+	  "t.conf:2: peers: 'host-b' is not the IPv4 address of a VTEP" },
+	{ "[daemon]\nlearn-age-s = 0\n",
+	  "t.conf:2: learn-age-s '0': expected seconds between 1 and 86400" },
+	{ "[tenant a]\nvni=1\nlearn = sometimes\n",
+	  "t.conf:3: learn 'sometimes': expected yes or no" },
 };
 
 int main(void)
@@ -85,7 +91,7 @@ int main(void)
 	char *unknown[] = { "green-9", NULL };
 	size_t i;
 
-	tap_plan(19 + G_N_ELEMENTS(bad));
+	tap_plan(21 + G_N_ELEMENTS(bad));
 
 	cfg = pvo_config_parse("t.conf", good, &err);
 	tap_ok(cfg != NULL, "good config parses (%s)", err ? err : "");
@@ -132,6 +138,24 @@ int main(void)
 	err = NULL;
 	cfg = pvo_config_parse("t.conf", "[daemon]\nudp-gso = no\n", &err);
 	tap_ok(cfg && cfg->no_udp_gso, "udp-gso = no turns UDP GSO off");
+	pvo_config_free(cfg);
+	g_free(err);
+	err = NULL;
+	cfg = pvo_config_parse("t.conf", "[tenant a]\nvni=1\n", &err);
+	tap_ok(cfg && !cfg->tenants[0].no_learn && cfg->num_peers == 0 &&
+		       cfg->learn_age_s == 300 && cfg->learn_move_s == 30,
+	       "learning defaults: tenants learn, no extra peers, entries "
+	       "age out after 300 s and move after 30 s of silence");
+	pvo_config_free(cfg);
+	cfg = pvo_config_parse("t.conf",
+			       "[daemon]\npeers = 192.0.2.1; 192.0.2.2\n"
+			       "learn-age-s = 60\nlearn-move-s = 5\n"
+			       "[tenant a]\nvni=1\nlearn = no\n",
+			       &err);
+	tap_ok(cfg && cfg->tenants[0].no_learn && cfg->num_peers == 2 &&
+		       cfg->peers[1].s_addr == htonl(0xc0000202) &&
+		       cfg->learn_age_s == 60 && cfg->learn_move_s == 5,
+	       "peers, learn-age-s, learn-move-s and learn = no are read");
 	pvo_config_free(cfg);
 	g_free(err);
 	err = NULL;

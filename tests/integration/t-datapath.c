@@ -59,6 +59,7 @@ static const char *const vm_names[] = {"a", "b", "c", "q", NULL};
  */
 bool overlay;
 struct backend_proc bp2;
+unsigned int overlay_port;
 static const char *const vm_names_host1[] = {"a", "c", "q", NULL};
 static const char *const vm_names_host2[] = {"b", NULL};
 
@@ -631,6 +632,7 @@ static int start_two_hosts(const char *const *args, char *err, size_t len)
 
 	if (getenv("T_DATAPATH_PORT"))
 		port = atoi(getenv("T_DATAPATH_PORT"));
+	overlay_port = port;
 	if (via) {
 		if (sscanf(via, "%63[0-9.]:%u,%63[0-9.]:%u", ip1, &p1, ip2,
 			   &p2) != 4)
@@ -835,6 +837,8 @@ int main(void)
 		test_isolation();
 		if (!overlay)
 			test_route_change();
+		else
+			test_overlay_ingress();
 	}
 	if (section("fuzz"))
 		test_fuzz();

@@ -33,6 +33,7 @@
 /* t-datapath.c: the back-end(s), nodes a, b, c and the helpers */
 
 extern bool overlay; /* T_DATAPATH_OVERLAY=1: b on a second back-end */
+extern unsigned int overlay_port; /* the VTEPs' VXLAN port */
 extern struct backend_proc bp, bp2;
 
 /* One side of the tests: a VM's user context with a PD, CQs and a big
@@ -172,6 +173,9 @@ void test_kernel_qp(void);
 
 void test_route_change(void);
 void test_isolation(void);
+
+/* t-datapath-ingress.c: forged datagrams from the underlay (overlay) */
+void test_overlay_ingress(void);
 void test_quotas(void);
 
 /* t-datapath-fuzz.c: fuzz, a VM going away with work in flight */

@@ -20,6 +20,7 @@
 #include "overlay.h"
 #include "overlay_map.h"
 #include "qp.h"
+#include "timer.h"
 #include "vm.h"
 
 #define BATCH 64
@@ -70,6 +71,7 @@ struct overlay {
 	union cmsg_room rcmsg[RX_BATCH];
 	uint8_t rbuf[RX_BATCH][RX_ROOM] __attribute__((aligned(64)));
 	struct pvo_ratelimit tx_log;
+	struct pvo_timer aging; /* learned entries age out */
 };
 
 static void overlay_init(void *data)
@@ -98,6 +100,8 @@ const char *pvo_drop_name(enum pvo_drop d)
 		[PVO_DROP_BAD_STATE] = "bad_state",
 		[PVO_DROP_BAD_PSN] = "bad_psn",
 		[PVO_DROP_NO_ROUTE] = "no_route",
+		[PVO_DROP_WRONG_VTEP] = "wrong_vtep",
+		[PVO_DROP_UNKNOWN_SRC] = "unknown_src",
 	};
 
 	return d < PVO_DROP_COUNT ? names[d] : "?";
@@ -432,23 +436,48 @@ static bool class_fits(uint8_t opcode, const struct pvo_qp *qp)
 	return false;
 }
 
-static void learn(const struct pvo_inner *in, const struct sockaddr_in *from)
+/* A VTEP that may be learned from: one of [daemon] peers, or the VTEP of
+ * a [remote] section. */
+static bool is_peer(const struct overlay *ov, struct in_addr a)
 {
-	struct overlay *ov = overlay();
-	const struct pvo_map_entry *old = pvo_map_find(in->vni, in->sip);
-	struct pvo_map_entry e = { 0 };
+	const struct pvo_daemon_config *cfg = ov->cfg;
+	int i;
 
-	if (old && (old->origin != PVO_MAP_LEARNED ||
-		    (old->vtep.s_addr == from->sin_addr.s_addr &&
-		     memcmp(old->mac, in->smac, 6) == 0)))
-		return;
-	e.vni = in->vni;
-	e.ip = in->sip;
-	e.vtep = from->sin_addr;
-	e.port = ov->cfg->vxlan_port;
-	memcpy(e.mac, in->smac, 6);
-	e.origin = PVO_MAP_LEARNED;
-	pvo_map_set(&e);
+	for (i = 0; i < cfg->num_peers; i++)
+		if (cfg->peers[i].s_addr == a.s_addr)
+			return true;
+	for (i = 0; i < cfg->num_remotes; i++)
+		if (cfg->remotes[i].vtep.s_addr == a.s_addr)
+			return true;
+	return false;
+}
+
+/* Whether the sender of a checked packet may be behind the VTEP it came
+ * from (docs/overlay.md, step 5); learns it where allowed. */
+static enum pvo_drop ingress(struct overlay *ov, struct pvo_vm *vm,
+			     const struct pvo_inner *in,
+			     const struct sockaddr_in *from)
+{
+	struct pvo_map_entry seen = {
+		.vni = in->vni,
+		.ip = in->sip,
+		.vtep = from->sin_addr,
+		.port = ov->cfg->vxlan_port,
+	};
+	bool may_learn = !vm->cfg->tenant->no_learn &&
+			 is_peer(ov, from->sin_addr);
+
+	memcpy(seen.mac, in->smac, 6);
+	switch (pvo_map_ingress(&seen, may_learn,
+				(uint64_t)ov->cfg->learn_move_s * G_USEC_PER_SEC,
+				g_get_monotonic_time())) {
+	case PVO_MAP_OK:
+		return PVO_DROP_COUNT;
+	case PVO_MAP_WRONG_VTEP:
+		return PVO_DROP_WRONG_VTEP;
+	default:
+		return PVO_DROP_UNKNOWN_SRC;
+	}
 }
 
 static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from)
@@ -462,6 +491,7 @@ static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from
 	struct pvo_vm *vm;
 	struct pvo_qp *qp;
 	uint32_t icrc, want;
+	enum pvo_drop why;
 
 	ov->stats.net.rx_packets++;
 	ov->stats.net.rx_bytes += len;
@@ -494,8 +524,11 @@ static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from
 		pvo_overlay_count_drop(vm, NULL, PVO_DROP_BAD_ICRC);
 		return;
 	}
-	/* A sender that got this far is in the tenant: remember where. */
-	learn(&in, from);
+	why = ingress(ov, vm, &in, from);
+	if (why != PVO_DROP_COUNT) {
+		pvo_overlay_count_drop(vm, NULL, why);
+		return;
+	}
 	qp = pvo_qp_by_qpn(vm, h.dqpn);
 	if (!qp) {
 		pvo_overlay_count_drop(vm, NULL, PVO_DROP_UNKNOWN_QP);
@@ -617,6 +650,24 @@ static int open_socket(uint32_t addr, uint16_t port, char **err)
 	return fd;
 }
 
+/* Learned entries silent for learn-age-s go; looked at four times per
+ * age, at least once a second. */
+static uint64_t aging_period_us(const struct overlay *ov)
+{
+	uint64_t us = (uint64_t)ov->cfg->learn_age_s * G_USEC_PER_SEC / 4;
+
+	return MAX(us, G_USEC_PER_SEC);
+}
+
+static void on_aging(void *opaque)
+{
+	struct overlay *ov = opaque;
+
+	pvo_map_expire(g_get_monotonic_time(),
+		       (uint64_t)ov->cfg->learn_age_s * G_USEC_PER_SEC);
+	pvo_timer_arm(&ov->aging, aging_period_us(ov));
+}
+
 bool pvo_overlay_start(const struct pvo_daemon_config *cfg, char **err)
 {
 	struct overlay *ov = overlay();
@@ -662,6 +713,8 @@ bool pvo_overlay_start(const struct pvo_daemon_config *cfg, char **err)
 	/* no poll-set churn (two wake-up writes) per batch received: see
 	 * set_watch in vhost.c */
 	g_source_set_can_recurse(ov->src, TRUE);
+	pvo_timer_init(&ov->aging, on_aging, ov);
+	pvo_timer_arm(&ov->aging, aging_period_us(ov));
 	ov->on = true;
 	return true;
 }
@@ -675,6 +728,7 @@ void pvo_overlay_stop(void)
 		flush_now(ov);
 		pvo_loop_remove(ov->src);
 		ov->src = NULL;
+		pvo_timer_destroy(&ov->aging);
 		close(ov->fd);
 		for (i = 0; i < TX_SOCKETS; i++)
 			close(ov->tx_fd[i]);

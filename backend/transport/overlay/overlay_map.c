@@ -130,3 +130,51 @@ const char *pvo_map_origin_name(enum pvo_map_origin o)
 	}
 	return "?";
 }
+
+enum pvo_map_verdict pvo_map_ingress(const struct pvo_map_entry *seen,
+				     bool may_learn, uint64_t move_us,
+				     uint64_t now_us)
+{
+	struct pvo_map_entry *e =
+	    (struct pvo_map_entry *)pvo_map_find(seen->vni, seen->ip);
+	struct pvo_map_entry n = *seen;
+
+	if (e && e->vtep.s_addr == seen->vtep.s_addr) {
+		if (e->origin == PVO_MAP_LEARNED) {
+			e->last_us = now_us;
+			memcpy(e->mac, seen->mac, 6);
+		}
+		return PVO_MAP_OK;
+	}
+	if (e && (e->origin != PVO_MAP_LEARNED || !may_learn ||
+		  now_us - e->last_us < move_us))
+		return PVO_MAP_WRONG_VTEP;
+	if (!may_learn)
+		return PVO_MAP_UNKNOWN_SRC;
+	n.origin = PVO_MAP_LEARNED;
+	n.last_us = now_us;
+	return pvo_map_set(&n) ? PVO_MAP_OK : PVO_MAP_UNKNOWN_SRC;
+}
+
+unsigned int pvo_map_expire(uint64_t now_us, uint64_t age_us)
+{
+	GHashTableIter it;
+	gpointer k, v;
+	unsigned int n = 0;
+
+	if (!table)
+		return 0;
+	g_hash_table_iter_init(&it, table);
+	while (g_hash_table_iter_next(&it, &k, &v)) {
+		struct pvo_map_entry *e = v;
+
+		if (e->origin != PVO_MAP_LEARNED ||
+		    now_us - e->last_us < age_us)
+			continue;
+		g_hash_table_iter_remove(&it);
+		g_free(e);
+		learned--;
+		n++;
+	}
+	return n;
+}

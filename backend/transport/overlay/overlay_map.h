@@ -3,7 +3,8 @@
  * The overlay mapping table: (VNI, inner IPv4) -> the VTEP a VM is behind
  * and its inner MAC. Entries come from the config file, the management
  * socket and from validated received packets; a learned entry never
- * replaces one the administrator set.
+ * replaces one the administrator set. The table also decides whether a
+ * received packet's sender may be where it came from (pvo_map_ingress).
  */
 #ifndef PVO_OVERLAY_MAP_H
 #define PVO_OVERLAY_MAP_H
@@ -21,6 +22,7 @@ struct pvo_map_entry {
 	uint16_t port;	      /* host order */
 	uint8_t mac[6];
 	enum pvo_map_origin origin;
+	uint64_t last_us; /* learned: when a packet last came from it */
 };
 
 /* Learned entries beyond this are not added (spoofed floods). */
@@ -35,5 +37,27 @@ const struct pvo_map_entry *pvo_map_find(uint32_t vni, uint32_t ip);
 void *pvo_map_sorted(void);
 void pvo_map_clear(void);
 const char *pvo_map_origin_name(enum pvo_map_origin o);
+
+enum pvo_map_verdict {
+	PVO_MAP_OK,		/* the sender is behind the VTEP it came from */
+	PVO_MAP_WRONG_VTEP,	/* its (VNI, IP) is mapped to another VTEP */
+	PVO_MAP_UNKNOWN_SRC,	/* not mapped, and may not be learned */
+};
+
+/*
+ * A packet passed the receive checks; seen holds its (VNI, inner source
+ * IP), the outer source address (vtep, port) and the inner source MAC.
+ * A configured or managed entry must name that VTEP. A learned entry is
+ * refreshed from its own VTEP, and moves to another one only if it has
+ * been silent for move_us and may_learn. Without an entry the sender is
+ * learned if may_learn (the tenant learns, the VTEP is a peer) and the
+ * table has room.
+ */
+enum pvo_map_verdict pvo_map_ingress(const struct pvo_map_entry *seen,
+				     bool may_learn, uint64_t move_us,
+				     uint64_t now_us);
+
+/* Removes learned entries silent for age_us or longer; returns how many. */
+unsigned int pvo_map_expire(uint64_t now_us, uint64_t age_us);
 
 #endif
