@@ -464,9 +464,14 @@ static enum pvo_drop ingress(struct overlay *ov, struct pvo_vm *vm,
 		.vtep = from->sin_addr,
 		.port = ov->cfg->vxlan_port,
 	};
-	bool may_learn = !vm->cfg->tenant->no_learn &&
-			 is_peer(ov, from->sin_addr);
+	const struct pvo_map_entry *e = pvo_map_find(in->vni, in->sip);
+	bool may_learn;
 
+	/* the common case: a configured or managed sender, from its VTEP */
+	if (e && e->origin != PVO_MAP_LEARNED &&
+	    e->vtep.s_addr == from->sin_addr.s_addr)
+		return PVO_DROP_COUNT;
+	may_learn = !vm->cfg->tenant->no_learn && is_peer(ov, from->sin_addr);
 	memcpy(seen.mac, in->smac, 6);
 	switch (pvo_map_ingress(&seen, may_learn,
 				(uint64_t)ov->cfg->learn_move_s * G_USEC_PER_SEC,
