@@ -6,11 +6,12 @@
  * and the commands in fuzz-ctrl's input format. Replayed, a seed reaches
  * the same state, so the fuzzer starts from QPs that move data.
  *
- * It also writes fuzz-overlay-rx's seeds: one well-formed datagram of
- * each RoCE opcode the overlay handles, with a correct ICRC.
+ * It also writes fuzz-overlay-rx's seeds, one well-formed datagram of
+ * each RoCE opcode the overlay handles with a correct ICRC, and
+ * fuzz-vhost's: QEMU's handshake with the device as message streams.
  *
- *   fuzz-seeds DIR     (backend/fuzz/corpus: writes fuzz-ctrl/ and
- *                       fuzz-overlay-rx/ below it)
+ *   fuzz-seeds DIR     (backend/fuzz/corpus: writes fuzz-ctrl/,
+ *                       fuzz-overlay-rx/ and fuzz-vhost/ below it)
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -268,6 +269,69 @@ static void packet(const char *dir, uint8_t op)
 	write_file(dir, name, buf, PVO_ENCAP_LEN + hl + payload + 4);
 }
 
+/* vhost-user messages (docs of the protocol: QEMU's vhost-user.rst) */
+enum {
+	VU_GET_FEATURES = 1, VU_SET_FEATURES = 2, VU_SET_OWNER = 3,
+	VU_SET_VRING_NUM = 8, VU_SET_VRING_ADDR = 9, VU_SET_VRING_BASE = 10,
+	VU_GET_VRING_BASE = 11, VU_GET_PROTOCOL_FEATURES = 15,
+	VU_SET_PROTOCOL_FEATURES = 16, VU_GET_QUEUE_NUM = 17,
+	VU_SET_VRING_ENABLE = 18, VU_GET_CONFIG = 24,
+};
+
+static void vu_msg(GByteArray *out, uint32_t req, const void *body,
+		   uint32_t len)
+{
+	uint32_t hdr[3] = { htole32(req), htole32(1), htole32(len) };
+
+	g_byte_array_append(out, (const guint8 *)hdr, sizeof(hdr));
+	if (len)
+		g_byte_array_append(out, body, len);
+}
+
+static void vu_u64(GByteArray *out, uint32_t req, uint64_t v)
+{
+	v = htole64(v);
+	vu_msg(out, req, &v, 8);
+}
+
+static void vu_state(GByteArray *out, uint32_t req, uint32_t idx,
+		     uint32_t num)
+{
+	uint32_t st[2] = { htole32(idx), htole32(num) };
+
+	vu_msg(out, req, st, sizeof(st));
+}
+
+static void vhost_seeds(const char *dir)
+{
+	uint8_t config[12 + 256] = { 0 };
+	uint64_t addr[6] = { 0 };
+	GByteArray *m = g_byte_array_new();
+	uint32_t q;
+
+	/* what QEMU sends before the guest driver runs */
+	vu_msg(m, VU_GET_FEATURES, NULL, 0);
+	vu_msg(m, VU_GET_PROTOCOL_FEATURES, NULL, 0);
+	vu_u64(m, VU_SET_PROTOCOL_FEATURES, 0x203); /* MQ, REPLY_ACK, CONFIG */
+	vu_msg(m, VU_GET_QUEUE_NUM, NULL, 0);
+	vu_msg(m, VU_SET_OWNER, NULL, 0);
+	config[4] = 152; /* size: struct pvo_config */
+	vu_msg(m, VU_GET_CONFIG, config, sizeof(config));
+	write_file(dir, "handshake", m->data, m->len);
+	/* then the rings of the first queues, without memory or eventfds */
+	vu_u64(m, VU_SET_FEATURES, 1ull << 32); /* VIRTIO_F_VERSION_1 */
+	for (q = 0; q < 3; q++) {
+		vu_state(m, VU_SET_VRING_NUM, q, 256);
+		vu_state(m, VU_SET_VRING_BASE, q, 0);
+		addr[0] = htole64(q);
+		vu_msg(m, VU_SET_VRING_ADDR, addr, sizeof(addr));
+		vu_state(m, VU_SET_VRING_ENABLE, q, 1);
+	}
+	vu_state(m, VU_GET_VRING_BASE, 0, 0);
+	write_file(dir, "rings", m->data, m->len);
+	g_byte_array_free(m, TRUE);
+}
+
 int main(int argc, char **argv)
 {
 	static const uint8_t ops[] = { PVO_WR_SEND, PVO_WR_RDMA_WRITE,
@@ -276,7 +340,7 @@ int main(int argc, char **argv)
 	static const char *const names[] = { "rc-send", "rc-write", "rc-read",
 					     "rc-fetch-add" };
 	struct pvo_daemon_config *cfg;
-	char *err = NULL, *ctrl, *rx;
+	char *err = NULL, *ctrl, *rx, *vh;
 	unsigned int i;
 
 	if (argc != 2) {
@@ -294,6 +358,9 @@ int main(int argc, char **argv)
 		if (pvo_roce_flags(i))
 			packet(rx, i);
 	packet(rx, PVO_ROCE_UD | PVO_OPC_SEND_ONLY);
+	vh = g_build_filename(argv[1], "fuzz-vhost", NULL);
+	vhost_seeds(vh);
+	g_free(vh);
 	for (i = 0; i < sizeof(ops); i++) {
 		struct scenario s;
 

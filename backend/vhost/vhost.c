@@ -324,11 +324,26 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 		close(conn);
 		return G_SOURCE_CONTINUE;
 	}
+	pvo_vhost_serve(vm, conn);
+	return G_SOURCE_CONTINUE;
+}
+
+bool pvo_vhost_serve(struct pvo_vm *vm, int conn)
+{
+	struct pvo_vhost *vh = vm->vhost;
+
+	if (!vh) {
+		/* a connection that did not come through the listener */
+		vh = vm->vhost = g_new0(struct pvo_vhost, 1);
+		vh->vm = vm;
+		vh->conn_fd = -1;
+		vh->listen_fd = -1;
+	}
 	if (!vug_init(&vh->vug, pvo_device_max_queues(vm->cfg), conn, panic,
 		      &iface)) {
 		pvo_info(pvo_vm_name(vm), "cannot set up vhost-user session");
 		close(conn);
-		return G_SOURCE_CONTINUE;
+		return false;
 	}
 	vh->vug.parent.read_msg = pvo_vhost_msg_read;
 	vug_set_watch = vh->vug.parent.set_watch;
@@ -339,7 +354,7 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 	vm->mem_gen++;
 	pvo_local_routes_changed();
 	pvo_info(pvo_vm_name(vm), "front-end connected");
-	return G_SOURCE_CONTINUE;
+	return true;
 }
 
 /* A socket file nobody accepts on is stale; one with a live server is not

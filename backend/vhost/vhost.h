@@ -19,6 +19,11 @@ bool pvo_vhost_listen(struct pvo_vm *vm, char **err);
 /* Drop the connection (if any), stop listening and remove the socket. */
 void pvo_vhost_close(struct pvo_vm *vm);
 
+/* Serves a front-end connected on conn (on_accept's second half; the
+ * fuzz harness hands it one end of a socket pair). Closes conn and
+ * returns false if the session cannot be set up. */
+bool pvo_vhost_serve(struct pvo_vm *vm, int conn);
+
 /* Whether virtqueue q of the connected front-end runs. */
 bool pvo_vhost_queue_started(struct pvo_vm *vm, unsigned int q);
 /*
