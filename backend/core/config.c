@@ -2,7 +2,8 @@
 /*
  * Configuration file parser. The syntax is GKeyFile's INI dialect
  * ("[group]", "key = value", '#' comments, lists separated by ';' or ','),
- * parsed here line by line so that every error can name FILE:LINE.
+ * parsed here line by line so that every error can name FILE:LINE; a '#'
+ * after a blank also starts a comment at the end of a line.
  *
  *   [daemon]        socket-dir
  *   [tenant NAME]   vni, mtu, learn
@@ -539,6 +540,19 @@ static bool parse_key(struct parser *p, int line, const char *key,
 	return fail(p, line, "unknown key '%s' in this section", key);
 }
 
+/* A '#' after a blank starts a comment, also after a value
+ * ("vni = 100   # blue"), as the README's example has them. */
+static void cut_comment(char *s)
+{
+	char *h;
+
+	for (h = strchr(s, '#'); h; h = strchr(h + 1, '#'))
+		if (h > s && (h[-1] == ' ' || h[-1] == '\t')) {
+			*h = '\0';
+			return;
+		}
+}
+
 static bool parse_line(struct parser *p, int line, char *s)
 {
 	char *eq;
@@ -546,6 +560,8 @@ static bool parse_line(struct parser *p, int line, char *s)
 	s = g_strstrip(s);
 	if (!*s || *s == '#' || *s == ';')
 		return true;
+	cut_comment(s);
+	s = g_strstrip(s);
 	if (*s == '[') {
 		size_t n = strlen(s);
 

@@ -91,7 +91,7 @@ int main(void)
 	char *unknown[] = { "green-9", NULL };
 	size_t i;
 
-	tap_plan(21 + G_N_ELEMENTS(bad));
+	tap_plan(23 + G_N_ELEMENTS(bad));
 
 	cfg = pvo_config_parse("t.conf", good, &err);
 	tap_ok(cfg != NULL, "good config parses (%s)", err ? err : "");
@@ -158,6 +158,41 @@ int main(void)
 	       "peers, learn-age-s, learn-move-s and learn = no are read");
 	pvo_config_free(cfg);
 	g_free(err);
+	err = NULL;
+	cfg = pvo_config_parse("t.conf",
+			       "[daemon]   # the host\n"
+			       "socket-dir = /run/a#b   # '#' inside a word stays\n"
+			       "[tenant a]\nvni = 7\t# seven\n",
+			       &err);
+	tap_ok(cfg && !strcmp(cfg->socket_dir, "/run/a#b") &&
+		       cfg->tenants[0].vni == 7,
+	       "a '#' after a blank ends the line, one inside a word does "
+	       "not (%s)", err ? err : "parsed");
+	pvo_config_free(cfg);
+	g_free(err);
+	err = NULL;
+	{
+		gchar *text = NULL;
+		gchar *readme = g_build_filename(SOURCE_ROOT, "README.md",
+						  NULL);
+		gchar *start, *end;
+
+		if (g_file_get_contents(readme, &text, NULL, NULL) &&
+		    (start = strstr(text, "```ini\n")) &&
+		    (end = strstr(start + 7, "```"))) {
+			*end = '\0';
+			cfg = pvo_config_parse("README.md", start + 7, &err);
+		}
+		tap_ok(cfg && cfg->num_vms == 1 && cfg->num_remotes == 1 &&
+			       cfg->num_peers == 1 &&
+			       !strcmp(cfg->socket_dir, "/run/pvrdma-overlay"),
+		       "the README's configuration example parses as it is "
+		       "(%s)", err ? err : readme);
+		pvo_config_free(cfg);
+		g_free(err);
+		g_free(text);
+		g_free(readme);
+	}
 	err = NULL;
 	cfg = pvo_config_load("/nonexistent/pvo.conf", &err);
 	tap_ok(!cfg && strstr(err, "cannot read config file") &&
