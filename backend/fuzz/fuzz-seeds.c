@@ -21,7 +21,6 @@
 #include "doorbell.h"
 #include "encap.h"
 #include "fake_guest.h"
-#include "icrc.h"
 #include "roce.h"
 
 struct scenario {
@@ -227,8 +226,7 @@ static void packet(const char *dir, uint8_t op)
 	struct pvo_roce_hdr h = { 0 };
 	uint8_t buf[PVO_ENCAP_LEN + PVO_ROCE_MAX_HDRS + 64 + 4] = { 0 };
 	const uint8_t *roce;
-	size_t hl, payload = 0, len;
-	uint32_t icrc;
+	size_t hl, payload = 0, len, dlen;
 	char name[32];
 
 	memcpy(in.dmac, (uint8_t[]){ 0x52, 0x54, 0, 0xab, 0xcd, 0xef }, 6);
@@ -252,21 +250,15 @@ static void packet(const char *dir, uint8_t op)
 		payload = 64;
 	hl = pvo_roce_encode(buf + PVO_ENCAP_LEN, &h);
 	memset(buf + PVO_ENCAP_LEN + hl, 0xa5, payload);
-	len = hl + payload + PVO_ROCE_ICRC_LEN;
-	pvo_encap_write(buf, &in, len);
-	icrc = htole32(pvo_icrc_ipv4(buf + PVO_ENCAP_IP_OFF,
-				     PVO_IP4_LEN + PVO_UDP_LEN + len -
-					 PVO_ROCE_ICRC_LEN));
-	memcpy(buf + PVO_ENCAP_LEN + hl + payload, &icrc, 4);
+	dlen = pvo_encap_seal(buf, &in, hl + payload);
 	snprintf(name, sizeof(name), "opcode-0x%02x", op);
 	/* a seed the receive path rejects would explore nothing */
-	if (pvo_encap_parse(buf, PVO_ENCAP_LEN + len, &in, &roce, &len) !=
-		    PVO_ENCAP_OK ||
+	if (pvo_encap_parse(buf, dlen, &in, &roce, &len) != PVO_ENCAP_OK ||
 	    !pvo_roce_decode(roce, len, &h)) {
 		fprintf(stderr, "fuzz-seeds: %s does not parse\n", name);
 		exit(1);
 	}
-	write_file(dir, name, buf, PVO_ENCAP_LEN + hl + payload + 4);
+	write_file(dir, name, buf, dlen);
 }
 
 /* vhost-user messages (docs of the protocol: QEMU's vhost-user.rst) */

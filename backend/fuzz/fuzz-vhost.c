@@ -44,6 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vm = pvo_vm_new(&cfg->vms[0]);
 	if (!pvo_vhost_serve(vm, sv[0])) {
 		close(sv[1]);
+		pvo_vhost_close(vm);
 		pvo_vm_free(vm);
 		return 0;
 	}

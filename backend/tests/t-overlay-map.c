@@ -22,6 +22,32 @@ static struct pvo_map_entry at(const char *ip, const char *vtep)
 	return e;
 }
 
+/* The caller's side of the rules: a fixed answer and a set clock. */
+struct rules_ctx {
+	bool learn;
+	uint64_t now;
+};
+
+static bool may_learn(const struct pvo_map_entry *seen, void *ctx)
+{
+	return ((struct rules_ctx *)ctx)->learn;
+}
+
+static uint64_t now_us(void *ctx)
+{
+	return ((struct rules_ctx *)ctx)->now;
+}
+
+/* pvo_map_ingress with may_learn = learn at time now, move-s 30 */
+static enum pvo_map_verdict ingress(const struct pvo_map_entry *seen,
+				    bool learn, uint64_t now)
+{
+	struct rules_ctx c = { learn, now };
+	const struct pvo_map_rules r = { may_learn, now_us, &c, 30 * S };
+
+	return pvo_map_ingress(seen, &r);
+}
+
 static const char *vtep_of(const char *ip)
 {
 	const struct pvo_map_entry *e = pvo_map_find(7, inet_addr(ip));
@@ -40,10 +66,10 @@ int main(void)
 	pvo_map_set(&cfg);
 
 	seen = at("10.0.0.2", "192.0.2.2");
-	tap_is(pvo_map_ingress(&seen, false, 30 * S, 100 * S), PVO_MAP_OK,
+	tap_is(ingress(&seen, false, 100 * S), PVO_MAP_OK,
 	       "a configured sender from its VTEP passes, learning or not");
 	seen = at("10.0.0.2", "192.0.2.99");
-	tap_is(pvo_map_ingress(&seen, true, 30 * S, 100 * S),
+	tap_is(ingress(&seen, true, 100 * S),
 	       PVO_MAP_WRONG_VTEP,
 	       "a configured sender from another VTEP: wrong VTEP, even "
 	       "where learning is allowed");
@@ -51,30 +77,30 @@ int main(void)
 	       "... and the configured entry is unchanged");
 
 	seen = at("10.0.0.3", "192.0.2.3");
-	tap_is(pvo_map_ingress(&seen, false, 30 * S, 100 * S),
+	tap_is(ingress(&seen, false, 100 * S),
 	       PVO_MAP_UNKNOWN_SRC,
 	       "an unknown sender where learning is not allowed: unknown");
 	tap_ok(!pvo_map_find(7, seen.ip), "... and it is not learned");
-	tap_is(pvo_map_ingress(&seen, true, 30 * S, 100 * S), PVO_MAP_OK,
+	tap_is(ingress(&seen, true, 100 * S), PVO_MAP_OK,
 	       "an unknown sender from a VTEP that may be learned: passes");
 	tap_ok(pvo_map_find(7, seen.ip) &&
 		       pvo_map_find(7, seen.ip)->origin == PVO_MAP_LEARNED,
 	       "... and is learned");
 
 	seen = at("10.0.0.3", "192.0.2.4");
-	tap_is(pvo_map_ingress(&seen, true, 30 * S, 120 * S),
+	tap_is(ingress(&seen, true, 120 * S),
 	       PVO_MAP_WRONG_VTEP,
 	       "a learned sender from another VTEP 20 s after its last "
 	       "packet: wrong VTEP (move-s 30)");
 	seen = at("10.0.0.3", "192.0.2.3");
-	tap_is(pvo_map_ingress(&seen, false, 30 * S, 125 * S), PVO_MAP_OK,
+	tap_is(ingress(&seen, false, 125 * S), PVO_MAP_OK,
 	       "a packet from its own VTEP refreshes it");
 	seen = at("10.0.0.3", "192.0.2.4");
-	tap_is(pvo_map_ingress(&seen, false, 30 * S, 200 * S),
+	tap_is(ingress(&seen, false, 200 * S),
 	       PVO_MAP_WRONG_VTEP,
 	       "silent long enough, but the new VTEP may not be learned: "
 	       "wrong VTEP");
-	tap_is(pvo_map_ingress(&seen, true, 30 * S, 200 * S), PVO_MAP_OK,
+	tap_is(ingress(&seen, true, 200 * S), PVO_MAP_OK,
 	       "silent for 75 s and the new VTEP may be learned: it moves");
 	tap_ok(!strcmp(vtep_of("10.0.0.3"), "192.0.2.4"),
 	       "... to that VTEP");
@@ -88,10 +114,10 @@ int main(void)
 		struct in_addr a = { htonl(0x0a100000 + i) };
 
 		seen = at(inet_ntoa(a), "192.0.2.5");
-		pvo_map_ingress(&seen, true, 30 * S, 600 * S);
+		ingress(&seen, true, 600 * S);
 	}
 	seen = at("10.99.0.1", "192.0.2.5");
-	tap_is(pvo_map_ingress(&seen, true, 30 * S, 600 * S),
+	tap_is(ingress(&seen, true, 600 * S),
 	       PVO_MAP_UNKNOWN_SRC,
 	       "a full table of learned entries learns no more: unknown");
 	pvo_map_clear();

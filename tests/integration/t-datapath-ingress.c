@@ -12,7 +12,6 @@
 #include <netinet/in.h>
 
 #include "encap.h"
-#include "icrc.h"
 #include "roce.h"
 #include "t-datapath.h"
 
@@ -24,8 +23,7 @@ static size_t craft(uint8_t *buf, const char *sip, const uint8_t *smac)
 {
 	struct pvo_inner in = { .vni = 100, .ttl = 64, .sport = 0xc0de };
 	struct pvo_roce_hdr h = { 0 };
-	size_t hl, len;
-	uint32_t icrc;
+	size_t hl;
 
 	memcpy(in.dmac, (uint8_t[]){ 0x52, 0x54, 0, 0, 0, 0x0a }, 6);
 	memcpy(in.smac, smac, 6);
@@ -38,13 +36,7 @@ static size_t craft(uint8_t *buf, const char *sip, const uint8_t *smac)
 	h.payload_len = 16;
 	hl = pvo_roce_encode(buf + PVO_ENCAP_LEN, &h);
 	memset(buf + PVO_ENCAP_LEN + hl, 0x5a, 16);
-	len = hl + 16 + PVO_ROCE_ICRC_LEN;
-	pvo_encap_write(buf, &in, len);
-	icrc = htole32(pvo_icrc_ipv4(buf + PVO_ENCAP_IP_OFF,
-				     PVO_IP4_LEN + PVO_UDP_LEN + len -
-					 PVO_ROCE_ICRC_LEN));
-	memcpy(buf + PVO_ENCAP_LEN + hl + 16, &icrc, 4);
-	return PVO_ENCAP_LEN + len;
+	return pvo_encap_seal(buf, &in, hl + 16);
 }
 
 /* Sends n crafted datagrams from address from (any port) to host 1. */

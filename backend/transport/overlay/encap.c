@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* VXLAN / Ethernet / IPv4 / UDP around RoCEv2; see encap.h. */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <string.h>
 
 #include "encap.h"
+#include "icrc.h"
 #include "roce.h"
 
 #define VXLAN_FLAG_I 0x08
@@ -114,4 +116,16 @@ enum pvo_encap_error pvo_encap_parse(const uint8_t *buf, size_t len,
 	*roce = udp + PVO_UDP_LEN;
 	*roce_len = udp_len - PVO_UDP_LEN;
 	return PVO_ENCAP_OK;
+}
+
+size_t pvo_encap_seal(uint8_t *buf, const struct pvo_inner *in,
+		      size_t roce_len)
+{
+	uint32_t icrc;
+
+	pvo_encap_write(buf, in, roce_len + PVO_ROCE_ICRC_LEN);
+	icrc = htole32(pvo_icrc_ipv4(buf + PVO_ENCAP_IP_OFF,
+				     PVO_IP4_LEN + PVO_UDP_LEN + roce_len));
+	memcpy(buf + PVO_ENCAP_LEN + roce_len, &icrc, 4);
+	return PVO_ENCAP_LEN + roce_len + PVO_ROCE_ICRC_LEN;
 }

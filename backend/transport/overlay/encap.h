@@ -39,6 +39,14 @@ struct pvo_inner {
  */
 void pvo_encap_write(uint8_t *buf, const struct pvo_inner *in, size_t roce_len);
 
+/*
+ * Makes a datagram of the roce_len bytes of RoCE headers and payload at
+ * buf + PVO_ENCAP_LEN: the encapsulation in front, the ICRC behind (room
+ * for PVO_ROCE_ICRC_LEN more bytes). Returns the datagram's length.
+ */
+size_t pvo_encap_seal(uint8_t *buf, const struct pvo_inner *in,
+		      size_t roce_len);
+
 enum pvo_encap_error {
 	PVO_ENCAP_OK,
 	PVO_ENCAP_SHORT,      /* shorter than the headers */

@@ -318,17 +318,11 @@ void pvo_overlay_pkt_send(const struct pvo_route *rt, size_t roce_len,
 {
 	struct overlay *ov = overlay();
 	uint8_t *b = ov->buf[ov->n];
-	uint8_t *ip = b + PVO_ENCAP_IP_OFF;
 	struct pvo_inner in = rt->in;
-	uint32_t icrc;
 	size_t len;
 
 	in.ip_id = ov->ip_id++;
-	pvo_encap_write(b, &in, roce_len + PVO_ROCE_ICRC_LEN);
-	icrc = htole32(
-	    pvo_icrc_ipv4(ip, PVO_IP4_LEN + PVO_UDP_LEN + roce_len));
-	memcpy(b + PVO_ENCAP_LEN + roce_len, &icrc, 4);
-	len = PVO_ENCAP_LEN + roce_len + PVO_ROCE_ICRC_LEN;
+	len = pvo_encap_seal(b, &in, roce_len);
 
 	ov->to[ov->n] = rt->vtep;
 	ov->iov[ov->n].iov_base = b;
@@ -452,30 +446,45 @@ static bool is_peer(const struct overlay *ov, struct in_addr a)
 	return false;
 }
 
+struct ingress_ctx {
+	struct overlay *ov;
+	struct pvo_vm *vm;
+};
+
+static bool may_learn(const struct pvo_map_entry *seen, void *opaque)
+{
+	struct ingress_ctx *c = opaque;
+
+	return !c->vm->cfg->tenant->no_learn && is_peer(c->ov, seen->vtep);
+}
+
+static uint64_t now_us(void *opaque)
+{
+	return g_get_monotonic_time();
+}
+
 /* Whether the sender of a checked packet may be behind the VTEP it came
  * from (docs/overlay.md, step 5); learns it where allowed. */
 static enum pvo_drop ingress(struct overlay *ov, struct pvo_vm *vm,
 			     const struct pvo_inner *in,
 			     const struct sockaddr_in *from)
 {
+	struct ingress_ctx c = { ov, vm };
+	const struct pvo_map_rules rules = {
+		.may_learn = may_learn,
+		.now_us = now_us,
+		.ctx = &c,
+		.move_us = (uint64_t)ov->cfg->learn_move_s * G_USEC_PER_SEC,
+	};
 	struct pvo_map_entry seen = {
 		.vni = in->vni,
 		.ip = in->sip,
 		.vtep = from->sin_addr,
 		.port = ov->cfg->vxlan_port,
 	};
-	const struct pvo_map_entry *e = pvo_map_find(in->vni, in->sip);
-	bool may_learn;
 
-	/* the common case: a configured or managed sender, from its VTEP */
-	if (e && e->origin != PVO_MAP_LEARNED &&
-	    e->vtep.s_addr == from->sin_addr.s_addr)
-		return PVO_DROP_COUNT;
-	may_learn = !vm->cfg->tenant->no_learn && is_peer(ov, from->sin_addr);
 	memcpy(seen.mac, in->smac, 6);
-	switch (pvo_map_ingress(&seen, may_learn,
-				(uint64_t)ov->cfg->learn_move_s * G_USEC_PER_SEC,
-				g_get_monotonic_time())) {
+	switch (pvo_map_ingress(&seen, &rules)) {
 	case PVO_MAP_OK:
 		return PVO_DROP_COUNT;
 	case PVO_MAP_WRONG_VTEP:

@@ -132,27 +132,28 @@ const char *pvo_map_origin_name(enum pvo_map_origin o)
 }
 
 enum pvo_map_verdict pvo_map_ingress(const struct pvo_map_entry *seen,
-				     bool may_learn, uint64_t move_us,
-				     uint64_t now_us)
+				     const struct pvo_map_rules *r)
 {
 	struct pvo_map_entry *e =
 	    (struct pvo_map_entry *)pvo_map_find(seen->vni, seen->ip);
 	struct pvo_map_entry n = *seen;
 
+	/* the steady state: a sender from its own VTEP */
 	if (e && e->vtep.s_addr == seen->vtep.s_addr) {
 		if (e->origin == PVO_MAP_LEARNED) {
-			e->last_us = now_us;
+			e->last_us = r->now_us(r->ctx);
 			memcpy(e->mac, seen->mac, 6);
 		}
 		return PVO_MAP_OK;
 	}
-	if (e && (e->origin != PVO_MAP_LEARNED || !may_learn ||
-		  now_us - e->last_us < move_us))
+	if (e && e->origin != PVO_MAP_LEARNED)
 		return PVO_MAP_WRONG_VTEP;
-	if (!may_learn)
-		return PVO_MAP_UNKNOWN_SRC;
+	if (!r->may_learn(seen, r->ctx))
+		return e ? PVO_MAP_WRONG_VTEP : PVO_MAP_UNKNOWN_SRC;
+	n.last_us = r->now_us(r->ctx);
+	if (e && n.last_us - e->last_us < r->move_us)
+		return PVO_MAP_WRONG_VTEP;
 	n.origin = PVO_MAP_LEARNED;
-	n.last_us = now_us;
 	return pvo_map_set(&n) ? PVO_MAP_OK : PVO_MAP_UNKNOWN_SRC;
 }
 

@@ -44,18 +44,26 @@ enum pvo_map_verdict {
 	PVO_MAP_UNKNOWN_SRC,	/* not mapped, and may not be learned */
 };
 
+/* What pvo_map_ingress asks of its caller, and only when the entry of
+ * the sender does not settle the packet alone. */
+struct pvo_map_rules {
+	/* the sender may be learned (its tenant learns, its VTEP is a peer) */
+	bool (*may_learn)(const struct pvo_map_entry *seen, void *ctx);
+	uint64_t (*now_us)(void *ctx); /* a monotonic clock */
+	void *ctx;
+	uint64_t move_us; /* silence before a learned sender may move */
+};
+
 /*
  * A packet passed the receive checks; seen holds its (VNI, inner source
  * IP), the outer source address (vtep, port) and the inner source MAC.
  * A configured or managed entry must name that VTEP. A learned entry is
  * refreshed from its own VTEP, and moves to another one only if it has
- * been silent for move_us and may_learn. Without an entry the sender is
- * learned if may_learn (the tenant learns, the VTEP is a peer) and the
- * table has room.
+ * been silent for move_us and the sender may be learned. Without an
+ * entry the sender is learned if it may be and the table has room.
  */
 enum pvo_map_verdict pvo_map_ingress(const struct pvo_map_entry *seen,
-				     bool may_learn, uint64_t move_us,
-				     uint64_t now_us);
+				     const struct pvo_map_rules *r);
 
 /* Removes learned entries silent for age_us or longer; returns how many. */
 unsigned int pvo_map_expire(uint64_t now_us, uint64_t age_us);
