@@ -16,7 +16,7 @@
 #define PVO_VIRTIO_ID		42	/* "RDMA device" in the virtio spec */
 #define PVO_PCI_VENDOR_ID	0x1af4
 #define PVO_PCI_DEVICE_ID	0x106a	/* 0x1040 + PVO_VIRTIO_ID */
-#define PVO_INTERFACE_VERSION	3
+#define PVO_INTERFACE_VERSION	4
 
 /* Virtqueues. Queue 2 is the kernel's doorbell queue; 3.. go to ucontexts. */
 #define PVO_VQ_CTRL		0
@@ -25,9 +25,33 @@
 #define PVO_VQ_DB_FIRST_USER	3
 #define PVO_MAX_QUEUES		66	/* ctrl + event + 64 doorbell queues */
 
-/* BAR 2: one 4 KiB doorbell page per virtqueue; a write to page N kicks N. */
+/*
+ * BAR 2, in 4 KiB pages:
+ *   page 0                      registers (PVO_DBREG_*), written by the driver
+ *   pages 2 .. num_queues-1     queue pages: a write to page N kicks queue N
+ *                               (an ioeventfd under KVM; no exit to QEMU)
+ *   pages PVO_DB_SLOT_PAGE0 + s context slot s (0 <= s < PVO_MAX_DB_SLOTS):
+ *                               QEMU appends s to the notify ring of queue
+ *                               pvo_db_slot_queue(num_queues, s) and kicks it
+ * A user context rings either a queue page of its own (the first contexts,
+ * while user queues are free) or a slot page of its own; either way no
+ * other process can write its page, and the back-end learns which context
+ * rang from the queue or the notify ring entry, never from guest data.
+ */
 #define PVO_DOORBELL_BAR	2
 #define PVO_DOORBELL_PAGE_SIZE	4096
+#define PVO_DB_SLOT_PAGE0	128
+#define PVO_MAX_DB_SLOTS	4096
+#define PVO_DOORBELL_BAR_PAGES	(PVO_DB_SLOT_PAGE0 + PVO_MAX_DB_SLOTS)
+
+/* Registers on BAR 2 page 0 (le32 each): the guest-physical address of the
+ * notify area; writing HI latches LO:HI (0 turns slot doorbells off). */
+#define PVO_DBREG_NOTIFY_LO	0x00
+#define PVO_DBREG_NOTIFY_HI	0x04
+
+/* Most user contexts a VM may have (max-ucontexts): one slot each, plus
+ * those that own a queue page. */
+#define PVO_MAX_UCONTEXTS	PVO_MAX_DB_SLOTS
 
 #define PVO_MAX_ALLOWED_GIDS	8
 #define PVO_GID_LEN		16
@@ -75,6 +99,8 @@ enum pvo_cmd_opcode {
 	PVO_CMD_DESTROY_SRQ = 23,
 	PVO_CMD_CREATE_AH = 24,
 	PVO_CMD_DESTROY_AH = 25,
+	/* interface version 4 */
+	PVO_CMD_SET_NOTIFY_AREA = 26,
 	PVO_CMD_MAX
 };
 
@@ -187,7 +213,10 @@ struct pvo_resp_query_pkey {
 /* PVO_CMD_ALLOC_UCONTEXT: no body; hdr.ctx must be PVO_CTX_KERNEL. */
 struct pvo_resp_alloc_ucontext {
 	__le32 ctx;		/* handle for later pvo_cmd_hdr.ctx */
-	__le32 db_queue;	/* doorbell virtqueue / BAR 2 page of the ctx */
+	__le32 db_queue;	/* doorbell virtqueue the ctx's rings kick */
+	__le32 db_page;		/* BAR 2 page the ctx writes: db_queue, or
+				 * PVO_DB_SLOT_PAGE0 + its slot */
+	__le32 reserved;
 };
 
 /* PVO_CMD_DEALLOC_UCONTEXT: no body; hdr.ctx names the context. Frees
@@ -309,6 +338,81 @@ struct pvo_ring_hdr {
  * kicked through virtqueue PVO_VQ_DB_KERNEL). EBUSY if already set. */
 struct pvo_cmd_set_db_ring {
 	__le64 gpa;
+};
+
+/*
+ * Notify rings: where QEMU tells the back-end which context slot rang. One
+ * ring per doorbell queue that slots map to (the user queues, or the
+ * kernel's queue when there are none), laid out one after the other in the
+ * notify area: prod at byte 0 (written by QEMU), cons at byte 64 (written
+ * by the back-end), then pvo_notify_ring_entries() le32 slot numbers. QEMU
+ * appends a slot only if its previous entry has been consumed, so a ring
+ * holds each slot at most once and never overflows. The back-end advances
+ * cons past an entry (full barrier) before it reads that context's doorbell
+ * records, so a doorbell QEMU skipped is seen by that read.
+ */
+#define PVO_NOTIFY_RING_ENTRY_OFF	128
+
+static inline __u32 pvo_db_notify_first(__u32 num_queues)
+{
+	return num_queues > PVO_VQ_DB_FIRST_USER ? PVO_VQ_DB_FIRST_USER :
+						   PVO_VQ_DB_KERNEL;
+}
+
+static inline __u32 pvo_db_notify_rings(__u32 num_queues)
+{
+	return num_queues - pvo_db_notify_first(num_queues);
+}
+
+/* The doorbell queue slot @slot kicks. */
+static inline __u32 pvo_db_slot_queue(__u32 num_queues, __u32 slot)
+{
+	return pvo_db_notify_first(num_queues) +
+	       slot % pvo_db_notify_rings(num_queues);
+}
+
+/* Entries per notify ring: a power of two >= the slots of one queue. */
+static inline __u32 pvo_notify_ring_entries(__u32 num_queues)
+{
+	__u32 per = (PVO_MAX_DB_SLOTS + pvo_db_notify_rings(num_queues) - 1) /
+		    pvo_db_notify_rings(num_queues);
+	__u32 n = 1;
+
+	while (n < per)
+		n <<= 1;
+	return n;
+}
+
+static inline __u32 pvo_notify_ring_stride(__u32 num_queues)
+{
+	return PVO_NOTIFY_RING_ENTRY_OFF + 4 * pvo_notify_ring_entries(num_queues);
+}
+
+/* Byte offset of queue @q's ring in the notify area. */
+static inline __u32 pvo_notify_ring_off(__u32 num_queues, __u32 q)
+{
+	return (q - pvo_db_notify_first(num_queues)) *
+	       pvo_notify_ring_stride(num_queues);
+}
+
+/* Bytes of the notify area (physically contiguous, page aligned). */
+static inline __u32 pvo_notify_area_size(__u32 num_queues)
+{
+	__u32 n = pvo_db_notify_rings(num_queues) *
+		  pvo_notify_ring_stride(num_queues);
+
+	return (n + PVO_DOORBELL_PAGE_SIZE - 1) &
+	       ~(__u32)(PVO_DOORBELL_PAGE_SIZE - 1);
+}
+
+/* PVO_CMD_SET_NOTIFY_AREA (ctx = kernel): the notify area, zeroed, for a
+ * device with num_queues virtqueues (as in config space). Written to the
+ * BAR 2 registers too. EBUSY if already set; EINVAL for a bad num_queues
+ * or alignment; EFAULT if not wholly in guest RAM. */
+struct pvo_cmd_set_notify_area {
+	__le64 gpa;
+	__le32 num_queues;
+	__le32 reserved;
 };
 
 /* ---- memory keys ---- */
