@@ -25,6 +25,7 @@
 #include <glib.h>
 
 #include "config.h"
+#include "pvo-device.h"
 
 #define DEFAULT_SOCKET_DIR "/run/pvrdma-overlay"
 
@@ -43,10 +44,10 @@ struct parser {
 
 void pvo_quota_defaults(struct pvo_quota *q)
 {
-	q->max_ucontexts = 16;
-	q->max_pd = 256;
-	q->max_qp = 256;
-	q->max_cq = 512;
+	q->max_ucontexts = 1024;
+	q->max_pd = 4096;
+	q->max_qp = 4096;
+	q->max_cq = 4096;
 	q->max_mr = 4096;
 	q->max_ah = 1024;
 	q->max_srq = 64;
@@ -244,7 +245,7 @@ static bool parse_quota(struct parser *p, int line, const char *key,
 		uint64_t max;
 	} keys[] = {
 #define Q(k, f, m) { k, offsetof(struct pvo_quota, f), m }
-		Q("max-ucontexts", max_ucontexts, 64),
+		Q("max-ucontexts", max_ucontexts, PVO_MAX_UCONTEXTS),
 		Q("max-pd", max_pd, 65536),
 		Q("max-qp", max_qp, 65536),
 		Q("max-cq", max_cq, 65536),

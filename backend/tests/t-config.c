@@ -64,6 +64,9 @@ static const struct {
 	  "max-qp=-1\n",
 	  "t.conf:6: max-qp '-1'" },
 	{ "[tenant a]\nvni=1\n[vm v]\ntenant=a\nmac=52:54:00:00:00:01\n"
+	  "max-ucontexts=4097\n",
+	  "t.conf:6: max-ucontexts '4097'" },
+	{ "[tenant a]\nvni=1\n[vm v]\ntenant=a\nmac=52:54:00:00:00:01\n"
 	  "socket=relative.sock\n",
 	  "t.conf:6: socket 'relative.sock'" },
 	{ "[tenant a]\nvni=1\n[vm v]\ntenant=a\nmac=52:54:00:00:00:01\n"
@@ -91,7 +94,7 @@ int main(void)
 	char *unknown[] = { "green-9", NULL };
 	size_t i;
 
-	tap_plan(23 + G_N_ELEMENTS(bad));
+	tap_plan(24 + G_N_ELEMENTS(bad));
 
 	cfg = pvo_config_parse("t.conf", good, &err);
 	tap_ok(cfg != NULL, "good config parses (%s)", err ? err : "");
@@ -110,7 +113,8 @@ int main(void)
 	       "IPv4 stored as ::ffff:10.0.0.1");
 	tap_is(vm->quota.max_pd, 7, "quota key");
 	tap_is(vm->quota.max_mr_size, 65536, "max-mr-size");
-	tap_is(vm->quota.max_qp, 256, "default quota");
+	tap_is(vm->quota.max_qp, 4096, "default quota");
+	tap_is(vm->quota.max_ucontexts, 1024, "default max-ucontexts");
 	tap_ok(strcmp(vm->socket_path, "/run/test/blue-1.sock") == 0,
 	       "socket defaults to socket-dir/NAME.sock");
 	tap_ok(vm->mac[5] == 1 && vm->mac[0] == 0x52, "mac parsed");

@@ -137,25 +137,51 @@ static enum pvo_status cmd_query_pkey(struct pvo_vm *vm, uint32_t ctx,
 	return PVO_STATUS_OK;
 }
 
+/*
+ * A doorbell page for a new context: a free user queue page while there is
+ * one (an ioeventfd, the fastest doorbell), else a free slot page on a
+ * started queue. Returns the page, or 0 if none is free.
+ */
+static uint32_t pick_db_page(struct pvo_vm *vm, uint32_t *queue)
+{
+	struct pvo_db_notify *n = &vm->notify;
+	unsigned int q, s, nq = pvo_device_max_queues(vm->cfg);
+
+	for (q = PVO_VQ_DB_FIRST_USER; q < nq; q++)
+		if (!vm->db_queue_ctx[q] && pvo_vhost_queue_started(vm, q)) {
+			*queue = q;
+			return q;
+		}
+	if (!n->set)
+		return 0;
+	for (s = 0; s < PVO_MAX_DB_SLOTS; s++) {
+		q = pvo_db_slot_queue(n->num_queues, s);
+		if (!n->slot_ctx[s] && pvo_vhost_queue_started(vm, q)) {
+			*queue = q;
+			return PVO_DB_SLOT_PAGE0 + s;
+		}
+	}
+	return 0;
+}
+
 static enum pvo_status cmd_alloc_ucontext(struct pvo_vm *vm, uint32_t ctx,
 					  const void *req, void *resp)
 {
 	struct pvo_resp_alloc_ucontext *r = resp;
 	struct pvo_ucontext *uctx;
-	unsigned int q, nq = pvo_device_max_queues(vm->cfg);
+	uint32_t page, q = 0;
 
 	if (ctx != PVO_CTX_KERNEL)
 		return PVO_STATUS_EINVAL;
-	for (q = PVO_VQ_DB_FIRST_USER; q < nq; q++)
-		if (!vm->db_queue_ctx[q] &&
-		    pvo_vhost_queue_started(vm, q))
-			break;
-	if (q >= nq) {
+	page = pick_db_page(vm, &q);
+	if (!page) {
 		pvo_vm_warn(vm,
-			 "no free doorbell queue for a new user context "
-			 "(%u in use): free contexts or give the device more "
-			 "doorbells",
-			 vm->ucontexts.count);
+			 "no free doorbell page for a new user context "
+			 "(%u in use)%s",
+			 vm->ucontexts.count,
+			 vm->notify.set ? "" :
+			 ": the driver did not set up slot pages "
+			 "(SET_NOTIFY_AREA); update the guest driver");
 		return PVO_STATUS_ENOSPC;
 	}
 	uctx = g_new0(struct pvo_ucontext, 1);
@@ -168,9 +194,14 @@ static enum pvo_status cmd_alloc_ucontext(struct pvo_vm *vm, uint32_t ctx,
 		return PVO_STATUS_ENOSPC;
 	}
 	uctx->db_queue = q;
-	vm->db_queue_ctx[q] = uctx->handle;
+	uctx->db_page = page;
+	if (page < PVO_DB_SLOT_PAGE0)
+		vm->db_queue_ctx[q] = uctx->handle;
+	else
+		vm->notify.slot_ctx[page - PVO_DB_SLOT_PAGE0] = uctx->handle;
 	r->ctx = htole32(uctx->handle);
 	r->db_queue = htole32(q);
+	r->db_page = htole32(page);
 	return PVO_STATUS_OK;
 }
 
@@ -245,6 +276,8 @@ static const struct cmd_desc cmds[PVO_CMD_MAX] = {
 	CMD(DEALLOC_PD, cmd_dealloc_pd, sizeof(struct pvo_cmd_dealloc_pd), 0),
 	CMD(SET_DB_RING, pvo_cmd_set_db_ring,
 	    sizeof(struct pvo_cmd_set_db_ring), 0),
+	CMD(SET_NOTIFY_AREA, pvo_cmd_set_notify_area,
+	    sizeof(struct pvo_cmd_set_notify_area), 0),
 	CMD(CREATE_CQ, pvo_cmd_create_cq, sizeof(struct pvo_cmd_create_cq),
 	    sizeof(struct pvo_resp_create_cq)),
 	CMD(DESTROY_CQ, pvo_cmd_destroy_cq, sizeof(struct pvo_cmd_handle), 0),

@@ -37,8 +37,9 @@ unsigned int pvo_ib_mtu_for(unsigned int eth_mtu)
 	return e;
 }
 
-/* The queue count is a device limit, not a quota: the user-context quota
- * is enforced by ALLOC_UCONTEXT, so any QEMU doorbells= value works. */
+/* The queue count is a device limit, not a quota: contexts beyond the
+ * queues ring slot pages (doorbell.h), so any QEMU doorbells= value works
+ * with any number of contexts up to max-ucontexts. */
 unsigned int pvo_device_max_queues(const struct pvo_vm_config *vm)
 {
 	return PVO_MAX_QUEUES;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Doorbells; see doorbell.h. */
 #include <endian.h>
+#include <inttypes.h>
 
 #include "busy_poll.h"
+#include "device.h"
 #include "doorbell.h"
 #include "guest_mem.h"
 #include "qp.h"
@@ -27,6 +29,40 @@ enum pvo_status pvo_cmd_set_db_ring(struct pvo_vm *vm, uint32_t ctx,
 	uctx->db.set = true;
 	uctx->db.gpa = gpa;
 	pvo_gmem_load32(vm, gpa + PVO_RING_CONS, &uctx->db.cons);
+	return PVO_STATUS_OK;
+}
+
+enum pvo_status pvo_cmd_set_notify_area(struct pvo_vm *vm, uint32_t ctx,
+					const void *req, void *resp)
+{
+	const struct pvo_cmd_set_notify_area *c = req;
+	struct pvo_db_notify *n = &vm->notify;
+	uint64_t gpa = le64toh(c->gpa);
+	uint32_t nq = le32toh(c->num_queues), q;
+
+	if (ctx != PVO_CTX_KERNEL)
+		return PVO_STATUS_EPERM;
+	if (n->set)
+		return PVO_STATUS_EBUSY;
+	if ((gpa & (PVO_PAGE_SIZE - 1)) || c->reserved ||
+	    nq <= PVO_VQ_DB_KERNEL || nq > pvo_device_max_queues(vm->cfg)) {
+		pvo_vm_warn(vm,
+			    "SET_NOTIFY_AREA: gpa 0x%" PRIx64
+			    " for %u queues refused: the area must be page "
+			    "aligned and the device has 3..%u queues",
+			    gpa, nq, pvo_device_max_queues(vm->cfg));
+		return PVO_STATUS_EINVAL;
+	}
+	if (!pvo_gmem_ptr(vm, gpa, pvo_notify_area_size(nq)))
+		return PVO_STATUS_EFAULT;
+	n->set = true;
+	n->gpa = gpa;
+	n->num_queues = nq;
+	n->entries = pvo_notify_ring_entries(nq);
+	for (q = pvo_db_notify_first(nq); q < nq; q++)
+		pvo_gmem_load32(vm, gpa + pvo_notify_ring_off(nq, q) +
+				    PVO_RING_CONS,
+				&n->cons[q]);
 	return PVO_STATUS_OK;
 }
 
@@ -91,16 +127,69 @@ static void process(struct pvo_vm *vm, struct pvo_ucontext *uctx)
 	}
 }
 
+/*
+ * Pops the slots QEMU appended to queue qidx's notify ring and processes
+ * their contexts. A slot is in a ring at most once (QEMU waits for its
+ * entry to be consumed), so one ring's worth bounds the work per kick.
+ * Entries are guest memory: a slot that is out of range, free, or not on
+ * this queue is skipped; it can only name the guest's own contexts.
+ */
+static void process_notify(struct pvo_vm *vm, unsigned int qidx)
+{
+	struct pvo_db_notify *n = &vm->notify;
+	uint64_t ring = n->gpa + pvo_notify_ring_off(n->num_queues, qidx);
+	unsigned int budget = n->entries;
+	struct pvo_ucontext *uctx;
+	uint32_t prod, slot;
+
+	if (!pvo_gmem_load32(vm, ring + PVO_RING_PROD, &prod) ||
+	    prod == n->cons[qidx])
+		return;
+	/* prod is QEMU's; only the guest can have overwritten it, and QEMU
+	 * rewrites it with the next entry: ignore it until then. */
+	if (prod - n->cons[qidx] > n->entries) {
+		pvo_vm_warn(vm,
+			    "notify ring of queue %u: producer %u is not within "
+			    "%u of the consumer %u: ignoring it until QEMU "
+			    "appends again",
+			    qidx, prod, n->entries, n->cons[qidx]);
+		return;
+	}
+	while (n->cons[qidx] != prod && budget--) {
+		if (!pvo_gmem_load32(vm,
+				     ring + PVO_NOTIFY_RING_ENTRY_OFF +
+					 (n->cons[qidx] & (n->entries - 1)) *
+					     sizeof(uint32_t),
+				     &slot))
+			return;
+		/* Consume the entry before reading the context's records:
+		 * QEMU skips a doorbell only while the entry is unconsumed,
+		 * so the read below sees the records of every doorbell. */
+		n->cons[qidx]++;
+		pvo_gmem_store32(vm, ring + PVO_RING_CONS, n->cons[qidx]);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (slot >= PVO_MAX_DB_SLOTS || !n->slot_ctx[slot] ||
+		    pvo_db_slot_queue(n->num_queues, slot) != qidx)
+			continue;
+		uctx = pvo_vm_ctx(vm, n->slot_ctx[slot]);
+		if (uctx && uctx->db.set)
+			process(vm, uctx);
+	}
+}
+
 void pvo_doorbell_kick(struct pvo_vm *vm, unsigned int qidx)
 {
-	struct pvo_ucontext *uctx;
+	struct pvo_ucontext *uctx = NULL;
 
+	if (qidx >= PVO_MAX_QUEUES)
+		return;
+	if (vm->notify.set && qidx >= pvo_db_notify_first(vm->notify.num_queues) &&
+	    qidx < vm->notify.num_queues)
+		process_notify(vm, qidx);
 	if (qidx == PVO_VQ_DB_KERNEL)
 		uctx = &vm->kernel;
-	else if (qidx < PVO_MAX_QUEUES && vm->db_queue_ctx[qidx])
+	else if (vm->db_queue_ctx[qidx])
 		uctx = pvo_vm_ctx(vm, vm->db_queue_ctx[qidx]);
-	else
-		return;
 	if (uctx && uctx->db.set)
 		process(vm, uctx);
 }

@@ -73,6 +73,11 @@ void pvo_vm_destroy_ucontext(struct pvo_vm *vm, struct pvo_ucontext *uctx)
 	if (uctx->db_queue < PVO_MAX_QUEUES &&
 	    vm->db_queue_ctx[uctx->db_queue] == uctx->handle)
 		vm->db_queue_ctx[uctx->db_queue] = 0;
+	if (uctx->db_page >= PVO_DB_SLOT_PAGE0 &&
+	    uctx->db_page - PVO_DB_SLOT_PAGE0 < PVO_MAX_DB_SLOTS &&
+	    vm->notify.slot_ctx[uctx->db_page - PVO_DB_SLOT_PAGE0] ==
+		    uctx->handle)
+		vm->notify.slot_ctx[uctx->db_page - PVO_DB_SLOT_PAGE0] = 0;
 	pvo_table_remove(&vm->ucontexts, uctx->handle, PVO_CTX_KERNEL);
 	g_free(uctx);
 }
@@ -91,6 +96,7 @@ void pvo_vm_reset_guest_state(struct pvo_vm *vm)
 	memset(&vm->gids, 0, sizeof(vm->gids));
 	pvo_local_routes_changed();
 	memset(vm->db_queue_ctx, 0, sizeof(vm->db_queue_ctx));
+	memset(&vm->notify, 0, sizeof(vm->notify));
 	pvo_event_reset(vm);
 }
 

@@ -33,7 +33,8 @@ struct pvo_vhost;
 /* A user context (or, as vm->kernel, the guest kernel's own). */
 struct pvo_ucontext {
 	uint32_t handle;	/* PVO_CTX_KERNEL for the kernel */
-	uint32_t db_queue;	/* doorbell virtqueue / BAR 2 page */
+	uint32_t db_queue;	/* doorbell virtqueue its kicks arrive on */
+	uint32_t db_page;	/* BAR 2 page: db_queue or a slot page */
 	struct pvo_db_ring db;	/* SET_DB_RING */
 	uint32_t nqps;		/* QPs of the context: <= PVO_DB_RING_ENTRIES */
 };
@@ -70,6 +71,7 @@ struct pvo_vm {
 	struct pvo_table ahs;
 	struct pvo_ucontext kernel;	/* ctx 0: doorbell ring, QP count */
 	uint32_t db_queue_ctx[PVO_MAX_QUEUES];	/* ucontext per queue, 0 free */
+	struct pvo_db_notify notify;	/* slot pages and their rings */
 	GHashTable *qpn_map;	/* QPN -> struct pvo_qp, what peers reach */
 	uint32_t next_qpn;
 	struct pvo_qp *gsi_qp;

@@ -198,7 +198,7 @@ int pvo_query_pkey(struct vu_frontend *fe, uint32_t port, uint32_t index,
 }
 
 int pvo_alloc_ucontext(struct vu_frontend *fe, uint32_t *ctx,
-		       uint32_t *db_queue)
+		       uint32_t *db_queue, uint32_t *db_page)
 {
 	struct pvo_resp_alloc_ucontext r = {0};
 	int st;
@@ -209,6 +209,8 @@ int pvo_alloc_ucontext(struct vu_frontend *fe, uint32_t *ctx,
 		*ctx = le32toh(r.ctx);
 		if (db_queue)
 			*db_queue = le32toh(r.db_queue);
+		if (db_page)
+			*db_page = le32toh(r.db_page);
 	}
 	return st;
 }
@@ -241,6 +243,18 @@ int pvo_set_db_ring(struct vu_frontend *fe, uint32_t ctx, uint64_t gpa)
 	struct pvo_cmd_set_db_ring c = {.gpa = htole64(gpa)};
 
 	return fixed_cmd(fe, PVO_CMD_SET_DB_RING, ctx, &c, sizeof(c), NULL, 0);
+}
+
+int pvo_set_notify_area(struct vu_frontend *fe, uint64_t gpa,
+			uint32_t num_queues)
+{
+	struct pvo_cmd_set_notify_area c = {
+	    .gpa = htole64(gpa),
+	    .num_queues = htole32(num_queues),
+	};
+
+	return fixed_cmd(fe, PVO_CMD_SET_NOTIFY_AREA, PVO_CTX_KERNEL, &c,
+			 sizeof(c), NULL, 0);
 }
 
 int pvo_create_cq(struct vu_frontend *fe, uint32_t ctx,

@@ -59,8 +59,11 @@ int pvo_add_gid(struct vu_frontend *fe, uint32_t port, uint32_t index,
 int pvo_del_gid(struct vu_frontend *fe, uint32_t port, uint32_t index);
 int pvo_query_pkey(struct vu_frontend *fe, uint32_t port, uint32_t index,
 		   struct pvo_resp_query_pkey *r);
+/* @db_queue, @db_page: NULL if not wanted */
 int pvo_alloc_ucontext(struct vu_frontend *fe, uint32_t *ctx,
-		       uint32_t *db_queue);
+		       uint32_t *db_queue, uint32_t *db_page);
+int pvo_set_notify_area(struct vu_frontend *fe, uint64_t gpa,
+			uint32_t num_queues);
 int pvo_dealloc_ucontext(struct vu_frontend *fe, uint32_t ctx);
 int pvo_alloc_pd(struct vu_frontend *fe, uint32_t ctx, uint32_t *pd);
 int pvo_dealloc_pd(struct vu_frontend *fe, uint32_t ctx, uint32_t pd);

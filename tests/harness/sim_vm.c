@@ -286,6 +286,66 @@ static int db_register(struct sim_ctx *ctx)
 	return 0;
 }
 
+/* What the driver does at probe: a zeroed, contiguous notify area. */
+static int notify_register(struct sim_vm *vm, unsigned int num_queues)
+{
+	uint32_t npages = pvo_notify_area_size(num_queues) / PVO_PAGE_SIZE;
+	int ret, st;
+
+	ret = sim_pages_alloc(&vm->notify, sim_vm_ram(vm), npages,
+			      SIM_LAYOUT_CONTIG);
+	if (ret < 0)
+		return vm_err(vm, ret, "no guest RAM for the notify area");
+	st = pvo_set_notify_area(vm->fe, vm->notify.gpa[0], num_queues);
+	if (st != PVO_STATUS_OK) {
+		sim_pages_free(&vm->notify);
+		return vm_err(vm, st, "SET_NOTIFY_AREA: %s",
+			      st < 0 ? vu_frontend_error(vm->fe)
+				     : pvo_status_name(st));
+	}
+	vm->notify_nq = num_queues;
+	return 0;
+}
+
+struct pvo_ring_hdr *sim_vm_notify_hdr(struct sim_vm *vm, uint32_t q)
+{
+	return (struct pvo_ring_hdr *)(vm->notify.hva[0] +
+				       pvo_notify_ring_off(vm->notify_nq, q));
+}
+
+__le32 *sim_vm_notify_entries(struct sim_vm *vm, uint32_t q)
+{
+	return (__le32 *)((uint8_t *)sim_vm_notify_hdr(vm, q) +
+			  PVO_NOTIFY_RING_ENTRY_OFF);
+}
+
+int sim_vm_slot_write(struct sim_vm *vm, uint32_t slot)
+{
+	uint32_t q, cons, prod, n;
+	struct pvo_ring_hdr *h;
+
+	if (!vm->notify_nq || slot >= PVO_MAX_DB_SLOTS)
+		return -EINVAL;
+	q = pvo_db_slot_queue(vm->notify_nq, slot);
+	h = sim_vm_notify_hdr(vm, q);
+	n = pvo_notify_ring_entries(vm->notify_nq);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	cons = le32toh(__atomic_load_n(&h->cons, __ATOMIC_ACQUIRE));
+	if (vm->slot_queued[slot] && (int32_t)(vm->slot_pos[slot] - cons) >= 0) {
+		vm->slot_skipped++;
+		return 0;
+	}
+	prod = vm->notify_prod[q];
+	if (prod - cons >= n)
+		return -ENOSPC;
+	sim_vm_notify_entries(vm, q)[prod & (n - 1)] = htole32(slot);
+	vm->slot_queued[slot] = true;
+	vm->slot_pos[slot] = prod;
+	vm->notify_prod[q] = prod + 1;
+	sim_store_release(&h->prod, htole32(prod + 1));
+	return split_vq_kick(vu_vq(vm->fe, q));
+}
+
 struct sim_vm *sim_vm_open(const struct sim_vm_opts *o, char *err,
 			   size_t errlen)
 {
@@ -372,6 +432,10 @@ struct sim_vm *sim_vm_open(const struct sim_vm_opts *o, char *err,
 		snprintf(err, errlen, "%s", vm->err);
 		goto fail;
 	}
+	if (!o->no_notify_area && notify_register(vm, vo.num_queues) < 0) {
+		snprintf(err, errlen, "%s", vm->err);
+		goto fail;
+	}
 	return vm;
 fail:
 	sim_mem_release_ram(sim_vm_ram(vm));
@@ -401,7 +465,8 @@ int sim_ctx_open(struct sim_vm *vm, struct sim_ctx *ctx)
 
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->vm = vm;
-	st = pvo_alloc_ucontext(vm->fe, &ctx->handle, &ctx->db_queue);
+	st = pvo_alloc_ucontext(vm->fe, &ctx->handle, &ctx->db_queue,
+				&ctx->bar_page);
 	if (st != PVO_STATUS_OK)
 		return vm_err(vm, st, "ALLOC_UCONTEXT: %s",
 			      st < 0 ? vu_frontend_error(vm->fe)
@@ -446,6 +511,9 @@ int sim_ctx_kick(struct sim_ctx *ctx)
 	if (!vq)
 		return -EINVAL;
 	ctx->doorbells++;
+	if (ctx->bar_page >= PVO_DB_SLOT_PAGE0)
+		return sim_vm_slot_write(ctx->vm,
+					 ctx->bar_page - PVO_DB_SLOT_PAGE0);
 	return split_vq_kick(vq);
 }
 

@@ -34,6 +34,7 @@ struct sim_vm_opts {
 	unsigned int num_queues;
 	bool no_gids;	   /* leave the GID table empty */
 	bool no_kernel_db; /* do not SET_DB_RING for the kernel */
+	bool no_notify_area; /* do not SET_NOTIFY_AREA (no slot pages) */
 };
 
 struct sim_event {
@@ -48,6 +49,7 @@ struct sim_ctx {
 	struct sim_vm *vm;
 	uint32_t handle;
 	uint32_t db_queue;	  /* doorbell virtqueue */
+	uint32_t bar_page;	  /* BAR 2 page it rings: queue or slot */
 	struct sim_pages db_page; /* doorbell record ring */
 	bool db_registered;
 	uint64_t doorbells; /* doorbell writes (kicks) so far */
@@ -74,6 +76,15 @@ struct sim_vm {
 
 	uint64_t next_va; /* virtual address for the next buffer */
 	char err[512];
+
+	/* notify rings (SET_NOTIFY_AREA) and what QEMU keeps for slot
+	 * pages: its producer per ring, the last position of each slot */
+	struct sim_pages notify;
+	uint32_t notify_nq;
+	uint32_t notify_prod[PVO_MAX_QUEUES];
+	uint32_t slot_pos[PVO_MAX_DB_SLOTS];
+	bool slot_queued[PVO_MAX_DB_SLOTS];
+	uint64_t slot_skipped; /* slot doorbells QEMU did not append */
 };
 
 /* Connect, negotiate, read the config, start every vring, post event
@@ -119,8 +130,16 @@ int sim_ctx_close(struct sim_ctx *ctx);
  * queue (the doorbell-page write). No db_pending logic: sim_verbs does
  * that; tests call this directly to forge records. */
 int sim_ctx_ring(struct sim_ctx *ctx, uint32_t qp_handle);
-/* Only the doorbell-page write (kick), nothing appended. */
+/* Only the doorbell-page write (kick), nothing appended. A slot page
+ * write goes through what QEMU does (sim_vm_slot_write). */
 int sim_ctx_kick(struct sim_ctx *ctx);
+/* A write to BAR 2 page PVO_DB_SLOT_PAGE0 + @slot, as QEMU handles it:
+ * append @slot to its queue's notify ring unless its entry there is
+ * not consumed yet, then kick the queue. */
+int sim_vm_slot_write(struct sim_vm *vm, uint32_t slot);
+/* Queue @q's notify ring: header and entries (for forged entries). */
+struct pvo_ring_hdr *sim_vm_notify_hdr(struct sim_vm *vm, uint32_t q);
+__le32 *sim_vm_notify_entries(struct sim_vm *vm, uint32_t q);
 /* The record ring's header and entries (for forged records). */
 struct pvo_ring_hdr *sim_ctx_db_hdr(struct sim_ctx *ctx);
 __le32 *sim_ctx_db_entries(struct sim_ctx *ctx);

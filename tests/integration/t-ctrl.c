@@ -177,9 +177,9 @@ static void test_config(void)
 	tap_ok(num_queues >= 3 && num_queues <= fe->backend_queue_num,
 	       "config num_queues = %u is within [3, GET_QUEUE_NUM = %u]",
 	       num_queues, fe->backend_queue_num);
-	tap_ok(le32(cfg.max_ucontexts) >= 1 &&
-		   le32(cfg.max_ucontexts) <= num_queues - PVO_VQ_DB_FIRST_USER,
-	       "config max_ucontexts = %u fits the %u user doorbell queues",
+	tap_ok(le32(cfg.max_ucontexts) == 1024,
+	       "config max_ucontexts = %u, the default quota (1024), not "
+	       "bounded by the %u user doorbell queues",
 	       le32(cfg.max_ucontexts), num_queues - PVO_VQ_DB_FIRST_USER);
 	tap_ok(le16(cfg.mtu) >= 576 && le16(cfg.mtu) <= 9000,
 	       "config mtu = %u is a plausible Ethernet MTU", le16(cfg.mtu));
@@ -365,8 +365,8 @@ static void test_ucontexts_and_pds(void)
 	uint32_t pd, pd2, pd3, c, dbq;
 	int st, st2;
 
-	st = C(pvo_alloc_ucontext(fe, &ctx_a, &db_a), "ALLOC_UCONTEXT A");
-	st2 = C(pvo_alloc_ucontext(fe, &ctx_b, &db_b), "ALLOC_UCONTEXT B");
+	st = C(pvo_alloc_ucontext(fe, &ctx_a, &db_a, NULL), "ALLOC_UCONTEXT A");
+	st2 = C(pvo_alloc_ucontext(fe, &ctx_b, &db_b, NULL), "ALLOC_UCONTEXT B");
 	tap_ok(st == PVO_STATUS_OK && st2 == PVO_STATUS_OK,
 	       "two ALLOC_UCONTEXT -> OK, OK (%s, %s)", pvo_status_name(st),
 	       pvo_status_name(st2));
@@ -446,7 +446,7 @@ static void test_ucontexts_and_pds(void)
 		   "second DEALLOC_UCONTEXT of B -> ENOENT");
 
 	/* B's doorbell queue is free again: a new context may get it */
-	st = C(pvo_alloc_ucontext(fe, &c, &dbq), "ALLOC_UCONTEXT C");
+	st = C(pvo_alloc_ucontext(fe, &c, &dbq, NULL), "ALLOC_UCONTEXT C");
 	tap_ok(st == PVO_STATUS_OK && c != ctx_a && dbq != db_a,
 	       "a new context after B's release gets a fresh handle %u and "
 	       "doorbell queue %u (A has %u)",
@@ -692,7 +692,7 @@ static void test_pd_quota(void)
 	TAP_STATUS(st, PVO_STATUS_OK,
 		   "DEALLOC_UCONTEXT of A holding %u PDs -> OK",
 		   held > 2 ? held - 2 : 0);
-	st = C(pvo_alloc_ucontext(fe, &c, &dbq), "ALLOC_UCONTEXT A'");
+	st = C(pvo_alloc_ucontext(fe, &c, &dbq, NULL), "ALLOC_UCONTEXT A'");
 	if (st == PVO_STATUS_OK) {
 		ctx_a = c;
 		db_a = dbq;
@@ -712,47 +712,104 @@ static void test_pd_quota(void)
 	C(pvo_dealloc_ucontext(fe, ctx_a), "DEALLOC_UCONTEXT A'");
 	C(pvo_dealloc_pd(fe, PVO_CTX_KERNEL, pds[0]), "DEALLOC_PD kernel 0");
 	C(pvo_dealloc_pd(fe, PVO_CTX_KERNEL, pds[1]), "DEALLOC_PD kernel 1");
-	st = C(pvo_alloc_ucontext(fe, &ctx_a, &db_a), "ALLOC_UCONTEXT A''");
+	st = C(pvo_alloc_ucontext(fe, &ctx_a, &db_a, NULL), "ALLOC_UCONTEXT A''");
 	if (st != PVO_STATUS_OK)
 		tap_diag("re-creating context A: %s", pvo_status_name(st));
 	free(pds);
 }
 
+/*
+ * Contexts past the user queues need slot pages: without a notify area the
+ * walk stops at the queues; with one it reaches the quota. Every context
+ * gets a page of its own, and a slot's queue is the one the page maps to.
+ */
 static void test_ucontext_quota(void)
 {
-	uint32_t max_uc = le32(cfg.max_ucontexts), held = 2, n = 0, i, j;
-	uint32_t ctx[PVO_MAX_QUEUES], dbq[PVO_MAX_QUEUES];
+	uint32_t max_uc = le32(cfg.max_ucontexts), held = 2, n = 0, i;
+	uint32_t *ctx = calloc(max_uc + 1, sizeof(*ctx));
+	uint32_t *dbq = calloc(max_uc + 1, sizeof(*dbq));
+	uint32_t *page = calloc(max_uc + 1, sizeof(*page));
+	uint8_t *seen = calloc(PVO_DOORBELL_BAR_PAGES, 1);
+	uint32_t user_queues = num_queues - PVO_VQ_DB_FIRST_USER;
+	uint64_t area;
 	bool distinct = true;
-	int st = PVO_STATUS_OK;
+	int st = PVO_STATUS_OK, st2;
 
+	if (!ctx || !dbq || !page || !seen)
+		tap_bail("out of memory");
 	/* A and B are held; ALLOC_UCONTEXT with a short response did not count
 	 */
-	while (held + n < max_uc + 1 && n < PVO_MAX_QUEUES) {
-		st = C(pvo_alloc_ucontext(fe, &ctx[n], &dbq[n]),
+	while (held + n <= max_uc) {
+		st = C(pvo_alloc_ucontext(fe, &ctx[n], &dbq[n], &page[n]),
+		       "ALLOC_UCONTEXT quota walk");
+		if (st != PVO_STATUS_OK)
+			break;
+		n++;
+	}
+	tap_ok(st == PVO_STATUS_ENOSPC && held + n == user_queues,
+	       "without a notify area, ALLOC_UCONTEXT stops with ENOSPC once "
+	       "the %u user queues are taken (held %u, then %s)",
+	       user_queues, held + n, pvo_status_name(st));
+
+	area = guest_ram_alloc(&fe->ram, pvo_notify_area_size(num_queues),
+			       4096);
+	st = C(pvo_set_notify_area(fe, area + 8, num_queues),
+	       "SET_NOTIFY_AREA misaligned");
+	st2 = C(pvo_set_notify_area(fe, area, PVO_MAX_QUEUES + 1),
+		"SET_NOTIFY_AREA too many queues");
+	tap_ok(st == PVO_STATUS_EINVAL && st2 == PVO_STATUS_EINVAL,
+	       "SET_NOTIFY_AREA refuses a misaligned area and %u queues (%s, "
+	       "%s)",
+	       PVO_MAX_QUEUES + 1, pvo_status_name(st), pvo_status_name(st2));
+	st = C(pvo_set_notify_area(fe, fe->ram.size - 4096, num_queues),
+	       "SET_NOTIFY_AREA past RAM");
+	TAP_STATUS(st, PVO_STATUS_EFAULT,
+		   "SET_NOTIFY_AREA refuses an area that runs past guest RAM");
+	st = C(pvo_set_notify_area(fe, area, num_queues), "SET_NOTIFY_AREA");
+	st2 = C(pvo_set_notify_area(fe, area, num_queues),
+		"SET_NOTIFY_AREA again");
+	tap_ok(st == PVO_STATUS_OK && st2 == PVO_STATUS_EBUSY,
+	       "SET_NOTIFY_AREA is taken once (%s), then EBUSY (%s)",
+	       pvo_status_name(st), pvo_status_name(st2));
+
+	while (held + n <= max_uc) {
+		st = C(pvo_alloc_ucontext(fe, &ctx[n], &dbq[n], &page[n]),
 		       "ALLOC_UCONTEXT quota walk");
 		if (st != PVO_STATUS_OK)
 			break;
 		n++;
 	}
 	tap_ok(st == PVO_STATUS_ENOSPC && held + n == max_uc,
-	       "ALLOC_UCONTEXT succeeds up to max_ucontexts = %u, then ENOSPC "
-	       "(held %u, then %s)",
+	       "with slot pages, ALLOC_UCONTEXT succeeds up to max_ucontexts "
+	       "= %u, then ENOSPC (held %u, then %s)",
 	       max_uc, held + n, pvo_status_name(st));
+	seen[db_a] = seen[db_b] = 1;
 	for (i = 0; i < n; i++) {
-		distinct &= dbq[i] >= PVO_VQ_DB_FIRST_USER &&
-			    dbq[i] < num_queues && dbq[i] != db_a &&
-			    dbq[i] != db_b && ctx[i] != ctx_a &&
-			    ctx[i] != ctx_b && ctx[i] != PVO_CTX_KERNEL;
-		for (j = 0; j < i; j++)
-			distinct &= dbq[i] != dbq[j] && ctx[i] != ctx[j];
+		bool slot = page[i] >= PVO_DB_SLOT_PAGE0;
+
+		distinct &= page[i] < PVO_DOORBELL_BAR_PAGES && !seen[page[i]] &&
+			    ctx[i] != ctx_a && ctx[i] != ctx_b &&
+			    ctx[i] != PVO_CTX_KERNEL;
+		distinct &= slot ? dbq[i] == pvo_db_slot_queue(
+						 num_queues,
+						 page[i] - PVO_DB_SLOT_PAGE0)
+				 : dbq[i] == page[i] &&
+					   dbq[i] >= PVO_VQ_DB_FIRST_USER &&
+					   dbq[i] < num_queues;
+		if (page[i] < PVO_DOORBELL_BAR_PAGES)
+			seen[page[i]] = 1;
 	}
 	tap_ok(distinct,
-	       "all %u live contexts have distinct handles and doorbell queues "
-	       "in [3, %u)",
-	       held + n, num_queues);
+	       "all %u live contexts have distinct handles and doorbell pages; "
+	       "a queue page is its queue, a slot page kicks its slot's queue",
+	       held + n);
 	for (i = 0; i < n; i++)
 		C(pvo_dealloc_ucontext(fe, ctx[i]),
 		  "DEALLOC_UCONTEXT quota walk");
+	free(ctx);
+	free(dbq);
+	free(page);
+	free(seen);
 }
 
 static void test_still_alive_and_exit(void)

@@ -707,7 +707,7 @@ static void test_setup(void)
 	TAP_STATUS(st, PVO_STATUS_EBUSY,
 		   "SET_DB_RING a second time for the kernel -> EBUSY");
 	memset(&tmp, 0, sizeof(tmp));
-	st = pvo_alloc_ucontext(A.vm->fe, &tmp.handle, &tmp.db_queue);
+	st = pvo_alloc_ucontext(A.vm->fe, &tmp.handle, &tmp.db_queue, NULL);
 	if (TAP_STATUS(st, PVO_STATUS_OK, "a spare user context")) {
 		st = pvo_set_db_ring(A.vm->fe, tmp.handle,
 				     sim_vm_ram(A.vm)->size);
