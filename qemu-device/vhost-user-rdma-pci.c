@@ -12,15 +12,24 @@
  *   BAR 2      doorbell BAR (this file), 32-bit non-prefetchable memory
  *   BAR 4+5    virtio-pci modern capabilities and notify area (virtio-pci)
  *
- * Doorbell BAR: one 4 KiB page per virtqueue (PVO_DOORBELL_PAGE_SIZE),
- * page N for queue N, the size rounded up to a power of two. A write of
- * any value and width (1..8 bytes) at offset 0 of page N, N >= 2, kicks
- * virtqueue N exactly as a write to its virtio notify register would: the
- * back-end sees an ordinary vhost-user kick on the queue's kick fd. While
- * vhost runs the page is an ioeventfd (in-kernel under KVM). Writes to
- * pages 0 and 1 (control and event queue) and beyond the last queue are
- * ignored; reads return 0. The guest driver maps page N into the process
- * that owns doorbell queue N, uncached.
+ * Doorbell BAR: 4 KiB pages (PVO_DOORBELL_PAGE_SIZE), 32 MiB whatever the
+ * number of queues (PVO_DOORBELL_BAR_PAGES rounded up to a power of two):
+ *   page 0        registers: the notify area's guest-physical address,
+ *                 4-byte writes to NOTIFY_LO then NOTIFY_HI (HI latches
+ *                 it, 0 turns slot doorbells off); reads return them
+ *   page N        2 <= N < number of queues: a write of any value and
+ *                 width (1..8 bytes) at offset 0 kicks virtqueue N exactly
+ *                 as a write to its virtio notify register would: the
+ *                 back-end sees an ordinary vhost-user kick on the queue's
+ *                 kick fd. While vhost runs the page is an ioeventfd
+ *                 (in-kernel under KVM).
+ *   page 128 + s  (PVO_DB_SLOT_PAGE0 + s) context slot s < 4096: QEMU
+ *                 appends s to the notify ring of the slot's queue, unless
+ *                 its last entry is not consumed yet, and kicks the queue
+ * Other writes (page 1, pages past the last queue or slot, other register
+ * offsets or widths) are ignored; other reads return 0. The guest driver
+ * maps a context's queue page or slot page, uncached, into the process
+ * that owns the context.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -10,6 +10,9 @@
  *   1          event queue
  *   2..N-1     doorbell queues (2: the kernel's, 3..: user contexts)
  *
+ * User contexts beyond the user queues share them through slot doorbell
+ * pages and notify rings in guest memory (see the doorbell BAR below).
+ *
  * The config space (struct pvo_config) comes from the back-end through
  * VHOST_USER_GET_CONFIG. Its num_queues is the back-end's maximum; the
  * guest sees the number of queues this device actually created.
@@ -27,6 +30,7 @@
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "qemu/log.h"
+#include "qemu/bitops.h"
 #include "hw/qdev-properties.h"
 #include "hw/qdev-properties-system.h"
 #include "hw/virtio/virtio-bus.h"
@@ -68,18 +72,150 @@ uint16_t vhost_user_rdma_queue_count(VHostUserRDMA *s)
 }
 
 /*
- * Doorbell pages
+ * Doorbell BAR (include/pvo-device.h)
  *
- * Page N of the doorbell region kicks virtqueue N, for the doorbell queues
- * (N >= 2) only. While vhost runs, each page is an ioeventfd on the queue's
- * host notifier, which is the kick fd the back-end polls: a guest write
- * reaches the back-end without QEMU (in-kernel under KVM). The MMIO
+ * Page 0 holds the registers. Queue page N (2 <= N < num_queues) kicks
+ * virtqueue N: while vhost runs, each is an ioeventfd on the queue's host
+ * notifier, which is the kick fd the back-end polls, so a guest write
+ * reaches the back-end without QEMU (in-kernel under KVM); the MMIO
  * handler below is the fallback for writes that the ioeventfd does not
  * match (not at offset 0 of the page, or vhost stopped).
+ *
+ * Slot page PVO_DB_SLOT_PAGE0 + s serves a user context that has no queue
+ * of its own: KVM allows about a thousand ioeventfds per VM, far fewer
+ * than contexts. A write exits to QEMU, which appends s to the notify ring
+ * of queue pvo_db_slot_queue(num_queues, s) in the guest's notify area
+ * and kicks that queue; the back-end learns from the entry which context
+ * rang. A slot whose last entry is not consumed yet is not appended again:
+ * the back-end advances cons before it reads the context's doorbell
+ * records, so it sees the work of the skipped doorbell, and a ring never
+ * holds a slot twice.
  */
+
+#define PVO_NOTIFY_PROD_OFF     0
+#define PVO_NOTIFY_CONS_OFF     64
+
+QEMU_BUILD_BUG_ON(PVO_MAX_QUEUES > PVO_DB_SLOT_PAGE0);
+
+/* Forget the notify area: after a device reset or a new NOTIFY_HI. */
+static void pvo_notify_reset(VHostUserRDMA *s, bool registers)
+{
+    if (registers) {
+        s->notify_lo = 0;
+        s->notify_hi = 0;
+        s->notify_gpa = 0;
+    }
+    memset(s->notify_prod, 0, sizeof(s->notify_prod));
+    if (s->slots) {
+        memset(s->slots, 0, sizeof(*s->slots) * PVO_MAX_DB_SLOTS);
+    }
+}
+
+static void pvo_notify_reg_write(VHostUserRDMA *s, hwaddr addr,
+                                 uint32_t val)
+{
+    if (addr == PVO_DBREG_NOTIFY_LO) {
+        s->notify_lo = val;
+        return;
+    }
+    s->notify_hi = val;
+    s->notify_gpa = (uint64_t)s->notify_hi << 32 | s->notify_lo;
+    pvo_notify_reset(s, false);
+    if (s->notify_gpa + pvo_notify_area_size(s->num_queues) - 1 <
+        s->notify_gpa) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "pvrdma-overlay: notify area at 0x%" PRIx64 " wraps "
+                      "around the address space: slot doorbells stay "
+                      "off\n", s->notify_gpa);
+        s->notify_gpa = 0;
+    }
+}
+
+static void pvo_slot_doorbell(VHostUserRDMA *s, uint32_t slot)
+{
+    VirtIODevice *vdev = VIRTIO_DEVICE(s);
+    VHostUserRDMASlot *sl = &s->slots[slot];
+    uint32_t q = pvo_db_slot_queue(s->num_queues, slot);
+    uint32_t entries = pvo_notify_ring_entries(s->num_queues);
+    uint32_t prod = s->notify_prod[q];
+    uint32_t cons;
+    hwaddr ring;
+    MemTxResult res;
+
+    if (!s->notify_gpa) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "pvrdma-overlay: ignoring doorbell of slot %" PRIu32
+                      ": no notify area registered\n", slot);
+        return;
+    }
+    ring = s->notify_gpa + pvo_notify_ring_off(s->num_queues, q);
+
+    /*
+     * The guest wrote the context's doorbell records before this write;
+     * read cons after them. Pairs with the back-end's barrier between
+     * advancing cons and reading the records.
+     */
+    smp_mb();
+    cons = address_space_ldl_le(vdev->dma_as, ring + PVO_NOTIFY_CONS_OFF,
+                                MEMTXATTRS_UNSPECIFIED, &res);
+    if (res != MEMTX_OK) {
+        goto bad_ring;
+    }
+    if (sl->queued && (int32_t)(sl->pos - cons) >= 0) {
+        /* Not consumed yet: the back-end will see this doorbell's work. */
+        return;
+    }
+    if (prod - cons >= entries) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "pvrdma-overlay: notify ring of queue %" PRIu32
+                      " is full (prod %" PRIu32 ", cons %" PRIu32 "): "
+                      "dropping the doorbell of slot %" PRIu32 "\n",
+                      q, prod, cons, slot);
+        return;
+    }
+
+    address_space_stl_le(vdev->dma_as,
+                         ring + PVO_NOTIFY_RING_ENTRY_OFF +
+                         4 * (prod % entries), slot,
+                         MEMTXATTRS_UNSPECIFIED, &res);
+    if (res != MEMTX_OK) {
+        goto bad_ring;
+    }
+    /* The entry before the counter that publishes it. */
+    smp_wmb();
+    address_space_stl_le(vdev->dma_as, ring + PVO_NOTIFY_PROD_OFF, prod + 1,
+                         MEMTXATTRS_UNSPECIFIED, &res);
+    if (res != MEMTX_OK) {
+        goto bad_ring;
+    }
+    s->notify_prod[q] = prod + 1;
+    sl->queued = true;
+    sl->pos = prod;
+
+    /* With vhost stopped nobody serves the queue: nothing to tell. */
+    if (s->vhost_running) {
+        event_notifier_set(
+            virtio_queue_get_host_notifier(virtio_get_queue(vdev, q)));
+    }
+    return;
+
+bad_ring:
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "pvrdma-overlay: notify ring of queue %" PRIu32 " at 0x%"
+                  HWADDR_PRIx " is not in guest memory: dropping the "
+                  "doorbell of slot %" PRIu32 "\n", q, ring, slot);
+}
+
 static uint64_t pvo_doorbell_read(void *opaque, hwaddr addr, unsigned size)
 {
-    return 0;
+    VHostUserRDMA *s = opaque;
+    uint64_t regs = (uint64_t)s->notify_hi << 32 | s->notify_lo;
+
+    QEMU_BUILD_BUG_ON(PVO_DBREG_NOTIFY_LO != 0 || PVO_DBREG_NOTIFY_HI != 4);
+    if (addr + size > sizeof(regs)) {
+        return 0;
+    }
+    return extract64(regs, addr * 8, size * 8);
 }
 
 static void pvo_doorbell_write(void *opaque, hwaddr addr, uint64_t val,
@@ -88,14 +224,22 @@ static void pvo_doorbell_write(void *opaque, hwaddr addr, uint64_t val,
     VHostUserRDMA *s = opaque;
     hwaddr page = addr / PVO_DOORBELL_PAGE_SIZE;
 
-    if (page < PVO_VQ_DB_KERNEL || page >= s->num_queues) {
+    if (page >= PVO_VQ_DB_KERNEL && page < s->num_queues) {
+        virtio_queue_notify(VIRTIO_DEVICE(s), page);
+    } else if (page >= PVO_DB_SLOT_PAGE0 && page < PVO_DOORBELL_BAR_PAGES) {
+        pvo_slot_doorbell(s, page - PVO_DB_SLOT_PAGE0);
+    } else if (size == 4 && (addr == PVO_DBREG_NOTIFY_LO ||
+                             addr == PVO_DBREG_NOTIFY_HI)) {
+        pvo_notify_reg_write(s, addr, val);
+    } else {
         qemu_log_mask(LOG_GUEST_ERROR,
-                      "pvrdma-overlay: ignoring write to doorbell page %"
-                      HWADDR_PRIu ": only pages %u..%u kick doorbell queues\n",
-                      page, PVO_VQ_DB_KERNEL, s->num_queues - 1);
-        return;
+                      "pvrdma-overlay: ignoring %u-byte write at 0x%"
+                      HWADDR_PRIx " of the doorbell BAR: page 0 takes "
+                      "4-byte register writes, pages %u..%u kick doorbell "
+                      "queues, pages %u..%u are context slots\n",
+                      size, addr, PVO_VQ_DB_KERNEL, s->num_queues - 1,
+                      PVO_DB_SLOT_PAGE0, PVO_DOORBELL_BAR_PAGES - 1);
     }
-    virtio_queue_notify(VIRTIO_DEVICE(s), page);
 }
 
 static const MemoryRegionOps pvo_doorbell_ops = {
@@ -227,6 +371,9 @@ static void pvo_set_status(VirtIODevice *vdev, uint8_t status)
     bool should_start = virtio_device_should_start(vdev, status);
     Error *local_err = NULL;
 
+    if (!status) {
+        pvo_notify_reset(s, true);
+    }
     if (!s->connected) {
         return;
     }
@@ -244,6 +391,11 @@ static void pvo_set_status(VirtIODevice *vdev, uint8_t status)
     } else {
         pvo_vhost_stop(vdev);
     }
+}
+
+static void pvo_reset(VirtIODevice *vdev)
+{
+    pvo_notify_reset(VHOST_USER_RDMA(vdev), true);
 }
 
 static uint64_t pvo_get_features(VirtIODevice *vdev, uint64_t features,
@@ -544,8 +696,8 @@ static void pvo_device_realize(DeviceState *dev, Error **errp)
     }
     if (s->doorbells < 1 || s->doorbells > max_doorbells) {
         error_setg(errp, "pvrdma-overlay: doorbells=%" PRIu32 " is out of "
-                   "range: use 1..%u (one queue for the kernel plus one per "
-                   "user context)", s->doorbells, max_doorbells);
+                   "range: use 1..%u (one queue for the kernel plus the user "
+                   "queues)", s->doorbells, max_doorbells);
         return;
     }
     if (!is_power_of_2(s->queue_size) ||
@@ -586,10 +738,16 @@ static void pvo_device_realize(DeviceState *dev, Error **errp)
         goto err_connected;
     }
 
-    /* Size is a power of two: the region becomes a PCI BAR. */
+    s->slots = g_new0(VHostUserRDMASlot, PVO_MAX_DB_SLOTS);
+    pvo_notify_reset(s, true);
+
+    /*
+     * The same size whatever the queue count, slot pages included; a
+     * power of two: the region becomes a PCI BAR.
+     */
     memory_region_init_io(&s->doorbell_mr, OBJECT(s), &pvo_doorbell_ops, s,
                           "pvrdma-overlay-doorbells",
-                          pow2ceil((uint64_t)s->num_queues *
+                          pow2ceil((uint64_t)PVO_DOORBELL_BAR_PAGES *
                                    PVO_DOORBELL_PAGE_SIZE));
 
     qemu_chr_fe_set_handlers(&s->chardev, NULL, NULL, pvo_chr_event, NULL,
@@ -619,11 +777,15 @@ static void pvo_device_unrealize(DeviceState *dev)
     }
     pvo_free_queues(vdev, s);
     vhost_user_cleanup(&s->vhost_user);
+    g_free(s->slots);
+    s->slots = NULL;
 }
 
 /*
  * Migration is refused by the blocker added at realize (with a message
  * that says why); the back-end's state transfer will extend this vmsd.
+ * So must the notify registers and notify_gpa, the rings' producer
+ * counters and the slots' bookkeeping: device state that lives only here.
  */
 static const VMStateDescription pvo_vmstate = {
     .name = "pvrdma-overlay",
@@ -652,7 +814,8 @@ static void pvo_class_init(ObjectClass *klass, void *data)
     object_class_property_set_description(klass, "chardev",
         "vhost-user socket chardev of pvrdma-overlayd (required)");
     object_class_property_set_description(klass, "doorbells",
-        "doorbell queues: 1 for the kernel + 1 per user context (1..64)");
+        "doorbell queues to spread user contexts over: 1 for the kernel + "
+        "user queues (1..64)");
     object_class_property_set_description(klass, "queue-size",
         "size of every virtqueue (power of 2, at most 1024)");
     dc->vmsd = &pvo_vmstate;
@@ -663,6 +826,7 @@ static void pvo_class_init(ObjectClass *klass, void *data)
     vdc->get_features = pvo_get_features;
     vdc->get_config = pvo_get_config;
     vdc->set_status = pvo_set_status;
+    vdc->reset = pvo_reset;
     vdc->guest_notifier_mask = pvo_guest_notifier_mask;
     vdc->guest_notifier_pending = pvo_guest_notifier_pending;
     vdc->get_vhost = pvo_get_vhost;

@@ -20,6 +20,12 @@ OBJECT_DECLARE_SIMPLE_TYPE(VHostUserRDMA, VHOST_USER_RDMA)
 /* Queues that are not doorbell queues: control and event. */
 #define VHOST_USER_RDMA_FIXED_QUEUES    PVO_VQ_DB_KERNEL
 
+/* Notify ring bookkeeping of one context slot. */
+typedef struct VHostUserRDMASlot {
+    uint32_t pos;               /* ring index of its last entry */
+    bool queued;                /* appended since the last reset */
+} VHostUserRDMASlot;
+
 struct VHostUserRDMA {
     VirtIODevice parent_obj;
 
@@ -43,12 +49,31 @@ struct VHostUserRDMA {
     struct pvo_config config;
 
     /*
-     * Doorbell pages: page N kicks virtqueue N. The transport maps the
-     * region (virtio-pci: BAR 2); the device owns it because kicking a
-     * queue is device business and the region outlives vhost restarts.
+     * Doorbell BAR (include/pvo-device.h): page 0 holds the registers,
+     * queue page N kicks virtqueue N, slot page PVO_DB_SLOT_PAGE0 + s
+     * appends s to a notify ring and kicks that ring's queue. The
+     * transport maps the region (virtio-pci: BAR 2); the device owns it
+     * because kicking a queue is device business and the region outlives
+     * vhost restarts.
      */
     MemoryRegion doorbell_mr;
     bool doorbell_eventfds;     /* host notifiers wired into doorbell_mr */
+
+    /*
+     * Notify rings of the slot pages. notify_lo/notify_hi are the
+     * registers as written; writing HI latches notify_gpa (0: slot
+     * doorbells off) and clears the rest. notify_prod is each ring's
+     * producer counter (indexed by virtqueue), owned here and never read
+     * back from guest memory. A slot is queued once appended; while its
+     * entry at pos is not consumed, further doorbells append nothing.
+     * All of it is device state: the vmstate that lifts the migration
+     * blocker must carry it.
+     */
+    uint32_t notify_lo;
+    uint32_t notify_hi;
+    uint64_t notify_gpa;
+    uint32_t notify_prod[PVO_MAX_QUEUES];
+    VHostUserRDMASlot *slots;   /* PVO_MAX_DB_SLOTS entries */
 
     Error *migration_blocker;
 };

@@ -6,8 +6,11 @@ with port I/O and MMIO commands: it enumerates the device, negotiates
 features, reads the config space the back-end serves, sets the queues up,
 sets DRIVER_OK (vhost starts) and writes doorbell pages. A doorbell write
 must signal the same host-notifier eventfd as the queue's virtio notify
-register; the eventfd counters are read from /proc/<qemu>/fdinfo. It also
-checks the realize error messages and the migration blocker.
+register; the eventfd counters are read from /proc/<qemu>/fdinfo. A write
+to a context slot page must append the slot to the right notify ring in
+guest memory (once until the back-end consumes it) and kick that ring's
+queue. It also checks the realize error messages and the migration
+blocker.
 
 usage: device-qtest.py [--qemu PATH] [--backend PATH]
 
@@ -16,6 +19,7 @@ failed, 77 if QEMU or the back-end is not built.
 """
 
 import argparse
+import base64
 import os
 import re
 import select
@@ -29,21 +33,66 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
 PCI_SLOT = 4
+# BARs at naturally aligned addresses in the 32-bit PCI hole
 BAR4_ADDR = 0xC0000000      # virtio-pci modern BAR (8 MiB with page-per-vq)
-BAR2_ADDR = 0xC0800000      # doorbell BAR
-BAR1_ADDR = 0xC0900000      # MSI-X
+BAR1_ADDR = 0xC0800000      # MSI-X
+BAR2_ADDR = 0xC2000000      # doorbell BAR (32 MiB)
 RING_BASE = 0x1000000       # guest RAM used for the rings
+NOTIFY_BASE = 0x3000000     # guest RAM used for the notify area
 PAGE = 4096
 MAC = "52:54:00:12:34:56"
 
-
-def interface_version():
-    with open(os.path.join(ROOT, "include/pvo-device.h")) as f:
-        return int(re.search(r"#define PVO_INTERFACE_VERSION\s+(\d+)",
-                             f.read()).group(1))
+with open(os.path.join(ROOT, "include/pvo-device.h")) as _f:
+    HEADER = _f.read()
 
 
-IFACE_VERSION = interface_version()
+def header_define(name):
+    m = re.search(r"#define " + name + r"\s+(0x[0-9a-fA-F]+|\d+)\b", HEADER)
+    return int(m.group(1), 0)
+
+
+IFACE_VERSION = header_define("PVO_INTERFACE_VERSION")
+DB_SLOT_PAGE0 = header_define("PVO_DB_SLOT_PAGE0")
+MAX_DB_SLOTS = header_define("PVO_MAX_DB_SLOTS")
+DB_BAR_PAGES = DB_SLOT_PAGE0 + MAX_DB_SLOTS
+DB_BAR_SIZE = 1 << (DB_BAR_PAGES * PAGE - 1).bit_length()   # pow2ceil
+DBREG_NOTIFY_LO = header_define("PVO_DBREG_NOTIFY_LO")
+DBREG_NOTIFY_HI = header_define("PVO_DBREG_NOTIFY_HI")
+NOTIFY_ENTRY_OFF = header_define("PVO_NOTIFY_RING_ENTRY_OFF")
+NOTIFY_CONS_OFF = 64
+VQ_DB_KERNEL = header_define("PVO_VQ_DB_KERNEL")
+VQ_DB_FIRST_USER = header_define("PVO_VQ_DB_FIRST_USER")
+
+
+# The notify ring layout, as include/pvo-device.h's helpers compute it.
+def notify_first(nq):
+    return VQ_DB_FIRST_USER if nq > VQ_DB_FIRST_USER else VQ_DB_KERNEL
+
+
+def notify_rings(nq):
+    return nq - notify_first(nq)
+
+
+def slot_queue(nq, slot):
+    return notify_first(nq) + slot % notify_rings(nq)
+
+
+def notify_ring_entries(nq):
+    per = -(-MAX_DB_SLOTS // notify_rings(nq))
+    n = 1
+    while n < per:
+        n <<= 1
+    return n
+
+
+def notify_ring_off(nq, q):
+    return (q - notify_first(nq)) * (NOTIFY_ENTRY_OFF +
+                                     4 * notify_ring_entries(nq))
+
+
+def notify_area_size(nq):
+    n = notify_rings(nq) * (NOTIFY_ENTRY_OFF + 4 * notify_ring_entries(nq))
+    return (n + PAGE - 1) & ~(PAGE - 1)
 
 # virtio-pci common config offsets
 CC_DFSELECT, CC_DF, CC_GFSELECT, CC_GF = 0x00, 0x04, 0x08, 0x0C
@@ -176,6 +225,18 @@ class QTest:
     def cfg_write32(self, reg, val):
         self.cmd(f"outl 0xcf8 {0x80000000 | PCI_SLOT << 11 | reg & 0xfc:#x}")
         self.cmd(f"outl 0xcfc {val:#x}")
+
+    def bar_size(self, reg):
+        """Probe a 32-bit memory BAR: (low flag bits, size)."""
+        self.cfg_write32(reg, 0xFFFFFFFF)
+        bar = self.cfg_read32(reg)
+        return bar & 0xF, (~(bar & 0xFFFFFFF0) & 0xFFFFFFFF) + 1
+
+    def memread(self, addr, size):
+        return base64.b64decode(self.cmd(f"b64read {addr:#x} {size:#x}")[0])
+
+    def memset(self, addr, size, val=0):
+        self.cmd(f"memset {addr:#x} {size:#x} {val:#x}")
 
     def eventfd_counts(self):
         counts = {}
@@ -345,6 +406,29 @@ class Device:
     def kick_doorbell(self, n, offset=0, width="l"):
         return self.q.signalled_by(width, BAR2_ADDR + n * PAGE + offset)
 
+    def kick_slot(self, slot, offset=0, width="l"):
+        return self.kick_doorbell(DB_SLOT_PAGE0 + slot, offset, width)
+
+    def queue_notifiers(self, queues):
+        """The host-notifier eventfd of each queue. QEMU's own eventfds
+        (main loop, timers) may move at any time: retry until the notify
+        register moves exactly one."""
+        fds = {}
+        for n in queues:
+            for _ in range(20):
+                fds[n] = self.kick_notify(n)
+                if len(fds[n]) == 1:
+                    break
+        return fds
+
+    def set_notify_area(self, gpa):
+        self.q.write("l", BAR2_ADDR + DBREG_NOTIFY_LO, gpa & 0xFFFFFFFF)
+        self.q.write("l", BAR2_ADDR + DBREG_NOTIFY_HI, gpa >> 32)
+
+    def notify_regs(self):
+        return (self.q.read("l", BAR2_ADDR + DBREG_NOTIFY_LO),
+                self.q.read("l", BAR2_ADDR + DBREG_NOTIFY_HI))
+
 
 def device_cmd(qemu, sock, chardev_opts="", device_opts=""):
     return base_cmd(qemu) + [
@@ -359,12 +443,10 @@ def check_device(t, qemu, backend, tmp):
         ids = q.cfg_read32(0)
         t.ok(ids == 0x106A1AF4, "PCI ID 1af4:106a", hex(ids))
 
-        q.cfg_write32(0x18, 0xFFFFFFFF)
-        bar2 = q.cfg_read32(0x18)
-        size = (~(bar2 & 0xFFFFFFF0) & 0xFFFFFFFF) + 1
-        t.ok(bar2 & 0xF == 0 and size == 0x20000,
-             "BAR 2: 32-bit non-prefetchable memory, 18 x 4 KiB -> 128 KiB",
-             f"BAR value {bar2:#x}, size {size:#x}")
+        flags, size = q.bar_size(0x18)
+        t.ok(flags == 0 and size == 32 << 20 == DB_BAR_SIZE,
+             "BAR 2: 32-bit non-prefetchable memory, 32 MiB",
+             f"flags {flags:#x}, size {size:#x}")
 
         dev = Device(q)
         t.ok(dev.notify_mult == PAGE,
@@ -423,7 +505,7 @@ def check_doorbells(t, qemu, fake, tmp):
              f"{fb} vs {ref}")
         wide = dev.kick_doorbell(17, width="q")
         t.ok(len(wide) == 1, "an 8-byte doorbell write kicks once", wide)
-        for n in (0, 1, 18):
+        for n in (1, 18, DB_SLOT_PAGE0 - 1):
             t.ok(dev.kick_doorbell(n) == [], f"doorbell page {n} is ignored")
         t.ok(q.read("l", BAR2_ADDR + 2 * PAGE) == 0, "doorbell reads are 0")
 
@@ -477,6 +559,213 @@ def check_reconnect(t, qemu, fake, tmp):
         be.stop()
         if be2:
             be2.stop()
+
+
+class NotifyArea:
+    """The notify area in guest memory and what it should hold."""
+
+    def __init__(self, q, nq, gpa=NOTIFY_BASE):
+        self.q, self.nq, self.gpa = q, nq, gpa
+        self.size = notify_area_size(nq)
+        self.clear()
+
+    def clear(self):
+        self.q.memset(self.gpa, self.size, 0)
+        self.expect = bytearray(self.size)
+
+    def ring(self, queue):
+        return self.gpa + notify_ring_off(self.nq, queue)
+
+    def _put32(self, off, val):
+        self.expect[off:off + 4] = val.to_bytes(4, "little")
+
+    def _get32(self, off):
+        return int.from_bytes(self.expect[off:off + 4], "little")
+
+    def expect_append(self, slot):
+        """Expect slot at the end of its ring, as the device must add it."""
+        off = notify_ring_off(self.nq, slot_queue(self.nq, slot))
+        prod = self._get32(off)
+        self._put32(off + NOTIFY_ENTRY_OFF +
+                    4 * (prod % notify_ring_entries(self.nq)), slot)
+        self._put32(off, prod + 1)
+
+    def consume(self, queue, cons):
+        """Play the back-end: move the ring's cons."""
+        self._put32(notify_ring_off(self.nq, queue) + NOTIFY_CONS_OFF, cons)
+        self.q.write("l", self.ring(queue) + NOTIFY_CONS_OFF, cons)
+
+    def matches(self):
+        return self.q.memread(self.gpa, self.size) == self.expect
+
+    def diff(self):
+        got = self.q.memread(self.gpa, self.size)
+        out = []
+        for off in range(0, self.size, 4):
+            if got[off:off + 4] != self.expect[off:off + 4]:
+                out.append(f"+{off:#x}: got {got[off:off + 4].hex()} "
+                           f"expected {self.expect[off:off + 4].hex()}")
+        return "\n".join(out[:20]) or "equal"
+
+
+def check_notify_rings(t, qemu, fake, tmp):
+    """Slot doorbell pages against notify rings in guest memory. The fake
+    back-end is never sent PVO_CMD_SET_NOTIFY_AREA and does not read the
+    rings: only this script moves their cons."""
+    be = FakeBackend(fake, tmp, IFACE_VERSION, 66)
+    q = QTest(device_cmd(qemu, be.sock), tmp)
+    try:
+        dev = Device(q)
+        dev.negotiate()
+        dev.start()
+        time.sleep(0.3)
+        nq = dev.num_queues()
+        area = NotifyArea(q, nq)
+        low = q.memread(0, area.size)
+        kick_fd = dev.queue_notifiers(range(2, nq))
+        t.ok(all(len(fds) == 1 for fds in kick_fd.values()) and
+             len({fds[0] for fds in kick_fd.values()}) == nq - 2,
+             "every doorbell queue has a host notifier of its own", kick_fd)
+        notifiers = {fd for fds in kick_fd.values() for fd in fds}
+
+        def kick_slot(slot, offset=0, width="l"):
+            """The doorbell queues a slot write kicked."""
+            return [fd for fd in dev.kick_slot(slot, offset, width)
+                    if fd in notifiers]
+
+        def kick_page(page, offset, width):
+            return [fd for fd in dev.kick_doorbell(page, offset, width)
+                    if fd in notifiers]
+
+        moved = kick_slot(5)
+        t.ok(moved == [] and area.matches() and
+             q.memread(0, area.size) == low and dev.notify_regs() == (0, 0),
+             "no notify area: a slot doorbell changes nothing",
+             f"moved {moved}; {area.diff()}")
+
+        dev.set_notify_area(NOTIFY_BASE)
+        t.ok(dev.notify_regs() == (NOTIFY_BASE & 0xFFFFFFFF,
+                                   NOTIFY_BASE >> 32),
+             "the notify registers read back", dev.notify_regs())
+
+        slot, queue = 5, slot_queue(nq, 5)
+        moved = kick_slot(slot)
+        area.expect_append(slot)
+        ring = q.memread(area.ring(queue), NOTIFY_ENTRY_OFF + 4)
+        t.ok(int.from_bytes(ring[0:4], "little") == 1 and
+             int.from_bytes(ring[NOTIFY_ENTRY_OFF:], "little") == slot and
+             area.matches(),
+             f"slot {slot}: appended to the ring of queue {queue} "
+             f"(+{notify_ring_off(nq, queue):#x}), prod 1, entry 0, "
+             "nothing else written", area.diff())
+        t.ok(moved == kick_fd[queue],
+             f"slot {slot} kicks queue {queue}'s host notifier",
+             f"moved {moved}, queue {queue}: {kick_fd[queue]}")
+
+        moved = kick_slot(slot, offset=0x10, width="q")
+        t.ok(area.matches() and moved == [],
+             "slot not consumed yet: a second doorbell appends nothing",
+             f"moved {moved}; {area.diff()}")
+
+        area.consume(queue, 1)
+        moved = kick_slot(slot)
+        area.expect_append(slot)
+        t.ok(area.matches() and moved == kick_fd[queue],
+             "after cons passed it, the slot is appended again "
+             "(prod 2, entry 1) and kicks", f"moved {moved}; {area.diff()}")
+
+        a, b = 7, 7 + notify_rings(nq)
+        qa = slot_queue(nq, a)
+        moved_a = kick_slot(a)
+        moved_b = kick_slot(b)
+        area.expect_append(a)
+        area.expect_append(b)
+        t.ok(slot_queue(nq, b) == qa and area.matches() and
+             moved_a == moved_b == kick_fd[qa],
+             f"slots {a} and {b} share queue {qa}: both appended, "
+             "both kick",
+             f"moved {moved_a} {moved_b}; {area.diff()}")
+
+        last = MAX_DB_SLOTS - 1
+        ql = slot_queue(nq, last)
+        moved = kick_slot(last)
+        area.expect_append(last)
+        t.ok(area.matches() and moved == kick_fd[ql],
+             f"the last slot {last} goes to queue {ql}",
+             f"moved {moved}; {area.diff()}")
+
+        regs = dev.notify_regs()
+        for what, page, off, width in (
+                ("a write past the last slot", DB_BAR_PAGES, 0, "l"),
+                ("a write to the BAR's last page", DB_BAR_SIZE // PAGE - 1,
+                 0, "l"),
+                ("a write to page 1", 1, 0, "l"),
+                ("a write to page 0 off the registers", 0, 8, "l"),
+                ("a 1-byte write to NOTIFY_HI", 0, DBREG_NOTIFY_HI, "b")):
+            moved = kick_page(page, off, width)
+            t.ok(moved == [] and area.matches() and
+                 dev.notify_regs() == regs,
+                 f"{what} is ignored", f"moved {moved}; {area.diff()}")
+        t.ok(q.read("l", BAR2_ADDR + 2 * PAGE) == 0 and
+             q.read("l", BAR2_ADDR + (DB_SLOT_PAGE0 + slot) * PAGE) == 0,
+             "QEMU alive; queue and slot pages read 0")
+
+        dev.set_notify_area(0xFFFFFFFFFFFFF000)
+        moved = kick_slot(slot)
+        t.ok(moved == [] and area.matches() and
+             q.memread(0, area.size) == low,
+             "a notify area that wraps around is refused",
+             f"moved {moved}; {area.diff()}")
+
+        # A new NOTIFY_HI starts the rings over.
+        area.clear()
+        dev.set_notify_area(NOTIFY_BASE)
+        moved = kick_slot(slot)
+        area.expect_append(slot)
+        t.ok(area.matches() and moved == kick_fd[queue],
+             "writing NOTIFY_HI again resets the producers and slots",
+             area.diff())
+
+        dev.set_status(0)
+        time.sleep(0.2)
+        area.clear()
+        t.ok(dev.notify_regs() == (0, 0), "a device reset clears the "
+             "notify registers", dev.notify_regs())
+        moved = kick_slot(slot)
+        t.ok(moved == [] and area.matches(),
+             "after a device reset slot doorbells are off",
+             f"moved {moved}; {area.diff()}")
+    finally:
+        q.close()
+        be.stop()
+
+    # One doorbell queue: slots go to the kernel's queue, the BAR keeps
+    # its size.
+    be = FakeBackend(fake, tmp, IFACE_VERSION, 66)
+    q = QTest(device_cmd(qemu, be.sock, device_opts=",doorbells=1"), tmp)
+    try:
+        flags, size = q.bar_size(0x18)
+        t.ok(size == DB_BAR_SIZE, "doorbells=1: BAR 2 is 32 MiB too",
+             f"size {size:#x}")
+        dev = Device(q)
+        dev.negotiate()
+        dev.start()
+        time.sleep(0.3)
+        nq = dev.num_queues()
+        kick = dev.queue_notifiers([2])[2]
+        area = NotifyArea(q, nq)
+        dev.set_notify_area(NOTIFY_BASE)
+        moved = [[fd for fd in dev.kick_slot(s) if fd in kick]
+                 for s in (9, 4000)]
+        area.expect_append(9)
+        area.expect_append(4000)
+        t.ok(nq == 3 and notify_rings(nq) == 1 and area.matches() and
+             moved == [kick, kick] and len(kick) == 1,
+             "doorbells=1: slots 9 and 4000 go to the kernel queue's ring",
+             f"nq {nq}, moved {moved} vs {kick}; {area.diff()}")
+    finally:
+        q.close()
+        be.stop()
 
 
 def build_fake_backend(tmp):
@@ -599,6 +888,8 @@ def main():
                       lambda: check_device(t, args.qemu, args.backend, tmp),
                       lambda: fake.append(build_fake_backend(tmp)),
                       lambda: check_doorbells(t, args.qemu, fake[0], tmp),
+                      lambda: check_notify_rings(t, args.qemu, fake[0],
+                                                 tmp),
                       lambda: check_reconnect(t, args.qemu, fake[0], tmp),
                       lambda: check_config_handling(t, args.qemu, fake[0],
                                                     tmp)):
