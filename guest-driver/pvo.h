@@ -69,10 +69,15 @@ struct pvo_dev {
 	u16 num_queues;
 	u16 mtu;
 
-	/* doorbell BAR: page N kicks virtqueue N */
+	/* doorbell BAR: queue pages, slot pages, registers on page 0 */
 	phys_addr_t db_phys;
 	resource_size_t db_len;
-	void __iomem *db_kernel;	/* page PVO_VQ_DB_KERNEL */
+	void __iomem *db_regs;		/* page 0 */
+
+	/* notify rings for slot pages (pvo_db.c); NULL: queue pages only */
+	void *notify_va;
+	dma_addr_t notify_dma;
+	size_t notify_size;
 
 	struct virtqueue **vqs;		/* num_queues entries */
 	struct pvo_ctrl ctrl;
@@ -134,6 +139,8 @@ void pvo_event_sync(struct pvo_dev *dev);
 /* pvo_db.c */
 int pvo_kdb_init(struct pvo_dev *dev);
 void pvo_kdb_free(struct pvo_dev *dev);
+void pvo_notify_init(struct pvo_dev *dev);
+void pvo_notify_free(struct pvo_dev *dev);
 void pvo_kdb_ring(struct pvo_dev *dev, u32 qp_handle);
 
 /* pvo_netdev.c */

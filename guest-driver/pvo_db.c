@@ -7,6 +7,10 @@
  * doorbell queue; the device pops the records, so it only looks at QPs
  * with work. This file has the kernel's page and ring; user contexts get
  * theirs from pvo_db_user_*() and fill them from user space.
+ *
+ * Contexts beyond the user doorbell queues write slot pages of BAR 2;
+ * QEMU appends their slot to a notify ring in the area set up here and
+ * kicks a shared queue (include/pvo-device.h).
  */
 
 #include <linux/dma-mapping.h>
@@ -52,6 +56,51 @@ int pvo_kdb_init(struct pvo_dev *dev)
 	}
 	kdb->registered = true;
 	return 0;
+}
+
+/*
+ * Probe: the notify area, told to QEMU (BAR 2 registers) and to the
+ * back-end. Without it user contexts are limited to the user queues, so
+ * a failure is logged, not fatal.
+ */
+void pvo_notify_init(struct pvo_dev *dev)
+{
+	struct pvo_cmd_set_notify_area cmd = {};
+	size_t size = pvo_notify_area_size(dev->num_queues);
+	int err = -ENOMEM;
+
+	dev->notify_va = dma_alloc_coherent(dev->dma_dev, size,
+					    &dev->notify_dma, GFP_KERNEL);
+	if (!dev->notify_va)
+		goto limited;
+	dev->notify_size = size;
+	iowrite32(lower_32_bits(dev->notify_dma),
+		  dev->db_regs + PVO_DBREG_NOTIFY_LO);
+	iowrite32(upper_32_bits(dev->notify_dma),
+		  dev->db_regs + PVO_DBREG_NOTIFY_HI);
+	cmd.gpa = cpu_to_le64(dev->notify_dma);
+	cmd.num_queues = cpu_to_le32(dev->num_queues);
+	err = pvo_ctrl_cmd(dev, PVO_CMD_SET_NOTIFY_AREA, PVO_CTX_KERNEL, &cmd,
+			   sizeof(cmd), NULL, 0);
+	if (!err)
+		return;
+	iowrite32(0, dev->db_regs + PVO_DBREG_NOTIFY_LO);
+	iowrite32(0, dev->db_regs + PVO_DBREG_NOTIFY_HI);
+	pvo_notify_free(dev);
+limited:
+	dev_warn(&dev->vdev->dev,
+		 "no notify area for slot doorbell pages (%d): user contexts are limited to the %u user doorbell queues\n",
+		 err, dev->num_queues - PVO_VQ_DB_FIRST_USER);
+}
+
+/* After the device is reset (or the area was refused). */
+void pvo_notify_free(struct pvo_dev *dev)
+{
+	if (!dev->notify_va)
+		return;
+	dma_free_coherent(dev->dma_dev, dev->notify_size, dev->notify_va,
+			  dev->notify_dma);
+	dev->notify_va = NULL;
 }
 
 /* After the device is reset: it no longer reads the page. */

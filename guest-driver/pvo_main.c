@@ -49,7 +49,7 @@ static int pvo_read_config(struct pvo_dev *dev)
 	return 0;
 }
 
-/* BAR 2 of the PCI function: page N kicks virtqueue N. */
+/* BAR 2 of the PCI function: queue pages, slot pages, registers. */
 static int pvo_map_doorbells(struct pvo_dev *dev)
 {
 	struct device *parent = dev->vdev->dev.parent;
@@ -71,13 +71,13 @@ static int pvo_map_doorbells(struct pvo_dev *dev)
 			PVO_DOORBELL_BAR);
 		return -ENODEV;
 	}
-	need = (resource_size_t)dev->num_queues * PVO_DOORBELL_PAGE_SIZE;
+	need = (resource_size_t)PVO_DOORBELL_BAR_PAGES * PVO_DOORBELL_PAGE_SIZE;
 	len = pci_resource_len(pdev, PVO_DOORBELL_BAR);
 	if (len < need) {
 		dev_err(&dev->vdev->dev,
-			"PCI BAR %d has %llu bytes; %u virtqueues need %llu (one 4 KiB doorbell page each)\n",
+			"PCI BAR %d has %llu bytes, interface version %u needs %llu (queue and slot doorbell pages): update QEMU's pvrdma-overlay device\n",
 			PVO_DOORBELL_BAR, (unsigned long long)len,
-			dev->num_queues, (unsigned long long)need);
+			PVO_INTERFACE_VERSION, (unsigned long long)need);
 		return -ENODEV;
 	}
 
@@ -99,10 +99,8 @@ static int pvo_map_doorbells(struct pvo_dev *dev)
 			&dev->db_phys);
 		return -EBUSY;
 	}
-	dev->db_kernel = ioremap(dev->db_phys +
-				 PVO_VQ_DB_KERNEL * PVO_DOORBELL_PAGE_SIZE,
-				 PVO_DOORBELL_PAGE_SIZE);
-	if (!dev->db_kernel) {
+	dev->db_regs = ioremap(dev->db_phys, PVO_DOORBELL_PAGE_SIZE);
+	if (!dev->db_regs) {
 		release_mem_region(dev->db_phys, dev->db_len);
 		return -ENOMEM;
 	}
@@ -111,7 +109,7 @@ static int pvo_map_doorbells(struct pvo_dev *dev)
 
 static void pvo_unmap_doorbells(struct pvo_dev *dev)
 {
-	iounmap(dev->db_kernel);
+	iounmap(dev->db_regs);
 	release_mem_region(dev->db_phys, dev->db_len);
 }
 
@@ -233,6 +231,7 @@ static int pvo_probe(struct virtio_device *vdev)
 	err = pvo_kdb_init(dev);
 	if (err)
 		goto err_queues;
+	pvo_notify_init(dev);
 	err = pvo_netdev_start(dev);
 	if (err)
 		goto err_queues;
@@ -244,6 +243,7 @@ static int pvo_probe(struct virtio_device *vdev)
 err_queues:
 	pvo_stop_queues(dev);
 	pvo_kdb_free(dev);
+	pvo_notify_free(dev);
 err_unmap:
 	pvo_unmap_doorbells(dev);
 err_free:
@@ -263,6 +263,7 @@ static void pvo_remove(struct virtio_device *vdev)
 	pvo_stop_queues(dev);
 	/* The device is reset: it no longer touches the kernel's pages. */
 	pvo_kdb_free(dev);
+	pvo_notify_free(dev);
 	WARN_ON(!xa_empty(&dev->cqs) || !xa_empty(&dev->qps) ||
 		!xa_empty(&dev->srqs) || !xa_empty(&dev->kqpns));
 	pvo_unmap_doorbells(dev);

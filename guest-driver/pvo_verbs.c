@@ -313,6 +313,17 @@ static bool pvo_ucontext_free(struct pvo_dev *dev, u32 ctx)
 	return !pvo_destroy_failed_in_use(err);
 }
 
+/* A queue page is its own queue; a slot page kicks its slot's queue. */
+static bool pvo_db_page_valid(struct pvo_dev *dev, u32 page, u32 queue)
+{
+	if (page < PVO_DB_SLOT_PAGE0)
+		return page == queue && queue >= PVO_VQ_DB_FIRST_USER &&
+		       queue < dev->num_queues;
+	return page < PVO_DOORBELL_BAR_PAGES &&
+	       queue == pvo_db_slot_queue(dev->num_queues,
+					  page - PVO_DB_SLOT_PAGE0);
+}
+
 static int pvo_alloc_ucontext(struct ib_ucontext *ibuc,
 			      struct ib_udata *udata)
 {
@@ -338,13 +349,12 @@ static int pvo_alloc_ucontext(struct ib_ucontext *ibuc,
 		return err;
 	uc->ctx = le32_to_cpu(r.ctx);
 	uc->db_queue = le32_to_cpu(r.db_queue);
+	uc->db_page = le32_to_cpu(r.db_page);
 
-	if (uc->db_queue < PVO_VQ_DB_FIRST_USER ||
-	    uc->db_queue >= dev->num_queues) {
+	if (!pvo_db_page_valid(dev, uc->db_page, uc->db_queue)) {
 		dev_err(&dev->vdev->dev,
-			"the back-end gave context %u doorbell queue %u, outside %u..%u: back-end and device disagree on the queue count\n",
-			uc->ctx, uc->db_queue, PVO_VQ_DB_FIRST_USER,
-			dev->num_queues - 1);
+			"the back-end gave context %u doorbell page %u on queue %u, which this device (%u queues) does not have\n",
+			uc->ctx, uc->db_page, uc->db_queue, dev->num_queues);
 		err = -EIO;
 		goto err_free;
 	}
@@ -405,7 +415,7 @@ static int pvo_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 
 	switch (vma->vm_pgoff) {
 	case PVO_MMAP_DOORBELL:
-		page = dev->db_phys + (phys_addr_t)uc->db_queue *
+		page = dev->db_phys + (phys_addr_t)uc->db_page *
 				      PVO_DOORBELL_PAGE_SIZE;
 		return rdma_user_mmap_io(ibuc, vma, PHYS_PFN(page), PAGE_SIZE,
 					 pgprot_noncached(vma->vm_page_prot),

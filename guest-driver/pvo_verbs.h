@@ -26,7 +26,8 @@ struct pvo_ibdev {
 struct pvo_ucontext {
 	struct ib_ucontext ibuc;
 	u32 ctx;		/* back-end context handle */
-	u32 db_queue;		/* doorbell queue = BAR 2 page */
+	u32 db_queue;		/* doorbell queue its page kicks */
+	u32 db_page;		/* BAR 2 page it writes (PVO_MMAP_DOORBELL) */
 	struct page *db_ring;	/* doorbell records (PVO_MMAP_DB_RING) */
 	dma_addr_t db_ring_dma;
 };
