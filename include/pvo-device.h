@@ -101,6 +101,7 @@ enum pvo_cmd_opcode {
 	PVO_CMD_DESTROY_AH = 25,
 	/* interface version 4 */
 	PVO_CMD_SET_NOTIFY_AREA = 26,
+	PVO_CMD_ALLOC_MR = 27,
 	PVO_CMD_MAX
 };
 
@@ -437,6 +438,21 @@ struct pvo_cmd_reg_mr {
 	struct pvo_pdir pages;
 };
 
+/*
+ * PVO_CMD_ALLOC_MR (kernel contexts only): an MR for fast registration
+ * (IB_MR_TYPE_MEM_REG) of up to max_pages 4 KiB pages. It starts invalid
+ * and gets its range, pages, access and key byte from a PVO_WR_REG_MR
+ * work request; PVO_WR_LOCAL_INV or a SEND_WITH_INV naming its key make
+ * it invalid again. Response: struct pvo_resp_reg_mr (the key's low byte
+ * is the initial tag; the index bits never change).
+ */
+struct pvo_cmd_alloc_mr {
+	__le32 pd;
+	__le32 max_pages;	/* 1 .. PVO_MAX_FAST_REG_PAGES */
+};
+
+#define PVO_MAX_FAST_REG_PAGES	512
+
 struct pvo_resp_reg_mr {
 	__le32 mr;		/* handle for DEREG_MR */
 	__le32 key;		/* lkey == rkey: index << 8 | 8-bit tag */
@@ -475,6 +491,8 @@ enum pvo_wc_opcode {
 	PVO_WC_RDMA_READ = 2,
 	PVO_WC_COMP_SWAP = 3,
 	PVO_WC_FETCH_ADD = 4,
+	PVO_WC_LOCAL_INV = 6,
+	PVO_WC_REG_MR = 0x20,
 	PVO_WC_RECV = 128,
 	PVO_WC_RECV_RDMA_WITH_IMM = 129,
 };
@@ -499,6 +517,8 @@ enum pvo_wc_status {
 #define PVO_WC_F_GRH		(1 << 0)	/* a GRH leads the buffer */
 #define PVO_WC_F_IMM		(1 << 1)	/* imm_data valid */
 #define PVO_WC_F_SOLICITED	(1 << 2)	/* for arming only */
+#define PVO_WC_F_INV		(1 << 3)	/* SEND_WITH_INV: imm_data holds
+						 * the invalidated rkey, le32 */
 
 /* rdma_network_type of a received GRH (kernel enum values) */
 #define PVO_NET_IPV4	2
@@ -701,6 +721,9 @@ enum pvo_wr_opcode {
 	PVO_WR_RDMA_READ = 4,
 	PVO_WR_ATOMIC_CMP_AND_SWP = 5,
 	PVO_WR_ATOMIC_FETCH_AND_ADD = 6,
+	PVO_WR_LOCAL_INV = 7,		/* invalidate_rkey: an MR of the PD */
+	PVO_WR_SEND_WITH_INV = 9,	/* RC; the responder invalidates */
+	PVO_WR_REG_MR = 0x20,		/* kernel QPs only: u.reg */
 };
 
 #define PVO_WQE_F_SIGNALED	(1 << 0)
@@ -723,7 +746,10 @@ struct pvo_send_wqe {
 	__u8 num_sge;
 	__u8 reserved0;
 	__le32 inline_len;
-	__be32 imm_data;
+	union {
+		__be32 imm_data;
+		__le32 invalidate_rkey;	/* LOCAL_INV, SEND_WITH_INV */
+	};
 	__le32 reserved1;
 	union {
 		struct {
@@ -744,6 +770,15 @@ struct pvo_send_wqe {
 			__le32 remote_qkey;
 			__le32 reserved;
 		} ud;
+		struct {		/* PVO_WR_REG_MR */
+			__le64 iova;	/* byte 0 of the range */
+			__le64 length;
+			__le64 pages;	/* GPA of npages le64 page GPAs */
+			__le32 key;	/* the MR's index bits, a new low byte */
+			__le32 access;	/* PVO_ACCESS_* */
+			__le32 npages;	/* from the page holding iova */
+			__le32 reserved;
+		} reg;
 		__u8 raw[40];
 	} u;
 };

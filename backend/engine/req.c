@@ -27,7 +27,13 @@ static bool opcode_valid(const struct pvo_qp *qp, uint8_t op)
 	switch (op) {
 	case PVO_WR_SEND:
 	case PVO_WR_SEND_WITH_IMM:
+	case PVO_WR_LOCAL_INV:
 		return true;
+	case PVO_WR_SEND_WITH_INV: /* IB: RC (and XRC) only */
+		return qp->type == PVO_QPT_RC;
+	case PVO_WR_REG_MR:
+		/* page lists are guest-physical */
+		return qp->ctx == PVO_CTX_KERNEL;
 	case PVO_WR_RDMA_WRITE:
 	case PVO_WR_RDMA_WRITE_WITH_IMM:
 		return qp->type == PVO_QPT_RC || qp->type == PVO_QPT_UC;
@@ -37,6 +43,12 @@ static bool opcode_valid(const struct pvo_qp *qp, uint8_t op)
 		return qp->type == PVO_QPT_RC;
 	}
 	return false;
+}
+
+/* Operations on local MRs: no message, no data. */
+static bool is_local(uint8_t op)
+{
+	return op == PVO_WR_LOCAL_INV || op == PVO_WR_REG_MR;
 }
 
 static bool is_atomic(uint8_t op)
@@ -64,6 +76,16 @@ static enum pvo_wc_status parse_wqe(struct pvo_qp *qp, const uint8_t *buf,
 	pvo_dma_init(&w->dma, vm);
 	if (!opcode_valid(qp, h->opcode))
 		return PVO_WC_LOC_QP_OP_ERR;
+	w->invalidate_rkey = le32toh(h->invalidate_rkey);
+	if (is_local(h->opcode)) {
+		w->reg.iova = le64toh(h->u.reg.iova);
+		w->reg.length = le64toh(h->u.reg.length);
+		w->reg.pages = le64toh(h->u.reg.pages);
+		w->reg.key = le32toh(h->u.reg.key);
+		w->reg.access = le32toh(h->u.reg.access);
+		w->reg.npages = le32toh(h->u.reg.npages);
+		return PVO_WC_SUCCESS;
+	}
 	writes_local = h->opcode == PVO_WR_RDMA_READ || is_atomic(h->opcode);
 
 	if (h->flags & PVO_WQE_F_INLINE) {
@@ -124,7 +146,8 @@ static enum pvo_wc_status parse_wqe(struct pvo_qp *qp, const uint8_t *buf,
 	return PVO_WC_SUCCESS;
 }
 
-enum fetch_result { FETCH_NONE, FETCH_SEND, FETCH_FAILED };
+/* FETCH_LOCAL: a local operation, done and completed */
+enum fetch_result { FETCH_NONE, FETCH_SEND, FETCH_FAILED, FETCH_LOCAL };
 
 /* Bytes behind a send WQE's header that it uses (parse_wqe refuses
  * counts above the QP's limits, which are at most these). */
@@ -132,6 +155,8 @@ static size_t send_tail_len(const void *hdr)
 {
 	const struct pvo_send_wqe *h = hdr;
 
+	if (h->opcode == PVO_WR_LOCAL_INV || h->opcode == PVO_WR_REG_MR)
+		return 0;
 	if (h->flags & PVO_WQE_F_INLINE)
 		return MIN(le32toh(h->inline_len), PVO_DEV_MAX_INLINE);
 	return MIN(h->num_sge, PVO_DEV_MAX_SGE) * sizeof(struct pvo_sge);
@@ -166,7 +191,9 @@ static enum fetch_result read_wqe(struct pvo_qp *qp, uint32_t idx,
 		return FETCH_FAILED;
 	}
 	*st = parse_wqe(qp, buf, w);
-	w->npkts = pvo_packets(w->length, pvo_qp_mtu_bytes(qp));
+	w->npkts = is_local(w->opcode) ? 0
+				       : pvo_packets(w->length,
+						     pvo_qp_mtu_bytes(qp));
 	return FETCH_SEND;
 }
 
@@ -193,6 +220,18 @@ static enum fetch_result fetch(struct pvo_qp *qp)
 	pvo_prof_mark(PVO_PROF_FETCH);
 	qp->req.active = true;
 	w->psn = qp->attr.sq_psn;
+	if (!st && is_local(w->opcode)) {
+		/* in SQ order: every WQE before it has completed */
+		st = w->opcode == PVO_WR_REG_MR
+			 ? pvo_mr_fast_reg(qp->vm, qp->pd, w->reg.key,
+					   w->reg.iova, w->reg.length,
+					   w->reg.access, w->reg.pages,
+					   w->reg.npages)
+			 : pvo_mr_invalidate(qp->vm, qp->pd,
+					     w->invalidate_rkey);
+		pvo_comp_complete(qp, st);
+		return FETCH_LOCAL;
+	}
 	if (st) {
 		pvo_comp_complete(qp, st);
 		return FETCH_FAILED;
@@ -204,7 +243,7 @@ static enum fetch_result fetch(struct pvo_qp *qp)
 static bool pipelined(uint8_t opcode)
 {
 	return opcode == PVO_WR_SEND || opcode == PVO_WR_SEND_WITH_IMM ||
-	       opcode == PVO_WR_RDMA_WRITE ||
+	       opcode == PVO_WR_SEND_WITH_INV || opcode == PVO_WR_RDMA_WRITE ||
 	       opcode == PVO_WR_RDMA_WRITE_WITH_IMM;
 }
 
@@ -359,6 +398,11 @@ static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead)
 	case PVO_WR_SEND:
 		pkt.op = PVO_OP_SEND;
 		break;
+	case PVO_WR_SEND_WITH_INV:
+		pkt.op = PVO_OP_SEND;
+		pkt.has_inv = true;
+		pkt.invalidate_rkey = w->invalidate_rkey;
+		break;
 	case PVO_WR_RDMA_WRITE_WITH_IMM:
 		pkt.has_imm = true;
 		/* fallthrough */
@@ -440,6 +484,7 @@ void pvo_req_run(struct pvo_qp *qp)
 			pvo_req_send(qp);
 			break;
 		case FETCH_FAILED:
+		case FETCH_LOCAL:
 			wqes++;
 			break;
 		}

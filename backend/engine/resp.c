@@ -120,6 +120,9 @@ static void complete_recv(struct pvo_qp *qp, const struct pvo_rwqe *rw,
 		if (pkt->has_imm) {
 			cqe.flags |= PVO_WC_F_IMM;
 			cqe.imm_data = pkt->imm_data;
+		} else if (pkt->has_inv) {
+			cqe.flags |= PVO_WC_F_INV;
+			cqe.imm_data = htole32(pkt->invalidate_rkey);
 		}
 	}
 	if (pkt->solicited)
@@ -141,14 +144,15 @@ static void complete_recv(struct pvo_qp *qp, const struct pvo_rwqe *rw,
 static void recv_failed(struct pvo_qp *qp, enum pvo_wc_status st,
 			struct pvo_reply *r)
 {
-	uint32_t ev = st == PVO_WC_LOC_LEN_ERR	  ? PVO_EV_QP_REQ_ERR
+	/* LOC_ACCESS_ERR: a SEND_WITH_INV named an rkey it cannot invalidate */
+	bool inv_req = st == PVO_WC_LOC_LEN_ERR || st == PVO_WC_LOC_ACCESS_ERR;
+	uint32_t ev = inv_req			  ? PVO_EV_QP_REQ_ERR
 		      : st == PVO_WC_LOC_PROT_ERR ? PVO_EV_QP_ACCESS_ERR
 						  : PVO_EV_QP_FATAL;
 
 	switch (qp->type) {
 	case PVO_QPT_RC:
-		r->code = st == PVO_WC_LOC_LEN_ERR ? PVO_REPLY_INV_REQ
-						   : PVO_REPLY_REM_OP;
+		r->code = inv_req ? PVO_REPLY_INV_REQ : PVO_REPLY_REM_OP;
 		/* fallthrough */
 	case PVO_QPT_UC:
 		r->responder_error = true;
@@ -240,6 +244,9 @@ static void resp_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 			st = PVO_WC_LOC_PROT_ERR;
 	}
 	m->off += pkt->payload_len;
+	/* SEND_WITH_INV: the rkey goes invalid with the message's end */
+	if (!st && pkt->last && pkt->has_inv)
+		st = pvo_mr_invalidate(qp->vm, qp->pd, pkt->invalidate_rkey);
 	if (st) {
 		complete_recv(qp, &m->rw, PVO_WC_RECV, st, m->off, pkt, net);
 		msg_end(qp);

@@ -138,6 +138,10 @@ uint8_t pvo_wc_opcode_of(uint8_t wr_opcode)
 		return PVO_WC_COMP_SWAP;
 	case PVO_WR_ATOMIC_FETCH_AND_ADD:
 		return PVO_WC_FETCH_ADD;
+	case PVO_WR_LOCAL_INV:
+		return PVO_WC_LOCAL_INV;
+	case PVO_WR_REG_MR:
+		return PVO_WC_REG_MR;
 	default:
 		return PVO_WC_SEND;
 	}

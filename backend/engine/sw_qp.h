@@ -30,6 +30,11 @@ struct pvo_swqe {
 	uint32_t rkey;
 	uint64_t compare_add;
 	uint64_t swap;
+	uint32_t invalidate_rkey; /* LOCAL_INV, SEND_WITH_INV */
+	struct {		  /* REG_MR */
+		uint64_t iova, length, pages;
+		uint32_t key, access, npages;
+	} reg;
 	struct pvo_path path; /* where to: the QP's, or the AH's (UD) */
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;

@@ -65,6 +65,8 @@ struct pvo_pkt {
 	uint64_t offset;  /* bytes of the message before this segment */
 	bool has_imm;
 	uint32_t imm_data; /* big-endian */
+	bool has_inv;	   /* SEND_WITH_INV (IETH) */
+	uint32_t invalidate_rkey;
 	bool solicited;
 	uint64_t va; /* RETH / AtomicETH */
 	uint32_t rkey;

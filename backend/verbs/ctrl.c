@@ -278,6 +278,8 @@ static const struct cmd_desc cmds[PVO_CMD_MAX] = {
 	    sizeof(struct pvo_cmd_set_db_ring), 0),
 	CMD(SET_NOTIFY_AREA, pvo_cmd_set_notify_area,
 	    sizeof(struct pvo_cmd_set_notify_area), 0),
+	CMD(ALLOC_MR, pvo_cmd_alloc_mr, sizeof(struct pvo_cmd_alloc_mr),
+	    sizeof(struct pvo_resp_reg_mr)),
 	CMD(CREATE_CQ, pvo_cmd_create_cq, sizeof(struct pvo_cmd_create_cq),
 	    sizeof(struct pvo_resp_create_cq)),
 	CMD(DESTROY_CQ, pvo_cmd_destroy_cq, sizeof(struct pvo_cmd_handle), 0),

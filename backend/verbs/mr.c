@@ -62,6 +62,7 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 	mr->access = access;
 	mr->iova = iova;
 	mr->length = length;
+	mr->valid = true;
 	pvo_mr_set_pages(mr, pages, npages);
 	mr->handle = pvo_table_add(&vm->mrs, mr, ctx);
 	if (!mr->handle) {
@@ -76,6 +77,101 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 	r->mr = htole32(mr->handle);
 	r->key = htole32(mr->key);
 	return PVO_STATUS_OK;
+}
+
+enum pvo_status pvo_cmd_alloc_mr(struct pvo_vm *vm, uint32_t ctx,
+				 const void *req, void *resp)
+{
+	const struct pvo_cmd_alloc_mr *c = req;
+	struct pvo_resp_reg_mr *r = resp;
+	uint32_t max_pages = le32toh(c->max_pages);
+	struct pvo_pd *pd;
+	struct pvo_mr *mr;
+
+	/* Its pages will be guest-physical: the guest kernel's business. */
+	if (ctx != PVO_CTX_KERNEL)
+		return PVO_STATUS_EPERM;
+	pd = pvo_table_get(&vm->pds, le32toh(c->pd), ctx);
+	if (!pd)
+		return PVO_STATUS_ENOENT;
+	if (!max_pages || max_pages > PVO_MAX_FAST_REG_PAGES)
+		return PVO_STATUS_EINVAL;
+	mr = g_new0(struct pvo_mr, 1);
+	mr->ctx = ctx;
+	mr->pd = pd;
+	mr->fast_reg = true;
+	mr->max_pages = max_pages;
+	mr->handle = pvo_table_add(&vm->mrs, mr, ctx);
+	if (!mr->handle) {
+		g_free(mr);
+		pvo_vm_warn(vm, "MR quota reached (max-mr = %u)",
+			    vm->cfg->quota.max_mr);
+		return PVO_STATUS_ENOSPC;
+	}
+	mr->key = pvo_handle_index(mr->handle) << 8 | ++vm->mr_tag;
+	pd->refcnt++;
+	r->mr = htole32(mr->handle);
+	r->key = htole32(mr->key);
+	return PVO_STATUS_OK;
+}
+
+/* The fast-reg MR whose index a key names, if it is in pd. */
+static struct pvo_mr *fast_reg_mr(struct pvo_vm *vm, const struct pvo_pd *pd,
+				  uint32_t key)
+{
+	struct pvo_mr *mr = pvo_table_at(&vm->mrs, key >> 8);
+
+	return mr && mr->fast_reg && mr->pd == pd ? mr : NULL;
+}
+
+enum pvo_wc_status pvo_mr_fast_reg(struct pvo_vm *vm, const struct pvo_pd *pd,
+				   uint32_t key, uint64_t iova, uint64_t length,
+				   uint32_t access, uint64_t pages_gpa,
+				   uint32_t npages)
+{
+	struct pvo_mr *mr = fast_reg_mr(vm, pd, key);
+	uint64_t *pages;
+	uint32_t i;
+
+	/* IB: a fast-reg MR must be invalid to be registered */
+	if (!mr || mr->valid || !pvo_mr_access_valid(access) || !length ||
+	    iova + length < iova || !npages || npages > mr->max_pages ||
+	    pvo_mr_npages(iova, length) != npages)
+		return PVO_WC_LOC_QP_OP_ERR;
+	pages = g_new(uint64_t, npages);
+	if (!pvo_gmem_read(vm, pages_gpa, pages, npages * sizeof(*pages)))
+		goto bad;
+	for (i = 0; i < npages; i++) {
+		pages[i] = le64toh(pages[i]);
+		if ((pages[i] & (PVO_PAGE_SIZE - 1)) ||
+		    !pvo_gmem_is_ram(vm, pages[i], PVO_PAGE_SIZE))
+			goto bad;
+	}
+	g_free(mr->blocks);
+	g_free(mr->run);
+	mr->iova = iova;
+	mr->length = length;
+	mr->access = access;
+	pvo_mr_set_pages(mr, pages, npages);
+	mr->key = (mr->key & ~0xffu) | (key & 0xff);
+	mr->valid = true;
+	vm->mr_gen++; /* its blocks moved */
+	return PVO_WC_SUCCESS;
+bad:
+	g_free(pages);
+	return PVO_WC_LOC_QP_OP_ERR;
+}
+
+enum pvo_wc_status pvo_mr_invalidate(struct pvo_vm *vm,
+				     const struct pvo_pd *pd, uint32_t key)
+{
+	struct pvo_mr *mr = fast_reg_mr(vm, pd, key);
+
+	if (!mr || mr->key != key || !mr->valid)
+		return PVO_WC_LOC_ACCESS_ERR;
+	mr->valid = false;
+	vm->mr_gen++; /* cursors holding it look it up again, and fail */
+	return PVO_WC_SUCCESS;
 }
 
 void pvo_mr_free(struct pvo_vm *vm, struct pvo_mr *mr)
@@ -115,7 +211,7 @@ struct pvo_mr *pvo_mr_get(struct pvo_vm *vm, uint32_t key,
 {
 	struct pvo_mr *mr = pvo_table_at(&vm->mrs, key >> 8);
 
-	if (!mr || mr->key != key || mr->pd != pd ||
+	if (!mr || mr->key != key || !mr->valid || mr->pd != pd ||
 	    (mr->access & access) != access || !pvo_mr_covers(mr, addr, len))
 		return NULL;
 	return mr;

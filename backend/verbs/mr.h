@@ -23,6 +23,9 @@ struct pvo_mr {
 	uint32_t access; /* PVO_ACCESS_* */
 	uint64_t iova;
 	uint64_t length;
+	bool valid;	    /* keys name it (fast-reg: between REG and INV) */
+	bool fast_reg;	    /* ALLOC_MR: pages come from REG_MR WQEs */
+	uint32_t max_pages; /* fast-reg: page list capacity */
 	/*
 	 * The guest's page list, as the largest blocks it allows (the way a
 	 * NIC picks an MR page size): block j covers iova space from
@@ -49,7 +52,23 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 			       void *resp);
 enum pvo_status pvo_cmd_dereg_mr(struct pvo_vm *vm, uint32_t ctx,
 				 const void *req, void *resp);
+enum pvo_status pvo_cmd_alloc_mr(struct pvo_vm *vm, uint32_t ctx,
+				 const void *req, void *resp);
 void pvo_mr_free(struct pvo_vm *vm, struct pvo_mr *mr);
+
+/*
+ * Work requests on fast-reg MRs (the requester runs them in SQ order; the
+ * responder for SEND_WITH_INV). They return the completion status: an MR
+ * of another PD, not a fast-reg MR, a key that does not match, a valid MR
+ * re-registered or a bad page list fail with PVO_WC_LOC_QP_OP_ERR (reg)
+ * or PVO_WC_LOC_ACCESS_ERR (invalidate).
+ */
+enum pvo_wc_status pvo_mr_fast_reg(struct pvo_vm *vm, const struct pvo_pd *pd,
+				   uint32_t key, uint64_t iova, uint64_t length,
+				   uint32_t access, uint64_t pages_gpa,
+				   uint32_t npages);
+enum pvo_wc_status pvo_mr_invalidate(struct pvo_vm *vm,
+				     const struct pvo_pd *pd, uint32_t key);
 
 /* Pages covering [iova, iova + length), as REG_MR expects them. */
 uint64_t pvo_mr_npages(uint64_t iova, uint64_t length);

@@ -284,6 +284,21 @@ int pvo_reg_mr(struct vu_frontend *fe, uint32_t ctx,
 	return st;
 }
 
+int pvo_alloc_mr(struct vu_frontend *fe, uint32_t ctx, uint32_t pd,
+		 uint32_t max_pages, uint32_t *mr, uint32_t *key)
+{
+	struct pvo_cmd_alloc_mr c = {htole32(pd), htole32(max_pages)};
+	struct pvo_resp_reg_mr r = {0};
+	int st;
+
+	st = fixed_cmd(fe, PVO_CMD_ALLOC_MR, ctx, &c, sizeof(c), &r, sizeof(r));
+	if (st == PVO_STATUS_OK) {
+		*mr = le32toh(r.mr);
+		*key = le32toh(r.key);
+	}
+	return st;
+}
+
 int pvo_create_qp(struct vu_frontend *fe, uint32_t ctx,
 		  const struct pvo_cmd_create_qp *c, uint32_t *qp,
 		  uint32_t *qpn)

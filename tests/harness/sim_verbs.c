@@ -462,7 +462,10 @@ static int write_send_wqe(struct sim_qp *qp, void *slot, const struct sim_wr *w)
 	h->wr_id = htole64(w->wr_id);
 	h->opcode = w->opcode;
 	h->flags = w->flags | (w->inline_len ? PVO_WQE_F_INLINE : 0);
-	h->imm_data = htobe32(w->imm);
+	if (w->opcode == PVO_WR_SEND_WITH_INV || w->opcode == PVO_WR_LOCAL_INV)
+		h->invalidate_rkey = htole32(w->invalidate_rkey);
+	else
+		h->imm_data = htobe32(w->imm);
 	switch (w->opcode) {
 	case PVO_WR_ATOMIC_CMP_AND_SWP:
 	case PVO_WR_ATOMIC_FETCH_AND_ADD:
@@ -470,6 +473,14 @@ static int write_send_wqe(struct sim_qp *qp, void *slot, const struct sim_wr *w)
 		h->u.atomic.compare_add = htole64(w->compare_add);
 		h->u.atomic.swap = htole64(w->swap);
 		h->u.atomic.rkey = htole32(w->rkey);
+		break;
+	case PVO_WR_REG_MR:
+		h->u.reg.iova = htole64(w->reg.iova);
+		h->u.reg.length = htole64(w->reg.length);
+		h->u.reg.pages = htole64(w->reg.pages);
+		h->u.reg.key = htole32(w->reg.key);
+		h->u.reg.access = htole32(w->reg.access);
+		h->u.reg.npages = htole32(w->reg.npages);
 		break;
 	default:
 		if (qp->type == PVO_QPT_UD || qp->type == PVO_QPT_GSI) {

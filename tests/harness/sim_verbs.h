@@ -90,6 +90,11 @@ struct sim_wr {
 	uint8_t opcode; /* PVO_WR_* */
 	uint8_t flags;	/* PVO_WQE_F_*; INLINE is set from inline_len */
 	uint32_t imm;	/* host order; sent big-endian */
+	uint32_t invalidate_rkey; /* SEND_WITH_INV, LOCAL_INV */
+	struct {		  /* REG_MR */
+		uint64_t iova, length, pages;
+		uint32_t key, access, npages;
+	} reg;
 	unsigned int num_sge;
 	struct sim_sge sge[SIM_MAX_WR_SGE];
 	const void *inline_data;

@@ -329,3 +329,212 @@ void test_kernel_qp(void)
 	sim_dealloc_pd(&kpd);
 	drain(&B);
 }
+
+/* ------------------------------------------------------------------ */
+/* fast registration: ALLOC_MR, REG_MR, LOCAL_INV, SEND_WITH_INV      */
+
+static struct sim_wr reg_wr(uint64_t id, uint64_t iova, uint64_t len,
+			    uint64_t pages, uint32_t npages, uint32_t key)
+{
+	struct sim_wr w = {.wr_id = id,
+			   .opcode = PVO_WR_REG_MR,
+			   .flags = PVO_WQE_F_SIGNALED};
+
+	w.reg.iova = iova;
+	w.reg.length = len;
+	w.reg.pages = pages;
+	w.reg.npages = npages;
+	w.reg.key = key;
+	w.reg.access = PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE |
+		       PVO_ACCESS_REMOTE_READ;
+	return w;
+}
+
+void test_fast_reg(void)
+{
+	struct sim_ctx *k = &A.vm->kctx;
+	struct guest_ram *ram = sim_vm_ram(A.vm);
+	struct sim_qp_init in = qp_init(&A, PVO_QPT_RC),
+			   ib = qp_init(&B, PVO_QPT_RC),
+			   iu = qp_init(&A, PVO_QPT_UD);
+	struct sim_conn conn = {.sgid_index = pair_gid()};
+	const uint64_t iova = 0x7000000064ull;
+	struct sim_buf fb; /* the fast-reg MR's pages: 4, page aligned */
+	struct sim_qp qk, qb, qu;
+	struct sim_peer pk, pb;
+	struct sim_pd kpd;
+	struct sim_cq kcq;
+	uint32_t mr, key, key0, i, junk_mr, junk_key;
+	uint64_t list, sum;
+	uint64_t *pages;
+	struct pvo_cqe c;
+	struct sim_wr w;
+	int st;
+
+	st = pvo_alloc_mr(A.vm->fe, A.ctx.handle, A.pd.handle, 4, &junk_mr,
+			  &junk_key);
+	TAP_STATUS(st, PVO_STATUS_EPERM,
+		   "ALLOC_MR for a user context -> EPERM (page lists are "
+		   "guest-physical)");
+	st = sim_alloc_pd(k, &kpd);
+	if (st == PVO_STATUS_OK) {
+		st = pvo_alloc_mr(A.vm->fe, PVO_CTX_KERNEL, kpd.handle,
+				  PVO_MAX_FAST_REG_PAGES + 1, &junk_mr,
+				  &junk_key);
+		TAP_STATUS(st, PVO_STATUS_EINVAL,
+			   "ALLOC_MR of %u pages -> EINVAL",
+			   PVO_MAX_FAST_REG_PAGES + 1);
+		st = pvo_alloc_mr(A.vm->fe, PVO_CTX_KERNEL, kpd.handle, 4, &mr,
+				  &key0);
+	}
+	if (st == PVO_STATUS_OK)
+		st = sim_create_cq(k, 64, &kcq);
+	in.send_cq = in.recv_cq = &kcq;
+	if (st == PVO_STATUS_OK)
+		st = sim_create_qp(&kpd, &in, &qk);
+	if (st == PVO_STATUS_OK)
+		st = sim_create_qp(&B.pd, &ib, &qb);
+	if (st == PVO_STATUS_OK) {
+		sim_qp_peer(&qb, pair_gid(), &pb);
+		sim_qp_peer(&qk, pair_gid(), &pk);
+		st = sim_qp_connect(&qk, &conn, &pb);
+		if (st == PVO_STATUS_OK)
+			st = sim_qp_connect(&qb, &conn, &pk);
+	}
+	if (!TAP_STATUS(st, PVO_STATUS_OK,
+			"fast-reg MR of 4 pages and a kernel RC QP on a, "
+			"connected to a user QP on b")) {
+		tap_diag("%s / %s", A.vm->err, B.vm->err);
+		return;
+	}
+
+	/* The page list: three pages of fb, not in order. */
+	if (sim_buf_alloc(&fb, ram, sim_vm_va(A.vm, 5 * 4096), 4 * 4096, 0,
+			  SIM_LAYOUT_SCATTER) < 0)
+		tap_bail("no guest RAM for the fast-reg buffer");
+	list = guest_ram_alloc(ram, 4096, 4096);
+	pages = guest_ram_ptr(ram, list, 4096);
+	pages[0] = htole64(sim_buf_gpa(&fb, 2 * 4096));
+	pages[1] = htole64(sim_buf_gpa(&fb, 0));
+	pages[2] = htole64(sim_buf_gpa(&fb, 4096));
+	key = (key0 & ~0xffu) | 0x5a;
+
+	w = reg_wr(0xf201, iova, 2 * 4096, list, 3, key);
+	post1(&qk, &w);
+	expect_cqe(&kcq, 0xf201, PVO_WC_REG_MR, PVO_WC_SUCCESS,
+		   "REG_MR of 3 scattered pages at iova 0x...64, new key byte "
+		   "0x5a");
+	fill_pattern(&B.buf, 0, 1000, 9300);
+	prepare_dst(&fb, 2 * 4096 + 4070, 26);
+	prepare_dst(&fb, 0, 1000);
+	w = write_wr(0xf202, 0, 1000, iova + 3970, key);
+	post1(&qb, &w);
+	expect_cqe(&B.scq, 0xf202, PVO_WC_RDMA_WRITE, PVO_WC_SUCCESS,
+		   "RDMA WRITE through the fast-registered rkey");
+	/* iova + 3970 is page 0 offset 0x64 + 3970 = 4070: 26 bytes
+	 * there, the rest at the start of page 1 (fb's first page) */
+	tap_ok(data_ok("fast-reg WRITE, first page", &fb, 2 * 4096 + 4070,
+		       26, 9300, 0) &&
+		   data_ok("fast-reg WRITE, second page", &fb, 0, 1000 - 26,
+			   9300, 26),
+	       "the WRITE landed in the pages of the page list, in its order");
+
+	w = reg_wr(0xf203, iova, 2 * 4096, list, 3, key);
+	post1(&qk, &w);
+	expect_cqe(&kcq, 0xf203, PVO_WC_REG_MR, PVO_WC_LOC_QP_OP_ERR,
+		   "REG_MR of an MR that is still valid -> LOC_QP_OP_ERR");
+	drain_all();
+	sim_destroy_qp(&qk);
+	sim_destroy_qp(&qb);
+
+	/* SEND_WITH_INV from b invalidates the rkey at a. */
+	st = sim_create_qp(&kpd, &in, &qk);
+	if (st == PVO_STATUS_OK)
+		st = sim_create_qp(&B.pd, &ib, &qb);
+	if (st == PVO_STATUS_OK) {
+		sim_qp_peer(&qb, pair_gid(), &pb);
+		sim_qp_peer(&qk, pair_gid(), &pk);
+		st = sim_qp_connect(&qk, &conn, &pb);
+		if (st == PVO_STATUS_OK)
+			st = sim_qp_connect(&qb, &conn, &pk);
+	}
+	if (!TAP_STATUS(st, PVO_STATUS_OK, "a second kernel/user RC pair"))
+		return;
+	w = (struct sim_wr){.wr_id = 0xf204, .opcode = PVO_WR_SEND,
+			    .num_sge = 1};
+	w.sge[0] = (struct sim_sge){sim_buf_gpa(&A.buf, 0), 512,
+				    PVO_LOCAL_DMA_LKEY};
+	sim_post_recv(&qk, 0xf204, w.sge, 1);
+	w = wr1(0xf205, PVO_WR_SEND_WITH_INV, &B, 0, 100);
+	w.invalidate_rkey = key;
+	post1(&qb, &w);
+	expect_cqe(&B.scq, 0xf205, PVO_WC_SEND, PVO_WC_SUCCESS,
+		   "SEND_WITH_INV naming the fast-reg rkey completes");
+	if (get_cqe(&kcq, &c, "receive of SEND_WITH_INV"))
+		tap_ok(c.status == PVO_WC_SUCCESS && c.opcode == PVO_WC_RECV &&
+			   (c.flags & PVO_WC_F_INV) &&
+			   le32toh((uint32_t)c.imm_data) == key,
+		       "the receive completion says 'invalidated' and names "
+		       "rkey 0x%x (%s, flags 0x%x, 0x%x)",
+		       key, sim_wc_status_name(c.status), c.flags,
+		       le32toh((uint32_t)c.imm_data));
+	w = reg_wr(0xf206, iova, 3996, list, 1, (key0 & ~0xffu) | 0x5b);
+	post1(&qk, &w);
+	expect_cqe(&kcq, 0xf206, PVO_WC_REG_MR, PVO_WC_SUCCESS,
+		   "the invalidated MR registers again (key byte 0x5b)");
+	w = (struct sim_wr){.wr_id = 0xf207,
+			    .opcode = PVO_WR_LOCAL_INV,
+			    .flags = PVO_WQE_F_SIGNALED,
+			    .invalidate_rkey = (key0 & ~0xffu) | 0x5b};
+	post1(&qk, &w);
+	expect_cqe(&kcq, 0xf207, PVO_WC_LOCAL_INV, PVO_WC_SUCCESS,
+		   "LOCAL_INV of the new key");
+	sum = buf_sum(&fb);
+	w = write_wr(0xf208, 0, 64, iova, (key0 & ~0xffu) | 0x5b);
+	post1(&qb, &w);
+	expect_cqe(&B.scq, 0xf208, PVO_WC_RDMA_WRITE, PVO_WC_REM_ACCESS_ERR,
+		   "RDMA WRITE with the invalidated rkey -> REM_ACCESS_ERR");
+	tap_ok(buf_sum(&fb) == sum,
+	       "nothing written through the invalidated rkey");
+	drain_all();
+	sim_destroy_qp(&qk);
+	sim_destroy_qp(&qb);
+
+	/* Bad page lists, and REG_MR from a user QP. */
+	for (i = 0; i < 2; i++) {
+		st = sim_create_qp(&kpd, &in, &qk);
+		if (st == PVO_STATUS_OK)
+			st = sim_qp_connect(&qk, &conn, &pb);
+		if (st != PVO_STATUS_OK)
+			break;
+		pages[0] = htole64(i == 0 ? sim_buf_gpa(&fb, 0) + 8
+					  : ram->size);
+		w = reg_wr(0xf209, iova, 4096, list, 1, key);
+		post1(&qk, &w);
+		expect_cqe(&kcq, 0xf209, PVO_WC_REG_MR, PVO_WC_LOC_QP_OP_ERR,
+			   i == 0 ? "REG_MR with an unaligned page -> "
+				    "LOC_QP_OP_ERR"
+				  : "REG_MR with a page past guest RAM -> "
+				    "LOC_QP_OP_ERR");
+		drain_all();
+		sim_destroy_qp(&qk);
+	}
+	iu.send_cq = iu.recv_cq = &A.scq;
+	st = sim_create_qp(&A.pd, &iu, &qu);
+	if (st == PVO_STATUS_OK)
+		st = sim_qp_connect(&qu, &conn, NULL);
+	if (TAP_STATUS(st, PVO_STATUS_OK, "a user UD QP on a")) {
+		pages[0] = htole64(sim_buf_gpa(&fb, 0));
+		w = reg_wr(0xf20a, iova, 4096, list, 1, key);
+		post1(&qu, &w);
+		expect_cqe(&A.scq, 0xf20a, PVO_WC_REG_MR, PVO_WC_LOC_QP_OP_ERR,
+			   "REG_MR from a user QP -> LOC_QP_OP_ERR");
+		sim_destroy_qp(&qu);
+	}
+	drain_all();
+	TAP_STATUS(pvo_destroy(A.vm->fe, PVO_CMD_DEREG_MR, PVO_CTX_KERNEL, mr),
+		   PVO_STATUS_OK, "DEREG_MR of the fast-reg MR");
+	sim_buf_free(&fb);
+	sim_destroy_cq(&kcq);
+	sim_dealloc_pd(&kpd);
+}

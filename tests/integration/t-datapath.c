@@ -831,6 +831,7 @@ int main(void)
 		test_doorbells();
 	if (section("kernel")) {
 		test_kernel_qp();
+		test_fast_reg();
 		test_gsi();
 	}
 	if (section("isolation")) {

@@ -168,6 +168,7 @@ void test_malformed(void);
 void test_doorbells(void);
 void test_gsi(void);
 void test_kernel_qp(void);
+void test_fast_reg(void);
 
 /* t-datapath-isolation.c: tenant isolation, per-VM quotas */
 

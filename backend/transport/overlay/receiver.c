@@ -195,6 +195,9 @@ static enum pvo_pkt_op op_of(uint8_t opcode)
 		return PVO_OP_CMP_SWAP;
 	case PVO_OPC_FETCH_ADD:
 		return PVO_OP_FETCH_ADD;
+	case PVO_OPC_SEND_LAST_INV:
+	case PVO_OPC_SEND_ONLY_INV:
+		return PVO_OP_SEND;
 	}
 	return (opcode & 0x1f) >= PVO_OPC_WRITE_FIRST ? PVO_OP_WRITE
 						      : PVO_OP_SEND;
@@ -222,6 +225,8 @@ static void to_pkt(struct pvo_qp *qp, const struct pvo_inner *in,
 	pkt->last = f & PVO_RH_LAST;
 	pkt->has_imm = f & PVO_RH_IMM;
 	pkt->imm_data = h->imm;
+	pkt->has_inv = f & PVO_RH_IETH;
+	pkt->invalidate_rkey = h->ieth;
 	pkt->solicited = h->se;
 	switch (PVO_ROCE_CLASS(h->opcode)) {
 	case PVO_ROCE_UD:

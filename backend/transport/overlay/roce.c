@@ -7,7 +7,7 @@
 
 #define F_SEND (PVO_RH_PAYLOAD | PVO_RH_REQ)
 
-/* Operations 0x00..0x14 of the RC class; UC and UD take subsets. */
+/* Operations 0x00..0x17 of the RC class; UC and UD take subsets. */
 static const uint16_t rc_flags[] = {
 	[PVO_OPC_SEND_FIRST] = F_SEND | PVO_RH_FIRST,
 	[PVO_OPC_SEND_MIDDLE] = F_SEND,
@@ -39,6 +39,9 @@ static const uint16_t rc_flags[] = {
 	    PVO_RH_REQ | PVO_RH_FIRST | PVO_RH_LAST | PVO_RH_ATMETH,
 	[PVO_OPC_FETCH_ADD] =
 	    PVO_RH_REQ | PVO_RH_FIRST | PVO_RH_LAST | PVO_RH_ATMETH,
+	[PVO_OPC_SEND_LAST_INV] = F_SEND | PVO_RH_LAST | PVO_RH_IETH,
+	[PVO_OPC_SEND_ONLY_INV] =
+	    F_SEND | PVO_RH_FIRST | PVO_RH_LAST | PVO_RH_IETH,
 };
 
 unsigned int pvo_roce_flags(uint8_t opcode)
@@ -71,7 +74,8 @@ size_t pvo_roce_hdr_len(uint8_t opcode)
 	       (f & PVO_RH_ATMETH ? PVO_ATMETH_LEN : 0) +
 	       (f & PVO_RH_AETH ? PVO_AETH_LEN : 0) +
 	       (f & PVO_RH_ATMACK ? PVO_ATMACK_LEN : 0) +
-	       (f & PVO_RH_IMM ? PVO_IMMDT_LEN : 0);
+	       (f & PVO_RH_IMM ? PVO_IMMDT_LEN : 0) +
+	       (f & PVO_RH_IETH ? PVO_IETH_LEN : 0);
 }
 
 static void put16(uint8_t *p, uint16_t v)
@@ -175,6 +179,10 @@ size_t pvo_roce_encode(uint8_t *buf, const struct pvo_roce_hdr *h)
 		memcpy(p, &h->imm, 4);
 		p += PVO_IMMDT_LEN;
 	}
+	if (f & PVO_RH_IETH) {
+		put32(p, h->ieth);
+		p += PVO_IETH_LEN;
+	}
 	return p - buf;
 }
 
@@ -232,6 +240,10 @@ bool pvo_roce_decode(const uint8_t *buf, size_t len, struct pvo_roce_hdr *h)
 	if (f & PVO_RH_IMM) {
 		memcpy(&h->imm, p, 4);
 		p += PVO_IMMDT_LEN;
+	}
+	if (f & PVO_RH_IETH) {
+		h->ieth = get32(p);
+		p += PVO_IETH_LEN;
 	}
 	h->payload = p;
 	h->payload_len = len - hl - PVO_ROCE_ICRC_LEN;

@@ -44,6 +44,8 @@ enum pvo_roce_opcode {
 	PVO_OPC_ATOMIC_ACK = 0x12,
 	PVO_OPC_CMP_SWAP = 0x13,
 	PVO_OPC_FETCH_ADD = 0x14,
+	PVO_OPC_SEND_LAST_INV = 0x16,	/* RC: with IETH */
+	PVO_OPC_SEND_ONLY_INV = 0x17,
 };
 
 /* Header lengths */
@@ -54,6 +56,7 @@ enum pvo_roce_opcode {
 #define PVO_AETH_LEN 4
 #define PVO_ATMACK_LEN 8
 #define PVO_IMMDT_LEN 4
+#define PVO_IETH_LEN 4
 #define PVO_ROCE_MAX_HDRS                                                \
 	(PVO_BTH_LEN + PVO_DETH_LEN + PVO_RETH_LEN + PVO_ATMETH_LEN +    \
 	 PVO_AETH_LEN + PVO_ATMACK_LEN + PVO_IMMDT_LEN)
@@ -70,6 +73,7 @@ enum {
 	PVO_RH_FIRST = 1 << 7,	 /* first (or only) packet of a message */
 	PVO_RH_LAST = 1 << 8,	 /* last (or only) packet of a message */
 	PVO_RH_REQ = 1 << 9,	 /* a request (else a response) */
+	PVO_RH_IETH = 1 << 10,	 /* the R_Key to invalidate */
 };
 
 /* AETH syndrome: bits 7..5 kind, 4..0 credit / timer / NAK code */
@@ -105,6 +109,7 @@ struct pvo_roce_hdr {
 	uint32_t msn;		       /* AETH */
 	uint64_t orig;		       /* AtomicAckETH */
 	uint32_t imm;		       /* ImmDt, big-endian */
+	uint32_t ieth;		       /* IETH: the R_Key to invalidate */
 	const uint8_t *payload;	       /* after headers, before pad */
 	size_t payload_len;
 };

@@ -143,6 +143,10 @@ void pvo_ov_sender_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 				    pkt->op == PVO_OP_SEND ? PVO_OPC_SEND_FIRST
 							   : PVO_OPC_WRITE_FIRST,
 				    first, last, pkt->has_imm && last);
+				if (pkt->has_inv && last)
+					h.opcode = cls | (first
+						? PVO_OPC_SEND_ONLY_INV
+						: PVO_OPC_SEND_LAST_INV);
 			}
 			h.psn = pvo_psn_add(pkt->psn, i);
 			h.se = pkt->solicited && last;
@@ -150,6 +154,7 @@ void pvo_ov_sender_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 			h.ackreq = rc && (last || i == end - 1 ||
 					  i % ACKREQ_EVERY == ACKREQ_EVERY - 1);
 			h.imm = pkt->imm_data;
+			h.ieth = pkt->invalidate_rkey;
 			/* RETH on the first packet of a WRITE */
 			h.va = pkt->va;
 			h.rkey = pkt->rkey;
