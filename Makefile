@@ -73,7 +73,14 @@ rdma-core:
 guest: driver rdma-core
 	@scripts/build-guest.sh
 
+# meson records the libraries of link_args by their resolved path: when
+# build/rdma-core-stage points at a new cache entry, reconfigure.
 test-programs: backend rdma-core
+	@s=$$(readlink -f build/rdma-core-stage); \
+	if [ "$$(cat build/plain/.rdma-stage 2>/dev/null)" != "$$s" ]; then \
+		meson setup --reconfigure build/plain >/dev/null && \
+		echo "$$s" > build/plain/.rdma-stage; \
+	fi
 	@ninja -C build/plain vm-progs >/dev/null
 
 # Tests: unit and integration tests need no guest; VM tests boot TCG
