@@ -220,6 +220,10 @@ static enum ib_wc_opcode pvo_wc_opcode(u8 opcode)
 		return IB_WC_COMP_SWAP;
 	case PVO_WC_FETCH_ADD:
 		return IB_WC_FETCH_ADD;
+	case PVO_WC_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case PVO_WC_REG_MR:
+		return IB_WC_REG_MR;
 	case PVO_WC_RECV_RDMA_WITH_IMM:
 		return IB_WC_RECV_RDMA_WITH_IMM;
 	case PVO_WC_RECV:
@@ -256,6 +260,9 @@ static bool pvo_cqe_to_wc(struct pvo_dev *dev, const struct pvo_cqe *cqe,
 	if (cqe->flags & PVO_WC_F_IMM) {
 		wc->ex.imm_data = cqe->imm_data;
 		wc->wc_flags |= IB_WC_WITH_IMM;
+	} else if (cqe->flags & PVO_WC_F_INV) {
+		wc->ex.invalidate_rkey = le32_to_cpu((__force __le32)cqe->imm_data);
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
 	if (cqe->flags & PVO_WC_F_GRH) {
 		/* ib_init_ah_attr_from_wc() answers MADs with these. */

@@ -4,7 +4,10 @@
  * to the device by a page directory; the device checks every access
  * against [iova, iova + length) and the access flags, and lkey == rkey.
  * Kernel consumers use the local DMA lkey: DMA MRs get that key and no
- * rkey (remote access to all of guest memory is refused).
+ * rkey (remote access to all of guest memory is refused). Kernel ULPs
+ * that expose memory to peers use fast-reg MRs: ib_alloc_mr() makes an
+ * invalid MR with a page list the device reads when an IB_WR_REG_MR
+ * work request (pvo_post.c) gives it its pages, range and key.
  */
 
 #include <linux/sizes.h>
@@ -23,7 +26,7 @@
  * ordering) may be ignored, and IB_ACCESS_HUGETLB is only a hint. Memory
  * windows, on-demand paging and zero-based MRs are not supported.
  */
-static int pvo_mr_access(struct ib_device *ibdev, int access)
+int pvo_mr_access(struct ib_device *ibdev, int access)
 {
 	int ignored = IB_ACCESS_OPTIONAL | IB_ACCESS_HUGETLB;
 
@@ -128,6 +131,73 @@ err_free:
 	return ERR_PTR(err);
 }
 
+struct ib_mr *pvo_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			   u32 max_num_sg)
+{
+	struct pvo_dev *dev = to_pvo_dev(ibpd->device);
+	struct pvo_pd *pd = to_pvo_pd(ibpd);
+	struct pvo_cmd_alloc_mr cmd = {};
+	struct pvo_resp_reg_mr resp;
+	struct pvo_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG || pd->ctx != PVO_CTX_KERNEL)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > PVO_MAX_FAST_REG_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->ctx = PVO_CTX_KERNEL;
+	mr->max_pages = max_num_sg;
+	mr->pages = dma_alloc_coherent(dev->dma_dev,
+				       max_num_sg * sizeof(*mr->pages),
+				       &mr->pages_dma, GFP_KERNEL);
+	if (!mr->pages) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	cmd.pd = cpu_to_le32(pd->pdn);
+	cmd.max_pages = cpu_to_le32(max_num_sg);
+	err = pvo_ctrl_cmd(dev, PVO_CMD_ALLOC_MR, PVO_CTX_KERNEL, &cmd,
+			   sizeof(cmd), &resp, sizeof(resp));
+	if (err)
+		goto err_pages;
+	mr->handle = le32_to_cpu(resp.mr);
+	mr->ibmr.lkey = le32_to_cpu(resp.key);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	return &mr->ibmr;
+
+err_pages:
+	dma_free_coherent(dev->dma_dev, max_num_sg * sizeof(*mr->pages),
+			  mr->pages, mr->pages_dma);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+static int pvo_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct pvo_mr *mr = to_pvo_mr(ibmr);
+
+	if (mr->npages == mr->max_pages)
+		return -ENOMEM;
+	mr->pages[mr->npages++] = cpu_to_le64(addr);
+	return 0;
+}
+
+/* The device's pages are 4 KiB, whatever the guest's page size. */
+int pvo_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		  unsigned int *sg_offset)
+{
+	struct pvo_mr *mr = to_pvo_mr(ibmr);
+
+	if (!mr->pages || ibmr->page_size != PVO_PAGE_SIZE)
+		return -EINVAL;
+	mr->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, pvo_set_page);
+}
+
 int pvo_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct pvo_dev *dev = to_pvo_dev(ibmr->device);
@@ -147,6 +217,10 @@ int pvo_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		}
 		pvo_pdir_free(dev, &mr->pdir);
 		ib_umem_release(mr->umem);
+		if (mr->pages)
+			dma_free_coherent(dev->dma_dev,
+					  mr->max_pages * sizeof(*mr->pages),
+					  mr->pages, mr->pages_dma);
 	}
 	kfree(mr);
 	return 0;

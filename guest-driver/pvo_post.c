@@ -52,6 +52,12 @@ static int pvo_wr_opcode(enum ib_qp_type type, enum ib_wr_opcode opcode)
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return type == IB_QPT_RC ? PVO_WR_ATOMIC_FETCH_AND_ADD :
 		       -EINVAL;
+	case IB_WR_SEND_WITH_INV:
+		return type == IB_QPT_RC ? PVO_WR_SEND_WITH_INV : -EINVAL;
+	case IB_WR_LOCAL_INV:
+		return PVO_WR_LOCAL_INV;
+	case IB_WR_REG_MR:
+		return PVO_WR_REG_MR;
 	default:
 		return -EINVAL;
 	}
@@ -77,6 +83,27 @@ static int pvo_wqe_inline(const struct pvo_qp *qp,
 	}
 	wqe->flags |= PVO_WQE_F_INLINE;
 	wqe->inline_len = cpu_to_le32(total);
+	return 0;
+}
+
+/*
+ * IB_WR_REG_MR: the MR's page list (filled by ib_map_mr_sg()) and the key
+ * with the consumer's new low byte (ib_update_fast_reg_key()).
+ */
+static int pvo_wqe_reg(const struct ib_reg_wr *wr, struct pvo_send_wqe *wqe)
+{
+	struct pvo_mr *mr = to_pvo_mr(wr->mr);
+	int access = pvo_mr_access(wr->mr->device, wr->access);
+
+	if (access < 0 || !mr->pages || !mr->npages ||
+	    (wr->key & ~0xffu) != (mr->ibmr.lkey & ~0xffu))
+		return -EINVAL;
+	wqe->u.reg.iova = cpu_to_le64(wr->mr->iova);
+	wqe->u.reg.length = cpu_to_le64(wr->mr->length);
+	wqe->u.reg.pages = cpu_to_le64(mr->pages_dma);
+	wqe->u.reg.key = cpu_to_le32(wr->key);
+	wqe->u.reg.access = cpu_to_le32(access);
+	wqe->u.reg.npages = cpu_to_le32(mr->npages);
 	return 0;
 }
 
@@ -119,8 +146,14 @@ static int pvo_build_send_wqe(const struct pvo_qp *qp,
 	if (opcode == PVO_WR_SEND_WITH_IMM ||
 	    opcode == PVO_WR_RDMA_WRITE_WITH_IMM)
 		wqe->imm_data = wr->ex.imm_data;
+	if (opcode == PVO_WR_SEND_WITH_INV || opcode == PVO_WR_LOCAL_INV)
+		wqe->invalidate_rkey = cpu_to_le32(wr->ex.invalidate_rkey);
 
 	switch (opcode) {
+	case PVO_WR_LOCAL_INV:
+		return 0;
+	case PVO_WR_REG_MR:
+		return pvo_wqe_reg(reg_wr(wr), wqe);
 	case PVO_WR_RDMA_WRITE:
 	case PVO_WR_RDMA_WRITE_WITH_IMM:
 	case PVO_WR_RDMA_READ:

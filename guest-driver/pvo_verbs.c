@@ -22,15 +22,16 @@
 /*
  * Device capabilities the driver passes on from the back-end, if the
  * back-end reports them. Anything the driver does not implement (memory
- * management extensions, memory windows, XRC, SRQ resizing, ...) is
- * masked.
+ * windows, XRC, SRQ resizing, ...) is masked. Memory management
+ * extensions: fast registration and invalidation (kernel ULPs).
  */
 #define PVO_DEVICE_CAP_FLAGS	(IB_DEVICE_SYS_IMAGE_GUID |		\
 				 IB_DEVICE_RC_RNR_NAK_GEN |		\
 				 IB_DEVICE_PORT_ACTIVE_EVENT |		\
 				 IB_DEVICE_CURR_QP_STATE_MOD |		\
 				 IB_DEVICE_UD_AV_PORT_ENFORCE |		\
-				 IB_DEVICE_N_NOTIFY_CQ)
+				 IB_DEVICE_N_NOTIFY_CQ |		\
+				 IB_DEVICE_MEM_MGT_EXTENSIONS)
 
 static int pvo_cmd_query_device(struct pvo_dev *dev,
 				struct pvo_resp_query_device *r)
@@ -135,6 +136,8 @@ static int pvo_query_device(struct ib_device *ibdev,
 	default:
 		attr->atomic_cap = IB_ATOMIC_NONE;
 	}
+	if (attr->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS)
+		attr->max_fast_reg_page_list_len = PVO_MAX_FAST_REG_PAGES;
 	attr->max_pkeys = le16_to_cpu(r.max_pkeys);
 	attr->local_ca_ack_delay = r.local_ca_ack_delay;
 	return 0;
@@ -510,6 +513,8 @@ static const struct ib_device_ops pvo_dev_ops = {
 	.disassociate_ucontext = pvo_disassociate_ucontext,
 	.get_dev_fw_str = pvo_get_dev_fw_str,
 	.get_dma_mr = pvo_get_dma_mr,
+	.alloc_mr = pvo_alloc_mr,
+	.map_mr_sg = pvo_map_mr_sg,
 	.get_link_layer = pvo_get_link_layer,
 	.get_port_immutable = pvo_get_port_immutable,
 	.mmap = pvo_mmap,

@@ -96,6 +96,11 @@ struct pvo_mr {
 	u32 ctx;
 	struct ib_umem *umem;
 	struct pvo_pdir_mem pdir;
+	/* fast-reg MRs: the page list REG_MR work requests point at */
+	__le64 *pages;
+	dma_addr_t pages_dma;
+	u32 max_pages;
+	u32 npages;		/* set by map_mr_sg */
 };
 
 static inline struct pvo_ibdev *to_pvo_ibdev(struct ib_device *ibdev)
@@ -209,6 +214,12 @@ struct ib_mr *pvo_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      u64 virt_addr, int access,
 			      struct ib_udata *udata);
 int pvo_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+/* IB_ACCESS_* to PVO_ACCESS_*, or -EOPNOTSUPP for what is not offered. */
+int pvo_mr_access(struct ib_device *ibdev, int access);
+struct ib_mr *pvo_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			   u32 max_num_sg);
+int pvo_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		  unsigned int *sg_offset);
 
 /* pvo_db.c: a user context's doorbell record page */
 int pvo_db_user_init(struct pvo_dev *dev, struct pvo_ucontext *uc);

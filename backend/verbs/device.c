@@ -20,6 +20,7 @@ enum {
 	IB_DEVICE_PORT_ACTIVE_EVENT = 1 << 10,
 	IB_DEVICE_SYS_IMAGE_GUID = 1 << 11,
 	IB_DEVICE_RC_RNR_NAK_GEN = 1 << 12,
+	IB_DEVICE_MEM_MGT_EXTENSIONS = 1 << 21,
 };
 
 /* RoCEv2 headers inside the tenant MTU: IPv4 20 + UDP 8 + BTH 12 +
@@ -81,7 +82,8 @@ void pvo_device_attr(const struct pvo_vm_config *vm,
 	a->page_size_cap = htole64(0x1000);
 	a->device_cap_flags = htole64(IB_DEVICE_PORT_ACTIVE_EVENT |
 				      IB_DEVICE_SYS_IMAGE_GUID |
-				      IB_DEVICE_RC_RNR_NAK_GEN);
+				      IB_DEVICE_RC_RNR_NAK_GEN |
+				      IB_DEVICE_MEM_MGT_EXTENSIONS);
 	a->vendor_id = htole32(PVO_PCI_VENDOR_ID);
 	a->vendor_part_id = htole32(PVO_PCI_DEVICE_ID);
 	a->hw_ver = htole32(1);

@@ -17,6 +17,7 @@
 #include <linux/delay.h>
 #include <linux/inet.h>
 #include <linux/module.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
@@ -481,6 +482,115 @@ static void kc_loop_lkey(struct kc_loop *t)
 	      "receive posted after an error completion: flushed");
 }
 
+/* Post one signaled WR on @qp and wait for its completion. */
+static bool kc_post_wait(struct ib_qp *qp, struct ib_send_wr *wr,
+			 struct ib_cq *cq, struct ib_wc *wc)
+{
+	wr->send_flags |= IB_SEND_SIGNALED;
+	return !kc_post_send(qp, wr) && kc_wait(cq, wr->wr_id, wc);
+}
+
+/* b registers 5000 bytes of its buffer, page offset 100, for a. */
+static bool kc_fastreg(struct kc_loop *t, struct ib_mr *mr, u64 wr_id)
+{
+	struct ib_reg_wr reg = {};
+	struct scatterlist sg;
+	struct ib_wc wc;
+
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = t->bb.dma + 100;
+	sg_dma_len(&sg) = 5000;
+	if (ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE) != 1)
+		return false;
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	reg.wr.wr_id = wr_id;
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.mr = mr;
+	reg.key = mr->rkey;
+	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+		     IB_ACCESS_REMOTE_READ;
+	return kc_post_wait(t->b, &reg.wr, t->cq, &wc) &&
+	       wc.status == IB_WC_SUCCESS && wc.opcode == IB_WC_REG_MR;
+}
+
+/*
+ * Fast registration as kernel storage ULPs use it: ib_alloc_mr, REG_MR,
+ * an RDMA WRITE through the rkey, the peer's SEND_WITH_INV, LOCAL_INV,
+ * and a WRITE through an invalidated rkey.
+ */
+static void kc_loop_fastreg(struct kc_loop *t)
+{
+	struct ib_send_wr wr = {};
+	struct ib_rdma_wr rwr = {};
+	struct ib_sge sge, rsge;
+	struct ib_mr *mr;
+	struct ib_wc wc;
+	bool ok;
+
+	kc_ok(t->dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS &&
+	      t->dev->attrs.max_fast_reg_page_list_len >= 256,
+	      "the device offers memory management extensions");
+	mr = ib_alloc_mr(t->pd, IB_MR_TYPE_MEM_REG, 4);
+	if (!kc_ok(!IS_ERR(mr), "ib_alloc_mr(MEM_REG, 4 pages)"))
+		return;
+	kc_ok(kc_fastreg(t, mr, 4000),
+	      "ib_map_mr_sg over 2 pages + IB_WR_REG_MR: REG_MR completion");
+
+	kc_fill(t->ba.va, 3000, 40);
+	memset(t->bb.va, 0, KC_BUF);
+	kc_sync(&t->ba, false);
+	kc_sync(&t->bb, false);
+	sge = kc_sge(t, &t->ba, 0, 3000);
+	rwr.wr.wr_id = 4001;
+	rwr.wr.opcode = IB_WR_RDMA_WRITE;
+	rwr.wr.sg_list = &sge;
+	rwr.wr.num_sge = 1;
+	rwr.remote_addr = mr->iova + 50;
+	rwr.rkey = mr->rkey;
+	ok = kc_post_wait(t->a, &rwr.wr, t->cq, &wc);
+	kc_sync(&t->bb, true);
+	kc_ok(ok && wc.status == IB_WC_SUCCESS &&
+	      !memcmp(t->bb.va + 150, t->ba.va, 3000) && !t->bb.va[149] &&
+	      !t->bb.va[3150],
+	      "RDMA WRITE through the fast-registered rkey lands at iova + 50");
+
+	rsge = kc_sge(t, &t->bb, 6000, 64);
+	sge = kc_sge(t, &t->ba, 0, 64);
+	wr.opcode = IB_WR_SEND_WITH_INV;
+	wr.ex.invalidate_rkey = mr->rkey;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	ok = kc_send_recv(t, &wr, &rsge, 1, &wc);
+	kc_ok(ok && (wc.wc_flags & IB_WC_WITH_INVALIDATE) &&
+	      wc.ex.invalidate_rkey == mr->rkey,
+	      "SEND_WITH_INV: the receive reports the invalidated rkey");
+
+	kc_ok(kc_fastreg(t, mr, 4002),
+	      "the invalidated MR registers again with a new key");
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 4003;
+	wr.opcode = IB_WR_LOCAL_INV;
+	wr.ex.invalidate_rkey = mr->rkey;
+	ok = kc_post_wait(t->b, &wr, t->cq, &wc);
+	kc_ok(ok && wc.status == IB_WC_SUCCESS && wc.opcode == IB_WC_LOCAL_INV,
+	      "IB_WR_LOCAL_INV: LOCAL_INV completion");
+
+	kc_fill(t->ba.va, 64, 41);
+	memset(t->bb.va, 0, KC_BUF);
+	kc_sync(&t->ba, false);
+	kc_sync(&t->bb, false);
+	sge = kc_sge(t, &t->ba, 0, 64);
+	rwr.wr.wr_id = 4004;
+	rwr.wr.send_flags = 0;
+	rwr.remote_addr = mr->iova;
+	rwr.rkey = mr->rkey;
+	ok = kc_post_wait(t->a, &rwr.wr, t->cq, &wc);
+	kc_sync(&t->bb, true);
+	kc_ok(ok && wc.status == IB_WC_REM_ACCESS_ERR && !t->bb.va[100],
+	      "RDMA WRITE through the invalidated rkey: remote access error, nothing written");
+	ib_dereg_mr(mr);
+}
+
 /* Receives posted to a QP in error are flushed (ib_drain_rq needs it). */
 static void kc_loop_drain(struct kc_loop *t)
 {
@@ -681,6 +791,9 @@ static void kc_run_loop(void)
 	kc_loop_teardown(&t);
 	if (!kc_loop_pair(&t, IB_QPT_RC, NULL))
 		kc_loop_lkey(&t);
+	kc_loop_teardown(&t);
+	if (!kc_loop_pair(&t, IB_QPT_RC, NULL))
+		kc_loop_fastreg(&t);
 	kc_loop_teardown(&t);
 	if (!kc_loop_pair(&t, IB_QPT_UD, NULL))
 		kc_loop_ud(&t);
