@@ -31,6 +31,7 @@ static const struct verbs_context_ops pvo_ctx_ops = {
 	.poll_cq = pvo_poll_cq,
 	.req_notify_cq = pvo_req_notify_cq,
 	.create_qp = pvo_create_qp,
+	.create_qp_ex = pvo_create_qp_ex,
 	.query_qp = pvo_query_qp,
 	.modify_qp = pvo_modify_qp,
 	.destroy_qp = pvo_destroy_qp,

@@ -102,14 +102,37 @@ struct pvo_srq {
 	struct pvo_wq rq;
 };
 
+/*
+ * The ibv_wr_* batch of a QP, between wr_start and wr_complete/wr_abort
+ * (the SQ lock held): WQEs go into slots [start, prod), published only by
+ * wr_complete. err is the first error; with it set the rest of the batch
+ * is ignored and wr_complete publishes nothing.
+ */
+struct pvo_wr_batch {
+	uint32_t start;
+	uint32_t prod;
+	uint32_t room;			/* free slots at prod, last seen */
+	int err;
+	struct pvo_send_wqe *wqe;	/* the WQE the setters complete */
+	bool can_inline;		/* its opcode carries inline data */
+	bool inline_flag;		/* ... and wr_flags has IBV_SEND_INLINE */
+	bool needs_ud_addr;		/* UD: wr_set_ud_addr still to come */
+	bool has_data;			/* a data setter ran for it */
+};
+
 struct pvo_qp {
-	struct ibv_qp ibv_qp;
+	union {
+		struct ibv_qp ibv_qp;
+		struct verbs_qp vqp;	/* vqp.qp_ex: the ibv_wr_* API */
+	};
 	uint32_t handle;		/* device QP handle: doorbell records */
 	struct pvo_wq sq;
 	struct pvo_wq rq;		/* unused with an SRQ */
 	bool has_srq;
 	bool sq_sig_all;
 	uint32_t max_inline_data;
+	uint64_t send_ops_flags;	/* IBV_QP_EX_WITH_*: builders allowed */
+	struct pvo_wr_batch wr;
 };
 
 struct pvo_ah {
@@ -152,6 +175,11 @@ static inline struct pvo_ah *to_pvo_ah(struct ibv_ah *ibah)
 	return container_of(ibah, struct pvo_ah, ibv_ah);
 }
 
+static inline struct pvo_qp *to_pvo_qp_ex(struct ibv_qp_ex *ibqp)
+{
+	return container_of(ibqp, struct pvo_qp, vqp.qp_ex);
+}
+
 /* verbs.c */
 int pvo_query_device(struct ibv_context *ibctx,
 		     const struct ibv_query_device_ex_input *input,
@@ -186,6 +214,8 @@ int pvo_qp_alloc_rings(struct pvo_qp *qp, const struct ibv_qp_init_attr *attr,
 void pvo_qp_free_rings(struct pvo_qp *qp);
 struct ibv_qp *pvo_create_qp(struct ibv_pd *ibpd,
 			     struct ibv_qp_init_attr *attr);
+struct ibv_qp *pvo_create_qp_ex(struct ibv_context *ibctx,
+				struct ibv_qp_init_attr_ex *attr);
 int pvo_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		 int attr_mask, struct ibv_qp_init_attr *init_attr);
 int pvo_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -206,6 +236,24 @@ int pvo_destroy_srq(struct ibv_srq *ibsrq);
 int pvo_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad_wr);
 void pvo_ring_doorbell(struct pvo_context *ctx, struct pvo_qp *qp);
+bool pvo_sq_takes_sends(const struct pvo_qp *qp);
+int pvo_send_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op);
+void pvo_send_wqe_init(struct pvo_qp *qp, struct pvo_send_wqe *wqe,
+		       uint64_t wr_id, unsigned int send_flags, int opcode);
+int pvo_inline_append(struct pvo_qp *qp, struct pvo_send_wqe *wqe,
+		      const void *addr, size_t len);
+void pvo_sq_publish(struct pvo_qp *qp, uint32_t start, uint32_t prod);
+
+/* wr.c: the ibv_wr_* API of send queues */
+#define PVO_SEND_OPS_FLAGS (IBV_QP_EX_WITH_SEND |			\
+			    IBV_QP_EX_WITH_SEND_WITH_IMM |		\
+			    IBV_QP_EX_WITH_RDMA_WRITE |			\
+			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
+			    IBV_QP_EX_WITH_RDMA_READ |			\
+			    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |		\
+			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+uint64_t pvo_send_ops_supported(enum ibv_qp_type qp_type);
+void pvo_qp_init_wr_ops(struct pvo_qp *qp, uint64_t send_ops_flags);
 
 /* recv.c: the data path of receive queues */
 int pvo_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Queue pair life cycle: the provider sizes and allocates the send and
- * receive rings, the kernel pins them and creates the device QP. State
- * changes and queries go to the kernel as they are.
+ * receive rings, the kernel pins them and creates the device QP (classic
+ * create_qp, or create_qp_ex with the ibv_wr_* API of wr.c). State changes
+ * and queries go to the kernel as they are.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -83,17 +84,20 @@ void pvo_qp_free_rings(struct pvo_qp *qp)
 	pvo_wq_free(&qp->sq);
 }
 
-struct ibv_qp *pvo_create_qp(struct ibv_pd *ibpd,
-			     struct ibv_qp_init_attr *attr)
+/* create_qp and create_qp_ex, attr checked for what only the latter has */
+static struct ibv_qp *pvo_qp_create(struct ibv_context *ibctx,
+				    struct ibv_qp_init_attr_ex *attr)
 {
-	struct pvo_context *ctx = to_pvo_ctx(ibpd->context);
-	struct pvo_device *dev = to_pvo_dev(ibpd->context->device);
+	/* the classic attributes are a prefix of the extended ones */
+	struct ibv_qp_init_attr *init = (struct ibv_qp_init_attr *)attr;
+	struct pvo_context *ctx = to_pvo_ctx(ibctx);
+	struct pvo_device *dev = to_pvo_dev(ibctx->device);
 	struct pvo_uverbs_create_qp_resp resp = {};
 	struct pvo_uverbs_create_qp cmd = {};
 	struct pvo_qp *qp;
 	int ret;
 
-	ret = pvo_check_qp_caps(ctx, attr);
+	ret = pvo_check_qp_caps(ctx, init);
 	if (ret) {
 		errno = ret;
 		return NULL;
@@ -105,7 +109,7 @@ struct ibv_qp *pvo_create_qp(struct ibv_pd *ibpd,
 		return NULL;
 	}
 
-	ret = pvo_qp_alloc_rings(qp, attr, dev->page_size);
+	ret = pvo_qp_alloc_rings(qp, init, dev->page_size);
 	if (ret)
 		goto err_free;
 
@@ -120,14 +124,16 @@ struct ibv_qp *pvo_create_qp(struct ibv_pd *ibpd,
 		cmd.rq_wqe_shift = qp->rq.ring.shift;
 	}
 
-	ret = ibv_cmd_create_qp(ibpd, &qp->ibv_qp, attr, &cmd.ibv_cmd,
-				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_rings;
 
 	qp->handle = resp.qp;
 	/* what the rings hold, which is at least what was asked for */
 	pvo_qp_caps(qp, &attr->cap);
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		pvo_qp_init_wr_ops(qp, attr->send_ops_flags);
 	return &qp->ibv_qp;
 
 err_rings:
@@ -136,6 +142,57 @@ err_free:
 	free(qp);
 	errno = ret;
 	return NULL;
+}
+
+struct ibv_qp *pvo_create_qp(struct ibv_pd *ibpd,
+			     struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex attr_ex = {};
+	struct ibv_qp *qp;
+
+	memcpy(&attr_ex, attr, sizeof(*attr));
+	attr_ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	attr_ex.pd = ibpd;
+	qp = pvo_qp_create(ibpd->context, &attr_ex);
+	if (qp)
+		attr->cap = attr_ex.cap;
+	return qp;
+}
+
+/*
+ * ibv_create_qp_ex: a PD, and optionally send_ops_flags (the ibv_wr_* API)
+ * for the opcodes the device has for the QP type. Everything else (XRC,
+ * RSS, TSO, create flags, other opcodes) is EOPNOTSUPP, as rdma-core
+ * providers answer for what they lack.
+ */
+struct ibv_qp *pvo_create_qp_ex(struct ibv_context *ibctx,
+				struct ibv_qp_init_attr_ex *attr)
+{
+	const uint32_t known = IBV_QP_INIT_ATTR_PD |
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS |
+			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	struct ibv_qp_init_attr_ex a = *attr;
+	struct ibv_qp *qp;
+
+	if ((a.comp_mask & ~known) ||
+	    ((a.comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a.create_flags) ||
+	    ((a.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	     (a.send_ops_flags & ~pvo_send_ops_supported(a.qp_type)))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(a.comp_mask & IBV_QP_INIT_ATTR_PD) || !a.pd ||
+	    a.pd->context != ibctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	/* no create flags from here on: the command does not take the mask */
+	a.comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	qp = pvo_qp_create(ibctx, &a);
+	if (qp)
+		attr->cap = a.cap;
+	return qp;
 }
 
 int pvo_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,

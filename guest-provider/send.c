@@ -3,7 +3,8 @@
  * The send side of the data path: post_send writes send WQEs into the SQ,
  * publishes the producer counter and rings the doorbell the way the
  * device interface prescribes (doorbell record + one MMIO write), without
- * entering the kernel.
+ * entering the kernel. The ibv_wr_* API (wr.c) writes the same WQEs with
+ * the helpers here and publishes them the same way.
  */
 #include <errno.h>
 #include <string.h>
@@ -23,7 +24,7 @@ static inline void pvo_cpu_relax(void)
 }
 
 /* ibv_wr_opcode -> pvo_wr_opcode; -1 if the QP type cannot carry it */
-static int pvo_wr_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op)
+int pvo_send_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op)
 {
 	switch (op) {
 	case IBV_WR_SEND:
@@ -45,24 +46,70 @@ static int pvo_wr_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op)
 	}
 }
 
+/*
+ * Sends need RTS (or SQD, SQE, ERR, where the device queues or flushes
+ * them): an immediate error before that (IB C10-97.2.1). libibverbs
+ * tracks the state of every ibv_modify_qp.
+ */
+bool pvo_sq_takes_sends(const struct pvo_qp *qp)
+{
+	switch (qp->ibv_qp.state) {
+	case IBV_QPS_RESET:
+	case IBV_QPS_INIT:
+	case IBV_QPS_RTR:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* The header of a send WQE: everything but the opcode's own fields. */
+void pvo_send_wqe_init(struct pvo_qp *qp, struct pvo_send_wqe *wqe,
+		       uint64_t wr_id, unsigned int send_flags, int opcode)
+{
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = htole64(wr_id);
+	wqe->opcode = opcode;
+	if ((send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all)
+		wqe->flags |= PVO_WQE_F_SIGNALED;
+	if (send_flags & IBV_SEND_SOLICITED)
+		wqe->flags |= PVO_WQE_F_SOLICITED;
+	if (send_flags & IBV_SEND_FENCE)
+		wqe->flags |= PVO_WQE_F_FENCE;
+}
+
+/*
+ * Appends len bytes from addr to the WQE's inline data (after its
+ * header); EINVAL if the total would pass the QP's max_inline_data, which
+ * the SQ stride holds.
+ */
+int pvo_inline_append(struct pvo_qp *qp, struct pvo_send_wqe *wqe,
+		      const void *addr, size_t len)
+{
+	uint32_t have = le32toh(wqe->inline_len);
+
+	if (len > qp->max_inline_data - have)
+		return EINVAL;
+	memcpy((uint8_t *)(wqe + 1) + have, addr, len);
+	wqe->flags |= PVO_WQE_F_INLINE;
+	wqe->inline_len = htole32(have + (uint32_t)len);
+	return 0;
+}
+
 /* Copies the data the SGEs name into the WQE, after its header. */
 static int pvo_write_inline(struct pvo_qp *qp, struct pvo_send_wqe *wqe,
 			    const struct ibv_send_wr *wr)
 {
-	uint8_t *dst = (uint8_t *)(wqe + 1);
-	uint32_t len = 0;
-	int i;
+	int i, ret;
 
-	for (i = 0; i < wr->num_sge; i++) {
-		uint32_t n = wr->sg_list[i].length;
-
-		if (n > qp->max_inline_data - len)
-			return EINVAL;
-		memcpy(dst + len, (void *)(uintptr_t)wr->sg_list[i].addr, n);
-		len += n;
-	}
 	wqe->flags |= PVO_WQE_F_INLINE;
-	wqe->inline_len = htole32(len);
+	for (i = 0; i < wr->num_sge; i++) {
+		ret = pvo_inline_append(qp, wqe,
+					(void *)(uintptr_t)wr->sg_list[i].addr,
+					wr->sg_list[i].length);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
@@ -88,19 +135,11 @@ static int pvo_write_send_wqe(struct pvo_qp *qp, struct pvo_send_wqe *wqe,
 	bool can_inline = false;
 	int opcode;
 
-	opcode = pvo_wr_opcode(qp_type, wr->opcode);
+	opcode = pvo_send_opcode(qp_type, wr->opcode);
 	if (opcode < 0 || wr->num_sge < 0)
 		return EINVAL;
 
-	memset(wqe, 0, sizeof(*wqe));
-	wqe->wr_id = htole64(wr->wr_id);
-	wqe->opcode = opcode;
-	if ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all)
-		wqe->flags |= PVO_WQE_F_SIGNALED;
-	if (wr->send_flags & IBV_SEND_SOLICITED)
-		wqe->flags |= PVO_WQE_F_SOLICITED;
-	if (wr->send_flags & IBV_SEND_FENCE)
-		wqe->flags |= PVO_WQE_F_FENCE;
+	pvo_send_wqe_init(qp, wqe, wr->wr_id, wr->send_flags, opcode);
 
 	switch (wr->opcode) {
 	case IBV_WR_SEND_WITH_IMM:
@@ -188,6 +227,23 @@ void pvo_ring_doorbell(struct pvo_context *ctx, struct pvo_qp *qp)
 	mmio_write32(ctx->db_page, qp->handle);
 }
 
+/*
+ * Publishes the SQ's WQEs [start, prod) (their contents before the counter),
+ * releases the SQ lock and, if there were any, rings the doorbell: the end
+ * of post_send and of wr_complete alike.
+ */
+void pvo_sq_publish(struct pvo_qp *qp, uint32_t start, uint32_t prod)
+{
+	if (prod != start) {
+		udma_to_device_barrier();
+		pvo_store_release(&qp->sq.ring.hdr->prod, prod);
+	}
+	pthread_spin_unlock(&qp->sq.lock);
+
+	if (prod != start)
+		pvo_ring_doorbell(to_pvo_ctx(qp->ibv_qp.context), qp);
+}
+
 int pvo_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad_wr)
 {
@@ -196,19 +252,9 @@ int pvo_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	uint32_t prod, start, room;
 	int ret = 0;
 
-	/*
-	 * Sends need RTS (or SQD, SQE, ERR, where the device queues or
-	 * flushes them): an immediate error before that (IB C10-97.2.1).
-	 * libibverbs tracks the state of every ibv_modify_qp.
-	 */
-	switch (ibqp->state) {
-	case IBV_QPS_RESET:
-	case IBV_QPS_INIT:
-	case IBV_QPS_RTR:
+	if (!pvo_sq_takes_sends(qp)) {
 		*bad_wr = wr;
 		return EINVAL;
-	default:
-		break;
 	}
 
 	pthread_spin_lock(&qp->sq.lock);
@@ -231,15 +277,8 @@ int pvo_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		room--;
 	}
 
-	if (prod != start) {
-		/* WQEs before the counter that publishes them */
-		udma_to_device_barrier();
-		pvo_store_release(&ring->hdr->prod, prod);
-	}
-	pthread_spin_unlock(&qp->sq.lock);
-
-	if (prod != start)
-		pvo_ring_doorbell(to_pvo_ctx(ibqp->context), qp);
+	/* unlocks */
+	pvo_sq_publish(qp, start, prod);
 
 	if (ret)
 		*bad_wr = wr;

@@ -11,7 +11,9 @@
  *   - the doorbell record protocol, single-threaded step by step and with
  *     several posting threads racing a device thread (no lost doorbell, no
  *     QP twice in the record ring, every WQE consumed exactly once);
- *   - CQE -> ibv_wc mapping, CQ arming.
+ *   - CQE -> ibv_wc mapping, CQ arming;
+ *   - the ibv_wr_* API (the same WQEs as post_send, all-or-nothing
+ *     batches, wr_abort, its errors).
  * Prints one line per check and "N passed, N failed"; exit status 1 on a
  * failure.
  */
@@ -611,6 +613,309 @@ static void test_recv(struct pvo_context *ctx)
 	free_qp(qp);
 }
 
+/* ------------------------------------------------------------------ */
+/* the ibv_wr_* API (wr.c) */
+
+static struct ibv_qp_ex *fake_qpx(struct pvo_qp *qp, uint64_t send_ops_flags)
+{
+	pvo_qp_init_wr_ops(qp, send_ops_flags);
+	return ibv_qp_to_qp_ex(&qp->ibv_qp);
+}
+
+static bool same_slots(struct pvo_qp *a, struct pvo_qp *b, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (memcmp(sq_wqe(a, i), sq_wqe(b, i), 1u << a->sq.ring.shift))
+			return false;
+	return true;
+}
+
+static void test_wr_layouts(struct pvo_context *ctx)
+{
+	struct pvo_qp *qa = fake_qp(ctx, IBV_QPT_RC, 0x21, &rc_cap, NULL, 0);
+	struct pvo_qp *qb = fake_qp(ctx, IBV_QPT_RC, 0x22, &rc_cap, NULL, 0);
+	struct ibv_qp_ex *x = fake_qpx(qb, PVO_SEND_OPS_FLAGS);
+	static const char text[] = "inline data, in three pieces";
+	struct ibv_sge sg[3] = {
+		{ .addr = 0x1000, .length = 10, .lkey = 0x101 },
+		{ .addr = 0x2000000000ull, .length = 20, .lkey = 0x202 },
+		{ .addr = 0x3003, .length = 30, .lkey = 0x303 },
+	};
+	struct ibv_sge isg[3] = {
+		{ .addr = (uintptr_t)text, .length = 7 },
+		{ .addr = (uintptr_t)text + 7, .length = 0 },
+		{ .addr = (uintptr_t)text + 7, .length = sizeof(text) - 7 },
+	};
+	struct ibv_data_buf ibuf[3] = {
+		{ .addr = (void *)text, .length = 7 },
+		{ .addr = (void *)(text + 7), .length = 0 },
+		{ .addr = (void *)(text + 7), .length = sizeof(text) - 7 },
+	};
+	struct ibv_send_wr wr[8] = {}, *bad = NULL;
+	struct pvo_send_wqe *w;
+	int i, ret;
+
+	check(x && x == &qb->vqp.qp_ex && ibv_qp_to_qp_ex(&qa->ibv_qp) == NULL,
+	      "wr: ibv_qp_to_qp_ex finds the ibv_qp_ex only with send_ops_flags");
+
+	/* the same eight WRs through post_send and through ibv_wr_* */
+	wr[0].opcode = IBV_WR_SEND_WITH_IMM;
+	wr[0].sg_list = sg;
+	wr[0].num_sge = 3;
+	wr[0].imm_data = htobe32(0x11223344);
+	wr[0].send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_FENCE;
+	wr[1].opcode = IBV_WR_RDMA_WRITE;
+	wr[1].sg_list = sg + 1;
+	wr[1].num_sge = 1;
+	wr[1].wr.rdma.remote_addr = 0x7f0000001234ull;
+	wr[1].wr.rdma.rkey = 0xabcd01;
+	wr[2].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr[2].sg_list = isg;
+	wr[2].num_sge = 3;
+	wr[2].imm_data = htobe32(7);
+	wr[2].send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	wr[2].wr.rdma.remote_addr = 0x5008;
+	wr[2].wr.rdma.rkey = 0x99;
+	wr[3].opcode = IBV_WR_RDMA_READ;
+	wr[3].sg_list = sg;
+	wr[3].num_sge = 2;
+	wr[3].send_flags = IBV_SEND_INLINE;	/* ignored: SGEs */
+	wr[3].wr.rdma.remote_addr = 0x9000;
+	wr[3].wr.rdma.rkey = 0x42;
+	wr[4].opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	wr[4].sg_list = sg;
+	wr[4].num_sge = 1;
+	wr[4].wr.atomic.remote_addr = 0x5008;
+	wr[4].wr.atomic.compare_add = 0x0102030405060708ull;
+	wr[4].wr.atomic.swap = 0x1112131415161718ull;
+	wr[4].wr.atomic.rkey = 0x4401;
+	wr[5] = wr[4];
+	wr[5].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr[5].wr.atomic.swap = 0;
+	wr[6].opcode = IBV_WR_SEND;
+	wr[6].sg_list = isg;
+	wr[6].num_sge = 3;
+	wr[6].send_flags = IBV_SEND_INLINE;
+	wr[7].opcode = IBV_WR_SEND;
+	for (i = 0; i < 8; i++) {
+		wr[i].wr_id = 0xabc0000000000000ull + i;
+		wr[i].next = i < 7 ? &wr[i + 1] : NULL;
+	}
+	ret = pvo_post_send(&qa->ibv_qp, wr, &bad);
+
+	ibv_wr_start(x);
+	for (i = 0; i < 8; i++) {
+		x->wr_id = wr[i].wr_id;
+		x->wr_flags = wr[i].send_flags;
+		switch (i) {
+		case 0:
+			ibv_wr_send_imm(x, wr[0].imm_data);
+			ibv_wr_set_sge_list(x, 3, sg);
+			break;
+		case 1:
+			ibv_wr_rdma_write(x, 0xabcd01, 0x7f0000001234ull);
+			ibv_wr_set_sge(x, sg[1].lkey, sg[1].addr, sg[1].length);
+			break;
+		case 2:
+			/* IBV_SEND_INLINE + SGEs: copied, as in post_send */
+			ibv_wr_rdma_write_imm(x, 0x99, 0x5008, htobe32(7));
+			ibv_wr_set_sge_list(x, 3, isg);
+			break;
+		case 3:
+			ibv_wr_rdma_read(x, 0x42, 0x9000);
+			ibv_wr_set_sge_list(x, 2, sg);
+			break;
+		case 4:
+			ibv_wr_atomic_cmp_swp(x, 0x4401, 0x5008,
+					      0x0102030405060708ull,
+					      0x1112131415161718ull);
+			ibv_wr_set_sge(x, sg[0].lkey, sg[0].addr, sg[0].length);
+			break;
+		case 5:
+			ibv_wr_atomic_fetch_add(x, 0x4401, 0x5008,
+						0x0102030405060708ull);
+			ibv_wr_set_sge(x, sg[0].lkey, sg[0].addr, sg[0].length);
+			break;
+		case 6:
+			x->wr_flags = 0;
+			ibv_wr_send(x);
+			ibv_wr_set_inline_data_list(x, 3, ibuf);
+			break;
+		case 7:
+			ibv_wr_send(x);	/* no data */
+			break;
+		}
+	}
+	check(ld(&qb->sq.ring.hdr->prod) == 0 && db_prod(ctx) == 1,
+	      "wr: nothing is published before wr_complete");
+	check(ibv_wr_complete(x) == 0 && ret == 0 &&
+	      ld(&qb->sq.ring.hdr->prod) == 8,
+	      "wr: a batch of 8 WRs completes, SQ prod 8");
+	check(same_slots(qa, qb, 8),
+	      "wr: SEND_IMM, WRITE, WRITE_IMM inline, READ, both atomics, SEND inline list, empty SEND: the WQEs post_send writes, byte for byte");
+	w = sq_wqe(qb, 6);
+	check((w->flags & PVO_WQE_F_INLINE) &&
+	      le32toh(w->inline_len) == sizeof(text) &&
+	      !memcmp(w + 1, text, sizeof(text)),
+	      "wr: wr_set_inline_data_list copies the pieces after the header");
+	check(db_prod(ctx) == 2 && db_record(ctx, 0) == 0x21 &&
+	      db_record(ctx, 1) == 0x22 && mmio_value(ctx) == 0x22 &&
+	      ld(&qb->sq.ring.hdr->db_pending) == 1,
+	      "wr: wr_complete rings the doorbell once (record, db_pending, page)");
+	free_qp(qa);
+	free_qp(qb);
+}
+
+static void test_wr_errors(struct pvo_context *ctx)
+{
+	struct pvo_qp *qp = fake_qp(ctx, IBV_QPT_RC, 0x31, &rc_cap, NULL, 0);
+	struct ibv_qp_ex *x = fake_qpx(qp, PVO_SEND_OPS_FLAGS);
+	struct ibv_qp_cap ud_cap = { .max_send_wr = 4, .max_send_sge = 1 };
+	struct pvo_qp *ud = fake_qp(ctx, IBV_QPT_UD, 0x32, &ud_cap, NULL, 1);
+	struct ibv_qp_ex *ux = fake_qpx(ud, IBV_QP_EX_WITH_SEND);
+	struct pvo_qp *uc = fake_qp(ctx, IBV_QPT_UC, 0x33, &ud_cap, NULL, 0);
+	struct ibv_qp_ex *cx = fake_qpx(uc, PVO_SEND_OPS_FLAGS);
+	struct ibv_sge sg[5] = {};
+	struct pvo_ah ah = { .handle = 0x4567 };
+	uint8_t big[101] = {};
+	uint32_t db;
+	struct pvo_send_wqe *w;
+	int i;
+
+	/* a bad WR in the middle: nothing of the batch is published */
+	db = db_prod(ctx);
+	ibv_wr_start(x);
+	x->wr_id = 1;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, 1, 0x1000, 8);
+	x->wr_id = 2;
+	ibv_wr_send(x);
+	ibv_wr_set_sge_list(x, 5, sg);	/* max_send_sge is 4 */
+	x->wr_id = 3;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, 1, 0x1000, 8);
+	check(ibv_wr_complete(x) == EINVAL && ld(&qp->sq.ring.hdr->prod) == 0 &&
+	      db_prod(ctx) == db && mmio_value(ctx) == 0,
+	      "wr: 5 SGEs on a QP of 4: EINVAL at wr_complete, nothing posted, no doorbell");
+
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_inline_data(x, big, sizeof(big));
+	check(ibv_wr_complete(x) == EINVAL && ld(&qp->sq.ring.hdr->prod) == 0,
+	      "wr: 101 inline bytes on a QP of 100: EINVAL");
+
+	ibv_wr_start(x);
+	ibv_wr_rdma_read(x, 1, 0x2000);
+	ibv_wr_set_inline_data(x, big, 8);
+	check(ibv_wr_complete(x) == EINVAL, "wr: inline data for RDMA_READ: EINVAL");
+
+	ibv_wr_start(x);
+	ibv_wr_set_sge(x, 1, 0x1000, 8);
+	check(ibv_wr_complete(x) == EINVAL, "wr: a setter without a builder: EINVAL");
+
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, 1, 0x1000, 8);
+	ibv_wr_set_sge(x, 1, 0x1000, 8);
+	check(ibv_wr_complete(x) == EINVAL, "wr: two data setters for one WR: EINVAL");
+
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_ud_addr(x, &ah.ibv_ah, 5, 6);
+	check(ibv_wr_complete(x) == EINVAL, "wr: wr_set_ud_addr on an RC QP: EINVAL");
+
+	/* wr_abort drops the batch; the SQ takes the next one */
+	ibv_wr_start(x);
+	x->wr_id = 0xdead;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, 1, 0x1000, 8);
+	ibv_wr_abort(x);
+	check(ld(&qp->sq.ring.hdr->prod) == 0 && db_prod(ctx) == db,
+	      "wr: wr_abort publishes nothing");
+	ibv_wr_start(x);
+	x->wr_id = 0xbeef;
+	x->wr_flags = 0;
+	ibv_wr_send(x);
+	check(ibv_wr_complete(x) == 0 && ld(&qp->sq.ring.hdr->prod) == 1 &&
+	      le64toh(sq_wqe(qp, 0)->wr_id) == 0xbeef &&
+	      sq_wqe(qp, 0)->flags == 0 && db_prod(ctx) == db + 1,
+	      "wr: after an abort and failed batches the next batch posts from the same slot");
+
+	/* a full SQ (8 entries, 1 used): ENOMEM, all or nothing */
+	ibv_wr_start(x);
+	for (i = 0; i < 8; i++)
+		ibv_wr_send(x);
+	check(ibv_wr_complete(x) == ENOMEM && ld(&qp->sq.ring.hdr->prod) == 1,
+	      "wr: 8 WRs into 7 free slots: ENOMEM, nothing posted");
+	ibv_wr_start(x);
+	for (i = 0; i < 7; i++)
+		ibv_wr_send(x);
+	check(ibv_wr_complete(x) == 0 && ld(&qp->sq.ring.hdr->prod) == 8,
+	      "wr: 7 WRs into 7 free slots: posted");
+
+	/* QP state */
+	st(&qp->sq.ring.hdr->cons, 8);
+	qp->ibv_qp.state = IBV_QPS_RTR;
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	check(ibv_wr_complete(x) == EINVAL && ld(&qp->sq.ring.hdr->prod) == 8,
+	      "wr: a QP in RTR takes no sends: EINVAL");
+	qp->ibv_qp.state = IBV_QPS_RTS;
+
+	/* UD: the address is mandatory; sq_sig_all signals every WR */
+	ibv_wr_start(ux);
+	ux->wr_flags = 0;
+	ibv_wr_send(ux);
+	ibv_wr_set_sge(ux, 1, 0x1000, 8);
+	check(ibv_wr_complete(ux) == EINVAL && ld(&ud->sq.ring.hdr->prod) == 0,
+	      "wr: UD without wr_set_ud_addr: EINVAL");
+	ibv_wr_start(ux);
+	ux->wr_id = 77;
+	ibv_wr_send(ux);
+	ibv_wr_set_ud_addr(ux, &ah.ibv_ah, 0x123456, 0x11111111);
+	ibv_wr_set_sge(ux, 1, 0x1000, 8);
+	w = sq_wqe(ud, 0);
+	check(ibv_wr_complete(ux) == 0 && ld(&ud->sq.ring.hdr->prod) == 1 &&
+	      w->opcode == PVO_WR_SEND && w->flags == PVO_WQE_F_SIGNALED &&
+	      le32toh(w->u.ud.ah) == 0x4567 &&
+	      le32toh(w->u.ud.remote_qpn) == 0x123456 &&
+	      le32toh(w->u.ud.remote_qkey) == 0x11111111 && w->num_sge == 1,
+	      "wr: UD SEND: AH handle, remote QPN and Q_Key; sq_sig_all signals");
+	ibv_wr_start(ux);
+	ibv_wr_send_imm(ux, 1);
+	ibv_wr_set_ud_addr(ux, &ah.ibv_ah, 1, 1);
+	check(ibv_wr_complete(ux) == EINVAL,
+	      "wr: SEND_WITH_IMM not in the QP's send_ops_flags: EINVAL");
+
+	/* opcodes the QP type cannot carry */
+	ibv_wr_start(cx);
+	ibv_wr_rdma_read(cx, 1, 0x1000);
+	check(ibv_wr_complete(cx) == EINVAL, "wr: RDMA_READ on UC: EINVAL");
+	ibv_wr_start(cx);
+	ibv_wr_atomic_fetch_add(cx, 1, 0x1000, 1);
+	check(ibv_wr_complete(cx) == EINVAL &&
+	      ld(&uc->sq.ring.hdr->prod) == 0, "wr: atomics on UC: EINVAL");
+
+	check(pvo_send_ops_supported(IBV_QPT_UD) ==
+	      (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM) &&
+	      !(pvo_send_ops_supported(IBV_QPT_UC) &
+		(IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP)) &&
+	      pvo_send_ops_supported(IBV_QPT_RC) == PVO_SEND_OPS_FLAGS &&
+	      !(PVO_SEND_OPS_FLAGS & (IBV_QP_EX_WITH_LOCAL_INV |
+				      IBV_QP_EX_WITH_BIND_MW |
+				      IBV_QP_EX_WITH_SEND_WITH_INV |
+				      IBV_QP_EX_WITH_TSO)) &&
+	      !x->wr_local_inv && !x->wr_bind_mw && !x->wr_send_inv &&
+	      !x->wr_send_tso && !x->wr_set_xrc_srqn,
+	      "wr: send_ops_flags per QP type; no LOCAL_INV, BIND_MW, SEND_WITH_INV, TSO");
+	free_qp(uc);
+	free_qp(ud);
+	free_qp(qp);
+}
+
 static struct pvo_cqe *cq_slot(struct pvo_cq *cq, uint32_t i)
 {
 	return pvo_ring_entry(&cq->ring, i);
@@ -904,6 +1209,7 @@ int main(void)
 	static void (*const tests[])(struct pvo_context *) = {
 		test_ring_sizes, test_send_layouts, test_inline,
 		test_send_errors, test_counter_wrap, test_recv,
+		test_wr_layouts, test_wr_errors,
 	};
 	unsigned int i;
 
