@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Completion queue life cycle: the provider allocates the ring, the kernel
- * pins it and creates the device CQ. Polling and arming are in poll.c.
+ * pins it and creates the device CQ (classic create_cq or create_cq_ex).
+ * Polling and arming are in poll.c.
  */
 #include <assert.h>
 #include <errno.h>
@@ -50,14 +51,11 @@ void pvo_cq_free_ring(struct pvo_cq *cq)
 	pthread_spin_destroy(&cq->lock);
 }
 
-struct ibv_cq *pvo_create_cq(struct ibv_context *ibctx, int cqe,
-			     struct ibv_comp_channel *channel,
-			     int comp_vector)
+/* A CQ object with its ring for cqe entries; NULL with errno set. */
+static struct pvo_cq *pvo_cq_new(struct ibv_context *ibctx, int cqe)
 {
 	struct pvo_context *ctx = to_pvo_ctx(ibctx);
 	struct pvo_device *dev = to_pvo_dev(ibctx->device);
-	struct pvo_uverbs_create_cq_resp resp = {};
-	struct pvo_uverbs_create_cq cmd = {};
 	struct pvo_cq *cq;
 	int ret;
 
@@ -73,31 +71,103 @@ struct ibv_cq *pvo_create_cq(struct ibv_context *ibctx, int cqe,
 	}
 
 	ret = pvo_cq_alloc_ring(cq, cqe, ctx->limits.max_cqe, dev->page_size);
-	if (ret)
-		goto err_free;
+	if (ret) {
+		free(cq);
+		errno = ret;
+		return NULL;
+	}
+	pvo_cq_init_poll_ops(cq);
+	return cq;
+}
 
-	cmd.buf_addr = (uintptr_t)cq->ring.buf;
-	cmd.buf_size = cq->ring.ring_size;
-	cmd.entries = cq->ring.num_entries;
+static void pvo_cq_fail(struct pvo_cq *cq, int ret)
+{
+	pvo_cq_free_ring(cq);
+	free(cq);
+	errno = ret;
+}
+
+/* The driver data of a create command: the ring the provider allocated. */
+static void pvo_cq_cmd(struct pvo_create_cq *cmd, const struct pvo_cq *cq,
+		       const struct ibv_comp_channel *channel)
+{
+	cmd->buf_addr = (uintptr_t)cq->ring.buf;
+	cmd->buf_size = cq->ring.ring_size;
+	cmd->entries = cq->ring.num_entries;
 	/* Without a channel nobody can wait for an event: the device need
 	 * not look for arming after each CQE. */
 	if (!channel)
-		cmd.flags = PVO_CREATE_CQ_NO_EVENTS;
+		cmd->flags = PVO_CREATE_CQ_NO_EVENTS;
+}
+
+struct ibv_cq *pvo_create_cq(struct ibv_context *ibctx, int cqe,
+			     struct ibv_comp_channel *channel,
+			     int comp_vector)
+{
+	struct pvo_uverbs_create_cq_resp resp = {};
+	struct pvo_uverbs_create_cq cmd = {};
+	struct pvo_cq *cq;
+	int ret;
+
+	cq = pvo_cq_new(ibctx, cqe);
+	if (!cq)
+		return NULL;
+
+	pvo_cq_cmd(&cmd.drv_payload, cq, channel);
 	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->ibv_cq,
 				&cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
 				sizeof(resp));
-	if (ret)
-		goto err_ring;
+	if (ret) {
+		pvo_cq_fail(cq, ret);
+		return NULL;
+	}
 
 	cq->handle = resp.cq;
 	return &cq->ibv_cq;
+}
 
-err_ring:
-	pvo_cq_free_ring(cq);
-err_free:
-	free(cq);
-	errno = ret;
-	return NULL;
+/*
+ * ibv_create_cq_ex: the CQE has the standard fields (byte_len, imm,
+ * qp_num, src_qp, sl; slid and dlid_path_bits read 0 on RoCE) and no
+ * timestamps, CVLAN, flow tag or tag-matching data; the device never
+ * overruns a CQ and has no parent domains. What it lacks is EOPNOTSUPP.
+ * IBV_CREATE_CQ_ATTR_SINGLE_THREADED is accepted (the lock stays).
+ */
+struct ibv_cq_ex *pvo_create_cq_ex(struct ibv_context *ibctx,
+				   struct ibv_cq_init_attr_ex *attr)
+{
+	struct pvo_uverbs_create_cq_ex_resp resp = {};
+	struct pvo_uverbs_create_cq_ex cmd = {};
+	struct pvo_cq *cq;
+	int ret;
+
+	if ((attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	    (attr->wc_flags & ~(uint64_t)IBV_WC_STANDARD_FLAGS) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     (attr->flags & ~IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->cqe > INT32_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	cq = pvo_cq_new(ibctx, attr->cqe);
+	if (!cq)
+		return NULL;
+
+	pvo_cq_cmd(&cmd.drv_payload, cq, attr->channel);
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
+				   0);
+	if (ret) {
+		pvo_cq_fail(cq, ret);
+		return NULL;
+	}
+
+	cq->handle = resp.cq;
+	return &cq->vcq.cq_ex;
 }
 
 int pvo_destroy_cq(struct ibv_cq *ibcq)

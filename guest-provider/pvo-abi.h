@@ -16,6 +16,8 @@ DECLARE_DRV_CMD(pvo_uverbs_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
 		empty, pvo_alloc_pd_resp);
 DECLARE_DRV_CMD(pvo_uverbs_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		pvo_create_cq, pvo_create_cq_resp);
+DECLARE_DRV_CMD(pvo_uverbs_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
+		pvo_create_cq, pvo_create_cq_resp);
 DECLARE_DRV_CMD(pvo_uverbs_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		pvo_create_qp, pvo_create_qp_resp);
 DECLARE_DRV_CMD(pvo_uverbs_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,

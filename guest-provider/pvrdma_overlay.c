@@ -27,6 +27,7 @@ static const struct verbs_context_ops pvo_ctx_ops = {
 	.reg_mr = pvo_reg_mr,
 	.dereg_mr = pvo_dereg_mr,
 	.create_cq = pvo_create_cq,
+	.create_cq_ex = pvo_create_cq_ex,
 	.destroy_cq = pvo_destroy_cq,
 	.poll_cq = pvo_poll_cq,
 	.req_notify_cq = pvo_req_notify_cq,

@@ -89,10 +89,21 @@ struct pvo_wq {
 };
 
 struct pvo_cq {
-	struct ibv_cq ibv_cq;
+	union {
+		struct ibv_cq ibv_cq;
+		struct verbs_cq vcq;	/* vcq.cq_ex: start_poll and friends */
+	};
 	uint32_t handle;		/* device CQ handle */
 	struct pvo_ring ring;
 	pthread_spinlock_t lock;	/* one poller at a time */
+	/*
+	 * Between start_poll and end_poll (the lock held): the CQE the
+	 * read_* accessors look at, the cons end_poll will publish (one past
+	 * it) and the prod last read.
+	 */
+	const struct pvo_cqe *poll_cqe;
+	uint32_t poll_cons;
+	uint32_t poll_prod;
 };
 
 struct pvo_srq {
@@ -175,6 +186,11 @@ static inline struct pvo_ah *to_pvo_ah(struct ibv_ah *ibah)
 	return container_of(ibah, struct pvo_ah, ibv_ah);
 }
 
+static inline struct pvo_cq *to_pvo_cq_ex(struct ibv_cq_ex *ibcq)
+{
+	return container_of(ibcq, struct pvo_cq, vcq.cq_ex);
+}
+
 static inline struct pvo_qp *to_pvo_qp_ex(struct ibv_qp_ex *ibqp)
 {
 	return container_of(ibqp, struct pvo_qp, vqp.qp_ex);
@@ -201,12 +217,15 @@ void pvo_cq_free_ring(struct pvo_cq *cq);
 struct ibv_cq *pvo_create_cq(struct ibv_context *ibctx, int cqe,
 			     struct ibv_comp_channel *channel,
 			     int comp_vector);
+struct ibv_cq_ex *pvo_create_cq_ex(struct ibv_context *ibctx,
+				   struct ibv_cq_init_attr_ex *attr);
 int pvo_destroy_cq(struct ibv_cq *ibcq);
 
 /* poll.c: the data path of CQs */
 int pvo_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int pvo_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 void pvo_cq_clean(struct pvo_cq *cq, uint32_t qpn);
+void pvo_cq_init_poll_ops(struct pvo_cq *cq);
 
 /* qp.c */
 int pvo_qp_alloc_rings(struct pvo_qp *qp, const struct ibv_qp_init_attr *attr,

@@ -13,7 +13,7 @@
  *     QP twice in the record ring, every WQE consumed exactly once);
  *   - CQE -> ibv_wc mapping, CQ arming;
  *   - the ibv_wr_* API (the same WQEs as post_send, all-or-nothing
- *     batches, wr_abort, its errors).
+ *     batches, wr_abort, its errors) and the extended CQ polling API.
  * Prints one line per check and "N passed, N failed"; exit status 1 on a
  * failure.
  */
@@ -921,6 +921,110 @@ static struct pvo_cqe *cq_slot(struct pvo_cq *cq, uint32_t i)
 	return pvo_ring_entry(&cq->ring, i);
 }
 
+static bool cq_lock_free(struct pvo_cq *cq)
+{
+	if (pthread_spin_trylock(&cq->lock))
+		return false;
+	pthread_spin_unlock(&cq->lock);
+	return true;
+}
+
+static void test_poll_ex(void)
+{
+	struct pvo_cq cq = {};
+	struct ibv_cq_ex *x = &cq.vcq.cq_ex;
+	struct ibv_poll_cq_attr attr = {};
+	struct ibv_poll_cq_attr bad_attr = { .comp_mask = 1 };
+	uint32_t start = 0xfffffffeu;
+	struct ibv_wc wc;
+	struct pvo_cqe *e;
+	int r1, r2, r3, r4, i;
+
+	if (pvo_cq_alloc_ring(&cq, 7, 65536, PAGE))
+		exit(2);
+	pvo_cq_init_poll_ops(&cq);
+	check(ibv_start_poll(x, &attr) == ENOENT && cq_lock_free(&cq),
+	      "cq_ex: start_poll on an empty CQ: ENOENT, lock released");
+	check(ibv_start_poll(x, &bad_attr) == EINVAL && cq_lock_free(&cq),
+	      "cq_ex: start_poll with an unknown comp_mask: EINVAL");
+
+	st(&cq.ring.hdr->prod, start);
+	st(&cq.ring.hdr->cons, start);
+	e = cq_slot(&cq, start);
+	e->wr_id = htole64(0x1111222233334444ull);
+	e->qpn = htole32(0x7000012);
+	e->byte_len = htole32(140);
+	e->opcode = PVO_WC_RECV;
+	e->status = PVO_WC_SUCCESS;
+	e->flags = PVO_WC_F_GRH | PVO_WC_F_IMM | PVO_WC_F_SOLICITED;
+	memcpy(&e->imm_data, "\xaa\xbb\xcc\xdd", 4);
+	e->src_qp = htole32(0x1fedcba);
+	e->sl = 3;
+	for (i = 1; i < 3; i++) {
+		e = cq_slot(&cq, start + i);
+		e->wr_id = htole64(i);
+		e->qpn = htole32(0x13);
+		e->opcode = i == 2 ? PVO_WC_RDMA_READ : PVO_WC_RDMA_WRITE;
+		e->status = i == 2 ? PVO_WC_REM_ACCESS_ERR : PVO_WC_SUCCESS;
+		e->vendor_err = htole32(i == 2 ? 0x77 : 0);
+	}
+	st(&cq.ring.hdr->prod, start + 2);
+
+	r1 = ibv_start_poll(x, &attr);
+	check(r1 == 0 && x->wr_id == 0x1111222233334444ull &&
+	      x->status == IBV_WC_SUCCESS && !cq_lock_free(&cq),
+	      "cq_ex: start_poll: the oldest CQE's wr_id and status, lock held");
+	check(ibv_wc_read_opcode(x) == IBV_WC_RECV &&
+	      ibv_wc_read_byte_len(x) == 140 &&
+	      ibv_wc_read_qp_num(x) == 0x12 && ibv_wc_read_src_qp(x) == 0xfedcba &&
+	      ibv_wc_read_wc_flags(x) == (IBV_WC_GRH | IBV_WC_WITH_IMM) &&
+	      be32toh(ibv_wc_read_imm_data(x)) == 0xaabbccdd &&
+	      ibv_wc_read_sl(x) == 3 && ibv_wc_read_slid(x) == 0 &&
+	      ibv_wc_read_dlid_path_bits(x) == 0 &&
+	      ibv_wc_read_vendor_err(x) == 0,
+	      "cq_ex: read_opcode, byte_len, qp_num, src_qp (24 bits), wc_flags, imm (network order), sl, slid, dlid_path_bits");
+	r2 = ibv_next_poll(x);
+	check(r2 == 0 && x->wr_id == 1 && ibv_wc_read_opcode(x) == IBV_WC_RDMA_WRITE &&
+	      ibv_wc_read_wc_flags(x) == 0 && ibv_wc_read_qp_num(x) == 0x13,
+	      "cq_ex: next_poll: the second CQE");
+	/* the device publishes the third while the batch is open */
+	st(&cq.ring.hdr->prod, start + 3);
+	r3 = ibv_next_poll(x);
+	check(r3 == 0 && x->wr_id == 2 && x->status == IBV_WC_REM_ACCESS_ERR &&
+	      ibv_wc_read_vendor_err(x) == 0x77 &&
+	      ibv_wc_read_opcode(x) == IBV_WC_RDMA_READ,
+	      "cq_ex: next_poll finds a CQE published since start_poll; error status, vendor_err");
+	r4 = ibv_next_poll(x);
+	check(r4 == ENOENT && ld(&cq.ring.hdr->cons) == start,
+	      "cq_ex: next_poll past the last: ENOENT; cons not moved before end_poll");
+	ibv_end_poll(x);
+	check(ld(&cq.ring.hdr->cons) == start + 3 && cq_lock_free(&cq),
+	      "cq_ex: end_poll gives the 3 slots back across the wrap, lock released");
+
+	/* end_poll consumes the current CQE; poll_cq gets the next */
+	for (i = 3; i < 5; i++) {
+		e = cq_slot(&cq, start + i);
+		memset(e, 0, sizeof(*e));
+		e->wr_id = htole64(i);
+		e->opcode = PVO_WC_SEND;
+	}
+	st(&cq.ring.hdr->prod, start + 5);
+	r1 = ibv_start_poll(x, &attr);
+	check(r1 == 0 && x->wr_id == 3, "cq_ex: start_poll again");
+	ibv_end_poll(x);
+	check(pvo_poll_cq(&cq.ibv_cq, 1, &wc) == 1 && wc.wr_id == 4 &&
+	      pvo_poll_cq(&cq.ibv_cq, 1, &wc) == 0 &&
+	      ibv_start_poll(x, &attr) == ENOENT,
+	      "cq_ex: ibv_poll_cq and start_poll share the ring: each CQE once");
+
+	/* a device that overran the ring */
+	st(&cq.ring.hdr->prod, start + 5 + cq.ring.num_entries + 1);
+	check(ibv_start_poll(x, &attr) == EIO && cq_lock_free(&cq) &&
+	      ld(&cq.ring.hdr->cons) == start + 5,
+	      "cq_ex: prod more than a ring ahead: start_poll EIO, nothing consumed");
+	pvo_cq_free_ring(&cq);
+}
+
 static void test_poll(void)
 {
 	struct pvo_cq cq = {};
@@ -1221,6 +1325,7 @@ int main(void)
 		free_context(ctx);
 	}
 	test_poll();
+	test_poll_ex();
 	test_race();
 
 	printf("pvo-datapath-test: %d passed, %d failed\n", passed, failed);
