@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <util/compiler.h>
 #include <util/udma_barrier.h>
 
 #include "ring.h"
@@ -20,6 +21,8 @@ static unsigned int pvo_cqe_wc_flags(const struct pvo_cqe *cqe)
 		wc_flags |= IBV_WC_GRH;
 	if (cqe->flags & PVO_WC_F_IMM)
 		wc_flags |= IBV_WC_WITH_IMM;
+	if (cqe->flags & PVO_WC_F_INV)
+		wc_flags |= IBV_WC_WITH_INV;
 	return wc_flags;
 }
 
@@ -33,6 +36,9 @@ static void pvo_cqe_to_wc(const struct pvo_cqe *cqe, struct ibv_wc *wc)
 	wc->byte_len = le32toh(cqe->byte_len);
 	/* both in network byte order */
 	wc->imm_data = cqe->imm_data;
+	/* (its union twin: a SEND_WITH_INV's rkey, le32 in the CQE) */
+	if (cqe->flags & PVO_WC_F_INV)
+		wc->invalidated_rkey = le32toh(cqe->imm_data);
 	/* QP numbers are 24 bits on the wire */
 	wc->qp_num = le32toh(cqe->qpn) & 0xffffff;
 	wc->src_qp = le32toh(cqe->src_qp) & 0xffffff;
@@ -227,10 +233,15 @@ static uint32_t pvo_read_byte_len(struct ibv_cq_ex *ibcq)
 	return le32toh(to_pvo_cq_ex(ibcq)->poll_cqe->byte_len);
 }
 
+/* also ibv_wc_read_invalidated_rkey's: the rkey in host order */
 static __be32 pvo_read_imm_data(struct ibv_cq_ex *ibcq)
 {
+	const struct pvo_cqe *cqe = to_pvo_cq_ex(ibcq)->poll_cqe;
+
+	if (cqe->flags & PVO_WC_F_INV)
+		return (__force __be32)le32toh(cqe->imm_data);
 	/* network byte order in the CQE as in the result */
-	return to_pvo_cq_ex(ibcq)->poll_cqe->imm_data;
+	return cqe->imm_data;
 }
 
 static uint32_t pvo_read_qp_num(struct ibv_cq_ex *ibcq)

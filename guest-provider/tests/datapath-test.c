@@ -27,6 +27,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <util/compiler.h>
+
 #include "ring.h"
 
 #define PAGE 4096
@@ -1017,10 +1019,30 @@ static void test_poll_ex(void)
 	      ibv_start_poll(x, &attr) == ENOENT,
 	      "cq_ex: ibv_poll_cq and start_poll share the ring: each CQE once");
 
+	/* a SEND_WITH_INV received: the rkey, le32 where imm_data would be */
+	for (i = 5; i < 7; i++) {
+		e = cq_slot(&cq, start + i);
+		memset(e, 0, sizeof(*e));
+		e->wr_id = htole64(i);
+		e->opcode = PVO_WC_RECV;
+		e->flags = PVO_WC_F_INV;
+		e->imm_data = (__force __be32)htole32(0x12345678);
+	}
+	st(&cq.ring.hdr->prod, start + 7);
+	r1 = ibv_start_poll(x, &attr);
+	check(r1 == 0 && ibv_wc_read_wc_flags(x) == IBV_WC_WITH_INV &&
+	      ibv_wc_read_invalidated_rkey(x) == 0x12345678,
+	      "cq_ex: SEND_WITH_INV: IBV_WC_WITH_INV, read_invalidated_rkey in host order");
+	if (r1 == 0)
+		ibv_end_poll(x);
+	check(pvo_poll_cq(&cq.ibv_cq, 1, &wc) == 1 &&
+	      wc.wc_flags == IBV_WC_WITH_INV && wc.invalidated_rkey == 0x12345678,
+	      "poll_cq: SEND_WITH_INV: IBV_WC_WITH_INV, invalidated_rkey");
+
 	/* a device that overran the ring */
-	st(&cq.ring.hdr->prod, start + 5 + cq.ring.num_entries + 1);
+	st(&cq.ring.hdr->prod, start + 7 + cq.ring.num_entries + 1);
 	check(ibv_start_poll(x, &attr) == EIO && cq_lock_free(&cq) &&
-	      ld(&cq.ring.hdr->cons) == start + 5,
+	      ld(&cq.ring.hdr->cons) == start + 7,
 	      "cq_ex: prod more than a ring ahead: start_poll EIO, nothing consumed");
 	pvo_cq_free_ring(&cq);
 }
