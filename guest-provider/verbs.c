@@ -6,8 +6,67 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pvrdma_overlay.h"
+
+/*
+ * Capabilities that need the provider as well as the device, and that it
+ * does not have: whatever the kernel says, they are cleared.
+ */
+#define PVO_NO_CAP_FLAGS ((uint64_t)IBV_DEVICE_RESIZE_MAX_WR |		\
+			  IBV_DEVICE_SRQ_RESIZE |			\
+			  IBV_DEVICE_MEM_WINDOW |			\
+			  IBV_DEVICE_MEM_WINDOW_TYPE_2A |		\
+			  IBV_DEVICE_MEM_WINDOW_TYPE_2B |		\
+			  IBV_DEVICE_MEM_MGT_EXTENSIONS |		\
+			  IBV_DEVICE_XRC |				\
+			  IBV_DEVICE_UD_IP_CSUM |			\
+			  IBV_DEVICE_RC_IP_CSUM |			\
+			  IBV_DEVICE_RAW_IP_CSUM |			\
+			  IBV_DEVICE_MANAGED_FLOW_STEERING |		\
+			  IBV_DEVICE_RAW_MULTI |			\
+			  IBV_DEVICE_RAW_SCATTER_FCS |			\
+			  IBV_DEVICE_PCI_WRITE_END_PADDING)
+
+/*
+ * The kernel's answer, narrowed to what this provider can do: no memory
+ * windows, XRC, on-demand paging, device memory, TSO, RSS, raw packet
+ * QPs, tag matching, CQ moderation, completion timestamps, PCIe atomics
+ * (or dmabuf MRs and resizing, which have no attribute). The limits are the
+ * device's, as the kernel reports them.
+ */
+static void pvo_narrow_device_attr(struct ibv_device_attr_ex *attr)
+{
+	struct ibv_device_attr *a = &attr->orig_attr;
+
+	a->device_cap_flags &= ~(unsigned int)PVO_NO_CAP_FLAGS;
+	a->max_mw = 0;
+	a->max_ee = 0;
+	a->max_rdd = 0;
+	a->max_ee_rd_atom = 0;
+	a->max_ee_init_rd_atom = 0;
+	a->max_raw_ipv6_qp = 0;
+	a->max_raw_ethy_qp = 0;
+	a->max_fmr = 0;
+	a->max_map_per_fmr = 0;
+
+	attr->device_cap_flags_ex &= ~PVO_NO_CAP_FLAGS;
+	memset(&attr->odp_caps, 0, sizeof(attr->odp_caps));
+	attr->xrc_odp_caps = 0;
+	attr->completion_timestamp_mask = 0;
+	attr->hca_core_clock = 0;
+	memset(&attr->tso_caps, 0, sizeof(attr->tso_caps));
+	memset(&attr->rss_caps, 0, sizeof(attr->rss_caps));
+	attr->max_wq_type_rq = 0;
+	memset(&attr->packet_pacing_caps, 0,
+	       sizeof(attr->packet_pacing_caps));
+	attr->raw_packet_caps = 0;
+	memset(&attr->tm_caps, 0, sizeof(attr->tm_caps));
+	memset(&attr->cq_mod_caps, 0, sizeof(attr->cq_mod_caps));
+	attr->max_dm_size = 0;
+	memset(&attr->pci_atomic_caps, 0, sizeof(attr->pci_atomic_caps));
+}
 
 int pvo_query_device(struct ibv_context *ibctx,
 		     const struct ibv_query_device_ex_input *input,
@@ -15,20 +74,26 @@ int pvo_query_device(struct ibv_context *ibctx,
 {
 	struct ib_uverbs_ex_query_device_resp resp;
 	size_t resp_size = sizeof(resp);
+	struct ibv_device_attr_ex full = {};
 	uint64_t fw_ver;
 	int ret;
 
-	ret = ibv_cmd_query_device_any(ibctx, input, attr, attr_size, &resp,
-				       &resp_size);
+	/* as much as the caller has, narrowed in a whole structure */
+	if (attr_size > sizeof(full))
+		attr_size = sizeof(full);
+	ret = ibv_cmd_query_device_any(ibctx, input, &full, attr_size,
+				       &resp, &resp_size);
 	if (ret)
 		return ret;
 
 	/* fw_ver packs major.minor.patch as 16-bit fields in bits 47..0 */
 	fw_ver = resp.base.fw_ver;
-	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+	snprintf(full.orig_attr.fw_ver, sizeof(full.orig_attr.fw_ver),
 		 "%u.%u.%u", (unsigned int)(fw_ver >> 32) & 0xffff,
 		 (unsigned int)(fw_ver >> 16) & 0xffff,
 		 (unsigned int)fw_ver & 0xffff);
+	pvo_narrow_device_attr(&full);
+	memcpy(attr, &full, attr_size);
 	return 0;
 }
 
