@@ -335,7 +335,8 @@ int pvo_av_from_ah_attr(struct ib_device *ibdev,
 	ether_addr_copy(av->dmac, ah_attr->roce.dmac);
 	av->sgid_index = grh->sgid_index;
 	av->hop_limit = grh->hop_limit;
-	av->flow_label = cpu_to_le32(grh->flow_label);
+	/* 20 bits on the wire; HCAs drop the rest (UCX passes ~0) */
+	av->flow_label = cpu_to_le32(grh->flow_label & IB_GRH_FLOWLABEL_MASK);
 	av->traffic_class = grh->traffic_class;
 	av->sl = rdma_ah_get_sl(ah_attr);
 	return 0;

@@ -14,8 +14,18 @@ enum pvo_status pvo_path_from_av(struct pvo_vm *vm, const struct pvo_av *av,
 
 	if (av->reserved || flow > 0xfffff || av->sl > 15 ||
 	    av->sgid_index >= PVO_GID_TABLE_LEN ||
-	    !vm->gids.e[av->sgid_index].valid)
+	    !vm->gids.e[av->sgid_index].valid) {
+		pvo_vm_warn(vm,
+			    "address vector refused: sgid_index %u%s, sl %u, "
+			    "flow_label 0x%x, reserved 0x%x",
+			    av->sgid_index,
+			    av->sgid_index < PVO_GID_TABLE_LEN &&
+				    vm->gids.e[av->sgid_index].valid
+				? ""
+				: " (no such GID)",
+			    av->sl, flow, le16toh(av->reserved));
 		return PVO_STATUS_EINVAL;
+	}
 	memset(p, 0, sizeof(*p));
 	memcpy(p->dgid, av->dgid, sizeof(p->dgid));
 	memcpy(p->dmac, av->dmac, sizeof(p->dmac));
