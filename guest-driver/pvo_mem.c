@@ -126,7 +126,7 @@ void pvo_pdir_describe(const struct pvo_pdir_mem *pdir, struct pvo_pdir *out)
 {
 	out->dir_gpa = cpu_to_le64(pdir->dir.dma);
 	out->npages = cpu_to_le32(pdir->npages);
-	out->reserved = 0;
+	out->dir_pages = 0;	/* one directory page */
 }
 
 /* Every 4 KiB block of @umem, from the one holding umem->iova on. */

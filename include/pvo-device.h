@@ -267,19 +267,38 @@ struct pvo_event {
 #define PVO_PAGE_SHIFT		12
 #define PVO_PAGE_SIZE		(1u << PVO_PAGE_SHIFT)
 #define PVO_PDIR_ENTRIES	512	/* le64 GPAs per directory/table page */
-#define PVO_PDIR_MAX_PAGES	(PVO_PDIR_ENTRIES * PVO_PDIR_ENTRIES)
+#define PVO_PDIR_MAX_DIR_PAGES	4
+#define PVO_PDIR_MAX_PAGES	\
+	(PVO_PDIR_MAX_DIR_PAGES * PVO_PDIR_ENTRIES * PVO_PDIR_ENTRIES)
 
 /*
- * A two-level page directory: dir_gpa is one page of up to 512 le64 GPAs of
- * table pages; each table page holds up to 512 le64 GPAs of data pages, in
- * order. Entry i of the list is table[i / 512][i % 512]. Every GPA is
- * page-aligned and must lie in guest RAM. Up to 1 GiB per list.
+ * A two-level page directory: the directory is dir_pages physically
+ * contiguous pages from dir_gpa, an array of le64 GPAs of table pages, one
+ * per 512 entries of the list; each table page holds up to 512 le64 GPAs
+ * of data pages, in order. Entry i of the list is table[i / 512][i % 512].
+ * dir_pages (0 means 1) is the fewest pages that hold the table GPAs:
+ * 1 up to 1 GiB, at most PVO_PDIR_MAX_DIR_PAGES (4 GiB per list). The
+ * directory lies in one guest RAM region; every GPA is page-aligned and
+ * must lie in guest RAM.
  */
 struct pvo_pdir {
 	__le64 dir_gpa;
 	__le32 npages;
-	__le32 reserved;
+	__le32 dir_pages;	/* 0 or 1 .. PVO_PDIR_MAX_DIR_PAGES */
 };
+
+/* Table pages and directory pages a list of npages entries needs. */
+static inline __u32 pvo_pdir_tables(__u32 npages)
+{
+	return npages / PVO_PDIR_ENTRIES + !!(npages % PVO_PDIR_ENTRIES);
+}
+
+static inline __u32 pvo_pdir_dir_pages(__u32 npages)
+{
+	__u32 ntables = pvo_pdir_tables(npages);
+
+	return ntables / PVO_PDIR_ENTRIES + !!(ntables % PVO_PDIR_ENTRIES);
+}
 
 /*
  * Rings (SQ, RQ, SRQ, CQ, doorbell records) live in guest memory: page 0

@@ -111,7 +111,7 @@ static inline void fg_pdir(struct fake_guest *g, const uint64_t *gpas,
 	}
 	pd->dir_gpa = htole64(dir);
 	pd->npages = htole32(n);
-	pd->reserved = 0;
+	pd->dir_pages = 0;
 }
 
 /* Directory of n contiguous pages from gpa. */

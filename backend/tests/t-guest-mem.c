@@ -134,9 +134,9 @@ static void test_pdir(void)
 	tap_is(pvo_pdir_read(g.vm, &pd, 601, &pages), PVO_STATUS_EINVAL,
 	       "npages must be what the object needs");
 	tap_ok(pages == NULL, "nothing returned on failure");
-	pd.reserved = htole32(1);
+	pd.dir_pages = htole32(2);
 	tap_is(pvo_pdir_read(g.vm, &pd, 600, &pages), PVO_STATUS_EINVAL,
-	       "reserved must be 0");
+	       "dir_pages must be no more than the tables need");
 
 	dir = fg_alloc(&g, 1);
 	tbl = fg_alloc(&g, 1);
@@ -150,7 +150,7 @@ static void test_pdir(void)
 	tap_is(walk(dir, 0, 0, &pages), PVO_STATUS_EINVAL, "zero pages");
 	tap_is(walk(dir, PVO_PDIR_MAX_PAGES + 1, PVO_PDIR_MAX_PAGES + 1,
 		    &pages),
-	       PVO_STATUS_EINVAL, "more than 512 * 512 pages");
+	       PVO_STATUS_EINVAL, "more than PVO_PDIR_MAX_PAGES pages");
 	tap_is(walk(dir + 8, 2, 2, &pages), PVO_STATUS_EINVAL,
 	       "misaligned directory");
 	tap_is(walk(FG_RAM_SIZE, 2, 2, &pages), PVO_STATUS_EFAULT,

@@ -29,7 +29,7 @@ void pvo_device_port_attr(const struct pvo_vm_config *vm,
 			  struct pvo_resp_query_port *p);
 
 /* Largest MR: the VM's max-mr-size quota, at most what one page
- * directory describes (1 GiB). */
+ * directory describes (PVO_PDIR_MAX_PAGES pages, 4 GiB). */
 uint64_t pvo_device_max_mr_size(const struct pvo_vm_config *vm);
 
 /* IB MTU enum (1 = 256 .. 5 = 4096) usable on an Ethernet MTU. */

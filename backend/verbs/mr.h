@@ -41,7 +41,8 @@ struct pvo_mr {
 	unsigned int block_shift; /* 12 (4 KiB) .. PVO_MR_MAX_BLOCK_SHIFT */
 };
 
-/* 1 GiB blocks at most: the MR size limit, and no sum of blocks wraps. */
+/* 1 GiB blocks at most: a few per MR (4 GiB at most), and no sum of
+ * blocks wraps. */
 #define PVO_MR_MAX_BLOCK_SHIFT 30
 
 #define PVO_ACCESS_ALL                                                         \

@@ -74,7 +74,7 @@ static enum pvo_status check_create(struct pvo_vm *vm, uint32_t ctx,
 		return PVO_STATUS_EINVAL;
 	if (c->srq) {
 		if (rq_entries || c->rq.npages || c->rq.dir_gpa ||
-		    c->rq.reserved)
+		    c->rq.dir_pages)
 			return PVO_STATUS_EINVAL;
 	} else {
 		if (!pvo_is_pow2(rq_entries) ||

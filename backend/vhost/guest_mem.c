@@ -259,25 +259,35 @@ enum pvo_status pvo_pdir_read(struct pvo_vm *vm, const struct pvo_pdir *pdir,
 {
 	uint64_t dir_gpa = le64toh(pdir->dir_gpa);
 	uint32_t npages = le32toh(pdir->npages);
+	uint32_t dir_pages = le32toh(pdir->dir_pages);
 	uint32_t ntables, t, i;
 	const uint64_t *dir, *tbl;
 	enum pvo_status st;
 	uint64_t *out;
 
 	*pages = NULL;
-	if (pdir->reserved || npages != want_pages || npages == 0 ||
+	if (npages != want_pages || npages == 0 ||
 	    npages > PVO_PDIR_MAX_PAGES)
 		return PVO_STATUS_EINVAL;
-	st = check_page(vm, dir_gpa);
-	if (st)
-		return st;
-	ntables = (npages + PVO_PDIR_ENTRIES - 1) / PVO_PDIR_ENTRIES;
+	/* 0 is 1 (what every guest sent before multi-page directories);
+	 * no more pages than the tables need, so none goes unchecked. */
+	if (dir_pages == 0)
+		dir_pages = 1;
+	if (dir_pages != pvo_pdir_dir_pages(npages))
+		return PVO_STATUS_EINVAL;
+	if (dir_gpa & (PVO_PAGE_SIZE - 1))
+		return PVO_STATUS_EINVAL;
+	/* All of it in one RAM region, as the physically contiguous block a
+	 * guest allocates for it is (pvo_gmem_ptr does not wrap). */
+	dir = pvo_gmem_ptr(vm, dir_gpa, (uint64_t)dir_pages * PVO_PAGE_SIZE);
+	if (!dir)
+		return PVO_STATUS_EFAULT;
+	ntables = pvo_pdir_tables(npages);
 	out = g_try_new(uint64_t, npages);
 	if (!out)
 		return PVO_STATUS_ENOMEM;
 	/* The guest may rewrite its directory while we walk it: read each
 	 * GPA once and check the value we keep. */
-	dir = pvo_gmem_ptr(vm, dir_gpa, PVO_PAGE_SIZE);
 	for (t = 0; t < ntables; t++) {
 		uint64_t tgpa =
 		    le64toh(__atomic_load_n(&dir[t], __ATOMIC_RELAXED));
@@ -295,7 +305,7 @@ enum pvo_status pvo_pdir_read(struct pvo_vm *vm, const struct pvo_pdir *pdir,
 			st = check_page(vm, g);
 			if (st)
 				goto fail;
-			out[t * PVO_PDIR_ENTRIES + i] = g;
+			out[(size_t)t * PVO_PDIR_ENTRIES + i] = g;
 		}
 	}
 	*pages = out;

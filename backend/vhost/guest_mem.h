@@ -72,9 +72,11 @@ bool pvo_gmem_atomic64(struct pvo_vm *vm, uint64_t gpa, enum pvo_gmem_atomic op,
 /*
  * Reads the page list of a struct pvo_pdir (fields still little-endian)
  * into a new array of npages data-page GPAs (g_free). The directory must
- * name exactly want_pages pages (1..PVO_PDIR_MAX_PAGES); every directory,
- * table and data page must be page-aligned (EINVAL) and guest RAM
- * (EFAULT). Returns a pvo_status.
+ * name exactly want_pages pages (1..PVO_PDIR_MAX_PAGES) and span exactly
+ * the pages its tables need (dir_pages 0 counts as 1), else EINVAL; the
+ * directory must lie in one guest RAM region, every table and data page
+ * in guest RAM (EFAULT), and all of them must be page-aligned (EINVAL).
+ * Returns a pvo_status.
  */
 enum pvo_status pvo_pdir_read(struct pvo_vm *vm, const struct pvo_pdir *pdir,
 			      uint32_t want_pages, uint64_t **pages);

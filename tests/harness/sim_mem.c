@@ -59,17 +59,22 @@ void sim_mem_release_ram(struct guest_ram *ram)
 int sim_pdir_build(struct guest_ram *ram, const uint64_t *gpas, uint32_t npages,
 		   struct pvo_pdir *out, struct sim_pdir_mem *mem)
 {
-	uint32_t ntables = (npages + PVO_PDIR_ENTRIES - 1) / PVO_PDIR_ENTRIES;
+	uint32_t ntables = pvo_pdir_tables(npages);
+	uint32_t dir_pages = pvo_pdir_dir_pages(npages);
 	__le64 *dir, *table;
 	uint32_t i;
 
 	memset(mem, 0, sizeof(*mem));
 	mem->dir_gpa = mem->tables_gpa = GUEST_RAM_NO_ADDR;
-	if (ntables > PVO_PDIR_ENTRIES)
+	if (npages > PVO_PDIR_MAX_PAGES)
 		return -E2BIG;
-	mem->dir_gpa = guest_ram_alloc(ram, PAGE, PAGE);
+	if (!dir_pages)
+		dir_pages = 1; /* an empty list still gets a directory page */
+	/* one block, as a driver's dma_alloc_coherent gives it */
+	mem->dir_gpa = guest_ram_alloc(ram, (uint64_t)dir_pages * PAGE, PAGE);
 	if (mem->dir_gpa == GUEST_RAM_NO_ADDR)
 		return -ENOMEM;
+	mem->dir_pages = dir_pages;
 	if (ntables) {
 		mem->tables_gpa =
 		    guest_ram_alloc(ram, (uint64_t)ntables * PAGE, PAGE);
@@ -79,7 +84,7 @@ int sim_pdir_build(struct guest_ram *ram, const uint64_t *gpas, uint32_t npages,
 		}
 	}
 	mem->ntables = ntables;
-	dir = guest_ram_ptr(ram, mem->dir_gpa, PAGE);
+	dir = guest_ram_ptr(ram, mem->dir_gpa, (uint64_t)dir_pages * PAGE);
 	for (i = 0; i < ntables; i++)
 		dir[i] = htole64(mem->tables_gpa + (uint64_t)i * PAGE);
 	if (ntables) {
@@ -90,7 +95,7 @@ int sim_pdir_build(struct guest_ram *ram, const uint64_t *gpas, uint32_t npages,
 	}
 	out->dir_gpa = htole64(mem->dir_gpa);
 	out->npages = htole32(npages);
-	out->reserved = 0;
+	out->dir_pages = htole32(dir_pages);
 	return 0;
 }
 

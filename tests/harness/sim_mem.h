@@ -26,10 +26,11 @@ enum sim_layout {
 	SIM_LAYOUT_STRADDLE, /* contiguous across the two RAM regions */
 };
 
-/* The pages holding one page directory (dir page + table pages). */
+/* The pages holding one page directory (dir pages + table pages). */
 struct sim_pdir_mem {
-	uint64_t dir_gpa;
+	uint64_t dir_gpa;    /* dir_pages contiguous pages */
 	uint64_t tables_gpa; /* ntables contiguous pages */
+	uint32_t dir_pages;
 	uint32_t ntables;
 };
 
@@ -48,9 +49,11 @@ struct sim_pages {
 };
 
 /*
- * Write a page directory for @npages GPAs into freshly allocated guest
- * pages; @out gets dir_gpa / npages (little-endian). -ENOMEM when guest
- * RAM is full.
+ * Write a page directory for @npages GPAs (up to PVO_PDIR_MAX_PAGES; the
+ * GPAs may repeat) into freshly allocated guest pages: a directory of as
+ * many contiguous pages as the tables need, and the tables. @out gets
+ * dir_gpa / npages / dir_pages (little-endian). -ENOMEM when guest RAM is
+ * full.
  */
 int sim_pdir_build(struct guest_ram *ram, const uint64_t *gpas, uint32_t npages,
 		   struct pvo_pdir *out, struct sim_pdir_mem *mem);

@@ -135,6 +135,228 @@ static void spoil_huge_pages(struct sim_ring *r, struct pvo_cmd_create_cq *c)
 	c->ring.npages = htole32(PVO_PDIR_MAX_PAGES + 1);
 }
 
+/* ------------------------------------------------------------------ */
+/* MRs over 1 GiB: directories of several pages (pvo_pdir.dir_pages)  */
+
+#define GIB (1024ull * MIB)
+
+/* REG_MR on b of [iova, iova + length), remote write allowed. */
+static int big_reg(uint64_t iova, uint64_t length, const struct pvo_pdir *pd,
+		   uint32_t *h, uint32_t *key)
+{
+	struct pvo_cmd_reg_mr mc;
+
+	memset(&mc, 0, sizeof(mc));
+	mc.pd = htole32(B.pd.handle);
+	mc.access = htole32(PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE);
+	mc.iova = htole64(iova);
+	mc.length = htole64(length);
+	mc.pages = *pd;
+	return pvo_reg_mr(B.vm->fe, B.ctx.handle, &mc, h, key);
+}
+
+/*
+ * RDMA WRITE of @len bytes from a to byte @off of an MR on b at @iova,
+ * whose page list names real page 0 everywhere except at the two pages
+ * the bytes fall into (real pages 1 and 2). @page_off: iova % 4096. The
+ * bytes must be in pages 1 and 2 at the right place, and every other byte
+ * of the three pages untouched.
+ */
+static void big_write(const char *what, uint64_t iova, uint32_t key,
+		      uint64_t off, uint32_t len, struct sim_pages *real,
+		      uint32_t page_off)
+{
+	uint32_t in = (uint32_t)((page_off + off) % PVO_PAGE_SIZE);
+	uint8_t want[2 * PVO_PAGE_SIZE];
+	struct sim_wr w = write_wr(0xb16, 0, len, iova + off, key);
+	struct pair p;
+	uint32_t i, bad = 0, first = 0;
+
+	if (in + len > sizeof(want) || in + len <= PVO_PAGE_SIZE)
+		tap_bail("%s: the write must span exactly two pages", what);
+	for (i = 0; i < 3; i++)
+		memset(real->hva[i], GUARD_BYTE, PVO_PAGE_SIZE);
+	fill_pattern(&A.buf, 0, len, 0xb16b16);
+	memset(want, GUARD_BYTE, sizeof(want));
+	sim_buf_read(&A.buf, 0, want + in, len);
+	if (!pair_make(&p, PVO_QPT_RC, NULL, NULL))
+		return;
+	post1(&p.a, &w);
+	expect_cqe(&A.scq, w.wr_id, PVO_WC_RDMA_WRITE, PVO_WC_SUCCESS, what);
+	for (i = 0; i < 3 * PVO_PAGE_SIZE; i++) {
+		uint8_t got = real->hva[i / PVO_PAGE_SIZE][i % PVO_PAGE_SIZE];
+		uint8_t exp = i < PVO_PAGE_SIZE ? GUARD_BYTE
+						: want[i - PVO_PAGE_SIZE];
+
+		if (got != exp && !bad++)
+			first = i;
+	}
+	if (!tap_ok(bad == 0,
+		    "%s: the bytes are at offset %u of the two pages the list "
+		    "names there, no other byte changed",
+		    what, in))
+		tap_diag("%u bytes differ, the first at byte %u of page %u",
+			 bad, first % PVO_PAGE_SIZE, first / PVO_PAGE_SIZE);
+	pair_destroy(&p);
+}
+
+/* REG_MR of the 1.5 GiB list of @pd with its directory moved to @dir_gpa
+ * (a copy of @pm's two pages; 0: where it is) and dir_pages @dp. */
+static void big_bad_dir(const char *what, int want, const struct pvo_pdir *pd,
+			const struct sim_pdir_mem *pm, uint64_t dir_gpa,
+			uint32_t dp, uint64_t iova, uint64_t len)
+{
+	struct guest_ram *ram = sim_vm_ram(B.vm);
+	struct pvo_pdir bad = *pd;
+	uint32_t h, key;
+	int st;
+
+	if (dir_gpa) {
+		uint8_t *from = guest_ram_ptr(
+		    ram, pm->dir_gpa, (uint64_t)pm->dir_pages * PVO_PAGE_SIZE);
+		uint64_t n = (uint64_t)pm->dir_pages * PVO_PAGE_SIZE;
+
+		if (n > ram->size - dir_gpa)
+			n = ram->size - dir_gpa;
+
+		/* as much of it as fits in RAM */
+		if (guest_ram_write(ram, dir_gpa, from, n) < 0)
+			tap_bail("%s: copying the directory", what);
+		bad.dir_gpa = htole64(dir_gpa);
+	}
+	bad.dir_pages = htole32(dp);
+	st = big_reg(iova, len, &bad, &h, &key);
+	TAP_STATUS(st, want, "REG_MR %s", what);
+	if (st == PVO_STATUS_OK)
+		pvo_destroy(B.vm->fe, PVO_CMD_DEREG_MR, B.ctx.handle, h);
+}
+
+static void test_big_mrs(void)
+{
+	const uint64_t len15 = 3 * GIB / 2, len4 = 4 * GIB;
+	const uint32_t n15 = (uint32_t)(len15 / PVO_PAGE_SIZE) + 1, n4 =
+	    (uint32_t)(len4 / PVO_PAGE_SIZE);
+	struct guest_ram *ram = sim_vm_ram(B.vm);
+	uint64_t max = le64toh(B.vm->dev.max_mr_size);
+	uint64_t bound = guest_ram_boundary(ram), va, end = ram->size;
+	struct sim_pdir_mem pm;
+	struct pvo_pdir pd;
+	struct sim_pages real;
+	uint32_t h, key, k, i;
+	uint64_t *gpas;
+	int st;
+
+	tap_ok(max == 4 * GIB && le64toh(A.vm->dev.max_mr_size) == 4 * GIB,
+	       "QUERY_DEVICE: max_mr_size is 4 GiB with the default "
+	       "max-mr-size (got %llu)",
+	       (unsigned long long)max);
+	tap_ok(n4 == PVO_PDIR_MAX_PAGES, "PVO_PDIR_MAX_PAGES is 4 GiB of pages");
+	gpas = malloc((size_t)n4 * sizeof(*gpas));
+	if (!gpas || sim_pages_alloc(&real, ram, 3, SIM_LAYOUT_SCATTER) < 0)
+		tap_bail("no memory for the big MRs");
+	for (i = 0; i < n4; i++)
+		gpas[i] = real.gpa[0];
+
+	/* 1.5 GiB from page offset 100: MR byte 1 GiB + 5 KiB is in page
+	 * 2^18 + 1, the first page of table 512, named by the second
+	 * directory page. */
+	k = (uint32_t)((100 + GIB + 5 * KIB) / PVO_PAGE_SIZE);
+	gpas[k] = real.gpa[1];
+	gpas[k + 1] = real.gpa[2];
+	if (sim_pdir_build(ram, gpas, n15, &pd, &pm) < 0)
+		tap_bail("no guest RAM on b for a 1.5 GiB page list");
+	tap_ok(le32toh(pd.dir_pages) == 2 && pm.ntables == 769,
+	       "a list of 2^18 * 1.5 + 1 pages has 769 tables, 2 directory "
+	       "pages (%u, %u)",
+	       pm.ntables, le32toh(pd.dir_pages));
+	va = sim_vm_va(B.vm, 100 + len15) + 100;
+	st = big_reg(va, len15, &pd, &h, &key);
+	if (TAP_STATUS(st, PVO_STATUS_OK,
+		       "REG_MR of 1.5 GiB at page offset 100 (repeating "
+		       "GPAs)")) {
+		big_write("RDMA WRITE of 6000 bytes at byte 1 GiB + 5 KiB of a "
+			  "1.5 GiB MR",
+			  va, key, GIB + 5 * KIB, 6000, &real, 100);
+		pvo_destroy(B.vm->fe, PVO_CMD_DEREG_MR, B.ctx.handle, h);
+	} else {
+		tap_diag("%s", B.vm->err);
+	}
+	big_bad_dir("of 1.5 GiB with dir_pages 1 (769 tables) -> EINVAL",
+		    PVO_STATUS_EINVAL, &pd, &pm, 0, 1, va, len15);
+	big_bad_dir("of 1.5 GiB with dir_pages 0 (means 1) -> EINVAL",
+		    PVO_STATUS_EINVAL, &pd, &pm, 0, 0, va, len15);
+	big_bad_dir("of 1.5 GiB with dir_pages 3 -> EINVAL", PVO_STATUS_EINVAL,
+		    &pd, &pm, 0, 3, va, len15);
+	big_bad_dir("of 1.5 GiB with dir_pages 5 -> EINVAL", PVO_STATUS_EINVAL,
+		    &pd, &pm, 0, 5, va, len15);
+	big_bad_dir("of 1.5 GiB with dir_pages 2^32 - 1 -> EINVAL",
+		    PVO_STATUS_EINVAL, &pd, &pm, 0, UINT32_MAX, va, len15);
+	if (guest_ram_reserve(ram, end - PVO_PAGE_SIZE, PVO_PAGE_SIZE) == 0) {
+		big_bad_dir("with a 2-page directory in the last page of "
+			    "guest RAM -> EFAULT",
+			    PVO_STATUS_EFAULT, &pd, &pm, end - PVO_PAGE_SIZE, 2,
+			    va, len15);
+		guest_ram_free(ram, end - PVO_PAGE_SIZE);
+	} else {
+		tap_ok(false, "the last page of b's RAM is free");
+	}
+	if (bound &&
+	    guest_ram_reserve(ram, bound - PVO_PAGE_SIZE, 2 * PVO_PAGE_SIZE) ==
+		0) {
+		big_bad_dir("with a 2-page directory across two RAM regions "
+			    "-> EFAULT",
+			    PVO_STATUS_EFAULT, &pd, &pm, bound - PVO_PAGE_SIZE,
+			    2, va, len15);
+		guest_ram_free(ram, bound - PVO_PAGE_SIZE);
+	} else {
+		tap_ok(false, "two free pages around b's RAM region boundary");
+	}
+	sim_pdir_free(ram, &pm);
+
+	/* 4 GiB, the most one list describes: the last two pages are at
+	 * the end of table 2047, the end of the fourth directory page. */
+	gpas[k] = gpas[k + 1] = real.gpa[0];
+	k = n4 - 2;
+	gpas[k] = real.gpa[1];
+	gpas[k + 1] = real.gpa[2];
+	if (sim_pdir_build(ram, gpas, n4, &pd, &pm) < 0)
+		tap_bail("no guest RAM on b for a 4 GiB page list");
+	tap_ok(le32toh(pd.dir_pages) == PVO_PDIR_MAX_DIR_PAGES,
+	       "a list of 2^20 pages has 4 directory pages (%u)",
+	       le32toh(pd.dir_pages));
+	va = sim_vm_va(B.vm, len4);
+	st = big_reg(va, len4, &pd, &h, &key);
+	if (TAP_STATUS(st, PVO_STATUS_OK,
+		       "REG_MR of 4 GiB = max_mr_size (2048 tables)")) {
+		big_write("RDMA WRITE of the last 5000 bytes of a 4 GiB MR", va,
+			  key, len4 - 5000, 5000, &real, 0);
+		pvo_destroy(B.vm->fe, PVO_CMD_DEREG_MR, B.ctx.handle, h);
+	} else {
+		tap_diag("%s", B.vm->err);
+	}
+	big_bad_dir("of 4 GiB with dir_pages 5 -> EINVAL", PVO_STATUS_EINVAL,
+		    &pd, &pm, 0, 5, va, len4);
+	big_bad_dir("of 4 GiB with dir_pages 3 -> EINVAL", PVO_STATUS_EINVAL,
+		    &pd, &pm, 0, 3, va, len4);
+	big_bad_dir("of max_mr_size + 4096 -> EINVAL", PVO_STATUS_EINVAL, &pd,
+		    &pm, 0, 4, va, max + PVO_PAGE_SIZE);
+	sim_pdir_free(ram, &pm);
+
+	/* a one-table list: dir_pages 0 and 1 name it, 2 does not */
+	if (sim_pdir_build(ram, real.gpa, 3, &pd, &pm) < 0)
+		tap_bail("no guest RAM on b");
+	va = sim_vm_va(B.vm, 3 * PVO_PAGE_SIZE);
+	big_bad_dir("of 3 pages with dir_pages 0 (valid)", PVO_STATUS_OK, &pd,
+		    &pm, 0, 0, va, 3 * PVO_PAGE_SIZE);
+	big_bad_dir("of 3 pages with dir_pages 1 (valid)", PVO_STATUS_OK, &pd,
+		    &pm, 0, 1, va, 3 * PVO_PAGE_SIZE);
+	big_bad_dir("of 3 pages with dir_pages 2 -> EINVAL", PVO_STATUS_EINVAL,
+		    &pd, &pm, 0, 2, va, 3 * PVO_PAGE_SIZE);
+	sim_pdir_free(ram, &pm);
+	sim_pages_free(&real);
+	free(gpas);
+}
+
 static struct sim_ctx ctx2; /* a second context of VM a */
 struct sim_pd pd2;
 struct sim_cq cq2;
@@ -204,7 +426,8 @@ void test_malformed(void)
 	try_cq("with only the header page", PVO_STATUS_EINVAL, 64,
 	       spoil_header_only);
 	try_cq("with 0 pages", PVO_STATUS_EINVAL, 64, spoil_zero_pages);
-	try_cq("with 2^18 + 1 pages", PVO_STATUS_EINVAL, 64, spoil_huge_pages);
+	try_cq("with PVO_PDIR_MAX_PAGES + 1 pages", PVO_STATUS_EINVAL, 64,
+	       spoil_huge_pages);
 
 	/* MRs */
 	{
@@ -262,6 +485,7 @@ void test_malformed(void)
 		sim_pdir_free(sim_vm_ram(A.vm), &pm);
 		sim_buf_free(&b);
 	}
+	test_big_mrs();
 
 	/* QPs */
 	st = sim_create_qp(&A.pd, &in, &qp);
