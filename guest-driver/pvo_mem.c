@@ -74,43 +74,61 @@ void pvo_pdir_free(struct pvo_dev *dev, struct pvo_pdir_mem *pdir)
 	if (pdir->tables) {
 		for (i = 0; i < pdir->ntables; i++)
 			pvo_page_free(dev, &pdir->tables[i]);
-		kfree(pdir->tables);
+		kvfree(pdir->tables);
 		pdir->tables = NULL;
 	}
-	pvo_page_free(dev, &pdir->dir);
+	if (pdir->dir)
+		dma_free_coherent(dev->dma_dev,
+				  (size_t)pdir->dir_pages << PVO_PAGE_SHIFT,
+				  pdir->dir, pdir->dir_dma);
+	pdir->dir = NULL;
+	pdir->dir_pages = 0;
 	pdir->ntables = 0;
 	pdir->npages = 0;
 }
 
+/*
+ * The directory is one DMA-coherent block of as many 4 KiB pages as the
+ * table GPAs need (up to PVO_PDIR_MAX_DIR_PAGES); the device reads it as
+ * physically contiguous.
+ */
 static int pvo_pdir_alloc(struct pvo_dev *dev, struct pvo_pdir_mem *pdir,
 			  size_t npages)
 {
-	__le64 *dir;
 	unsigned int i;
 	int err;
 
+	memset(pdir, 0, sizeof(*pdir));
 	if (!npages || npages > PVO_PDIR_MAX_PAGES)
 		return -EINVAL;
-	memset(pdir, 0, sizeof(*pdir));
 	pdir->npages = npages;
-	pdir->ntables = DIV_ROUND_UP(npages, PVO_PDIR_ENTRIES);
-	err = pvo_page_alloc(dev, &pdir->dir);
-	if (err)
-		return err;
-	pdir->tables = kcalloc(pdir->ntables, sizeof(*pdir->tables),
-			       GFP_KERNEL);
+	pdir->ntables = pvo_pdir_tables(npages);
+	pdir->dir_pages = pvo_pdir_dir_pages(npages);
+	/* Zeroed and at least page aligned. */
+	pdir->dir = dma_alloc_coherent(dev->dma_dev,
+				       (size_t)pdir->dir_pages << PVO_PAGE_SHIFT,
+				       &pdir->dir_dma, GFP_KERNEL);
+	if (!pdir->dir) {
+		pvo_pdir_free(dev, pdir);
+		return -ENOMEM;
+	}
+	if (WARN_ON_ONCE(pdir->dir_dma & (PVO_PAGE_SIZE - 1))) {
+		pvo_pdir_free(dev, pdir);
+		return -EIO;
+	}
+	pdir->tables = kvcalloc(pdir->ntables, sizeof(*pdir->tables),
+				GFP_KERNEL);
 	if (!pdir->tables) {
 		pvo_pdir_free(dev, pdir);
 		return -ENOMEM;
 	}
-	dir = pdir->dir.va;
 	for (i = 0; i < pdir->ntables; i++) {
 		err = pvo_page_alloc(dev, &pdir->tables[i]);
 		if (err) {
 			pvo_pdir_free(dev, pdir);
 			return err;
 		}
-		dir[i] = cpu_to_le64(pdir->tables[i].dma);
+		pdir->dir[i] = cpu_to_le64(pdir->tables[i].dma);
 	}
 	return 0;
 }
@@ -124,9 +142,9 @@ static void pvo_pdir_set(struct pvo_pdir_mem *pdir, u32 idx, dma_addr_t dma)
 
 void pvo_pdir_describe(const struct pvo_pdir_mem *pdir, struct pvo_pdir *out)
 {
-	out->dir_gpa = cpu_to_le64(pdir->dir.dma);
+	out->dir_gpa = cpu_to_le64(pdir->dir_dma);
 	out->npages = cpu_to_le32(pdir->npages);
-	out->dir_pages = 0;	/* one directory page */
+	out->dir_pages = cpu_to_le32(pdir->dir_pages);
 }
 
 /* Every 4 KiB block of @umem, from the one holding umem->iova on. */

@@ -20,11 +20,16 @@ struct pvo_kbuf {
 	struct pvo_dma_page *pages;
 };
 
-/* The directory page and table pages of one struct pvo_pdir. */
+/*
+ * The directory (dir_pages contiguous pages, one DMA allocation) and the
+ * table pages of one struct pvo_pdir.
+ */
 struct pvo_pdir_mem {
 	u32 npages;			/* data pages listed */
 	unsigned int ntables;
-	struct pvo_dma_page dir;
+	unsigned int dir_pages;
+	__le64 *dir;
+	dma_addr_t dir_dma;
 	struct pvo_dma_page *tables;
 };
 
