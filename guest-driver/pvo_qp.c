@@ -547,3 +547,24 @@ void pvo_qp_event(struct pvo_dev *dev, u32 type, u32 handle)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 	}
 }
+
+/* UD multicast: the device delivers a group's datagrams to its members. */
+static int pvo_mcast_cmd(struct ib_qp *ibqp, union ib_gid *gid, u16 opcode)
+{
+	struct pvo_qp *qp = to_pvo_qp(ibqp);
+	struct pvo_cmd_mcast cmd = { .qp = cpu_to_le32(qp->handle) };
+
+	memcpy(cmd.gid, gid->raw, sizeof(cmd.gid));
+	return pvo_ctrl_cmd(to_pvo_dev(ibqp->device), opcode, qp->ctx, &cmd,
+			    sizeof(cmd), NULL, 0);
+}
+
+int pvo_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	return pvo_mcast_cmd(ibqp, gid, PVO_CMD_ATTACH_MCAST);
+}
+
+int pvo_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	return pvo_mcast_cmd(ibqp, gid, PVO_CMD_DETACH_MCAST);
+}

@@ -138,6 +138,10 @@ static int pvo_query_device(struct ib_device *ibdev,
 	}
 	if (attr->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS)
 		attr->max_fast_reg_page_list_len = PVO_MAX_FAST_REG_PAGES;
+	attr->max_mcast_grp = PVO_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = PVO_MAX_MCAST_PER_QP;
+	attr->max_total_mcast_qp_attach = PVO_MAX_MCAST_GRP *
+					  PVO_MAX_MCAST_PER_QP;
 	attr->max_pkeys = le16_to_cpu(r.max_pkeys);
 	attr->local_ca_ack_delay = r.local_ca_ack_delay;
 	return 0;
@@ -509,6 +513,8 @@ static const struct ib_device_ops pvo_dev_ops = {
 	.destroy_ah = pvo_destroy_ah,
 	.destroy_cq = pvo_destroy_cq,
 	.destroy_qp = pvo_destroy_qp,
+	.attach_mcast = pvo_attach_mcast,
+	.detach_mcast = pvo_detach_mcast,
 	.destroy_srq = pvo_destroy_srq,
 	.disassociate_ucontext = pvo_disassociate_ucontext,
 	.get_dev_fw_str = pvo_get_dev_fw_str,

@@ -188,6 +188,10 @@ int pvo_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 int pvo_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		 int attr_mask, struct ib_qp_init_attr *init);
 int pvo_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+/* Groups the device accepts per QP; groups in all: a guest-side bound */
+#define PVO_MAX_MCAST_GRP	1024
+int pvo_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int pvo_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 
 int pvo_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad_wr);

@@ -45,6 +45,8 @@ static const struct verbs_context_ops pvo_ctx_ops = {
 	.post_srq_recv = pvo_post_srq_recv,
 	.create_ah = pvo_create_ah,
 	.destroy_ah = pvo_destroy_ah,
+	.attach_mcast = pvo_attach_mcast,
+	.detach_mcast = pvo_detach_mcast,
 };
 
 /* Maps page `pgoff' of the uverbs fd; NULL with errno set on failure. */

@@ -209,6 +209,10 @@ struct ibv_mr *pvo_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 int pvo_dereg_mr(struct verbs_mr *vmr);
 struct ibv_ah *pvo_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr);
 int pvo_destroy_ah(struct ibv_ah *ibah);
+int pvo_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		     uint16_t lid);
+int pvo_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		     uint16_t lid);
 
 /* cq.c */
 int pvo_cq_alloc_ring(struct pvo_cq *cq, uint32_t cqe, uint32_t max_cqe,

@@ -218,3 +218,16 @@ int pvo_destroy_ah(struct ibv_ah *ibah)
 	free(to_pvo_ah(ibah));
 	return 0;
 }
+
+/* UD multicast groups: the kernel tells the device (ATTACH_MCAST). */
+int pvo_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		     uint16_t lid)
+{
+	return ibv_cmd_attach_mcast(qp, gid, lid);
+}
+
+int pvo_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+		     uint16_t lid)
+{
+	return ibv_cmd_detach_mcast(qp, gid, lid);
+}

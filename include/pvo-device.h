@@ -102,6 +102,8 @@ enum pvo_cmd_opcode {
 	/* interface version 4 */
 	PVO_CMD_SET_NOTIFY_AREA = 26,
 	PVO_CMD_ALLOC_MR = 27,
+	PVO_CMD_ATTACH_MCAST = 28,
+	PVO_CMD_DETACH_MCAST = 29,
 	PVO_CMD_MAX
 };
 
@@ -445,6 +447,24 @@ struct pvo_cmd_set_notify_area {
 #define PVO_ACCESS_REMOTE_WRITE		(1 << 1)
 #define PVO_ACCESS_REMOTE_READ		(1 << 2)
 #define PVO_ACCESS_REMOTE_ATOMIC	(1 << 3)
+
+/*
+ * PVO_CMD_ATTACH_MCAST / PVO_CMD_DETACH_MCAST: a UD QP of hdr.ctx joins or
+ * leaves a multicast group (gid: ff00::/8, or ::ffff:224.0.0.0/4 for
+ * IPv4). A UD send whose address vector names the group, with remote QPN
+ * 0xffffff, reaches every attached QP of the sender's tenant except the
+ * sender; attaching twice is not an error. EINVAL: not a UD QP, not a
+ * multicast GID, reserved != 0; ENOENT: no such QP, or (detach) not
+ * attached; ENOSPC: PVO_MAX_MCAST_PER_QP groups already.
+ */
+struct pvo_cmd_mcast {
+	__le32 qp;
+	__le32 reserved;
+	__u8 gid[PVO_GID_LEN];
+};
+
+#define PVO_MAX_MCAST_PER_QP	32
+#define PVO_MCAST_QPN		0xffffff
 
 /* PVO_CMD_REG_MR: pages of the registered range, from the page holding
  * iova & ~4095; lkey == rkey. The device checks every access against

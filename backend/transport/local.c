@@ -12,6 +12,7 @@
 #include <glib.h>
 
 #include "loop.h"
+#include "mcast.h"
 #include "profile.h"
 #include "qp.h"
 #include "transport.h"
@@ -93,6 +94,50 @@ struct pvo_vm *pvo_served_by_gid(uint32_t vni, const uint8_t *gid)
 	return NULL;
 }
 
+void pvo_local_mcast_each(uint32_t vni, const uint8_t *gid,
+			  const struct pvo_qp *skip,
+			  void (*fn)(struct pvo_qp *member, void *arg),
+			  void *arg)
+{
+	GPtrArray *served = local()->served;
+	unsigned int i, k;
+
+	for (i = 0; i < served->len; i++) {
+		struct pvo_vm *v = g_ptr_array_index(served, i);
+
+		if (!v->connected || v->cfg->tenant->vni != vni)
+			continue;
+		for (k = 0; k < v->mcast_qps->len; k++) {
+			struct pvo_qp *m = g_ptr_array_index(v->mcast_qps, k);
+
+			if (m != skip && pvo_mcast_member(m, gid))
+				fn(m, arg);
+		}
+	}
+}
+
+static void deliver(struct pvo_qp *member, void *arg)
+{
+	struct pvo_pkt *pkt = arg;
+	struct pvo_reply r = {.code = PVO_REPLY_NONE};
+
+	if (pkt->payload)
+		pvo_dma_seek(pkt->payload, 0);
+	pvo_resp_receive(member, pkt, &r);
+}
+
+/*
+ * A UD datagram to a multicast group: a copy for every member QP of the
+ * sender's tenant on this loop. Members behind other VTEPs are the
+ * overlay's business, so this never claims the packet.
+ */
+static void local_mcast(struct pvo_qp *qp, struct pvo_pkt *pkt)
+{
+	if (pkt->dst_qpn == PVO_MCAST_QPN)
+		pvo_local_mcast_each(qp->vm->cfg->tenant->vni, pkt->dgid, qp,
+				     deliver, pkt);
+}
+
 static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 {
 	struct pvo_vm *dvm = pvo_local_route(qp, pkt->dgid);
@@ -100,6 +145,10 @@ static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 	struct pvo_qp *dqp;
 
 	pvo_prof_mark(PVO_PROF_BUILD);
+	if (pkt->qp_type == PVO_QPT_UD && pvo_gid_is_multicast(pkt->dgid)) {
+		local_mcast(qp, pkt);
+		return false;
+	}
 	if (!dvm)
 		return false;
 	dqp = pvo_qp_by_qpn(dvm, pkt->dst_qpn);

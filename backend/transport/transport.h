@@ -155,6 +155,12 @@ void pvo_local_routes_changed(void);
 struct pvo_vm *pvo_local_route(struct pvo_qp *qp, const uint8_t *gid);
 /* The connected VM of the tenant with this VNI that has gid installed. */
 struct pvo_vm *pvo_served_by_gid(uint32_t vni, const uint8_t *gid);
+/* Calls fn for every QP of tenant vni on this loop that joined group gid,
+ * skip excepted (the sender of a datagram never gets its own copy). */
+void pvo_local_mcast_each(uint32_t vni, const uint8_t *gid,
+			  const struct pvo_qp *skip,
+			  void (*fn)(struct pvo_qp *member, void *arg),
+			  void *arg);
 
 /* Engine entry points the transports call. */
 void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,

@@ -14,6 +14,7 @@
 #include "device.h"
 #include "doorbell.h"
 #include "log.h"
+#include "mcast.h"
 #include "mr.h"
 #include "qp.h"
 #include "srq.h"
@@ -280,6 +281,8 @@ static const struct cmd_desc cmds[PVO_CMD_MAX] = {
 	    sizeof(struct pvo_cmd_set_notify_area), 0),
 	CMD(ALLOC_MR, pvo_cmd_alloc_mr, sizeof(struct pvo_cmd_alloc_mr),
 	    sizeof(struct pvo_resp_reg_mr)),
+	CMD(ATTACH_MCAST, pvo_cmd_attach_mcast, sizeof(struct pvo_cmd_mcast), 0),
+	CMD(DETACH_MCAST, pvo_cmd_detach_mcast, sizeof(struct pvo_cmd_mcast), 0),
 	CMD(CREATE_CQ, pvo_cmd_create_cq, sizeof(struct pvo_cmd_create_cq),
 	    sizeof(struct pvo_resp_create_cq)),
 	CMD(DESTROY_CQ, pvo_cmd_destroy_cq, sizeof(struct pvo_cmd_handle), 0),

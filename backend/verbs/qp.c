@@ -4,6 +4,7 @@
 #include <string.h>
 #include <glib.h>
 
+#include "mcast.h"
 #include "cq.h"
 #include "device.h"
 #include "engine.h"
@@ -186,6 +187,7 @@ void pvo_qp_free(struct pvo_vm *vm, struct pvo_qp *qp)
 		g_hash_table_remove(vm->qpn_map, GUINT_TO_POINTER(qp->qpn));
 	if (vm->gsi_qp == qp)
 		vm->gsi_qp = NULL;
+	pvo_mcast_forget_qp(qp);
 	qp->engine->destroy(qp);
 	pvo_transport_forget_qp(qp);
 	pvo_event_purge(vm, PVO_EVOBJ_QP, qp->handle);

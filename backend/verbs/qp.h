@@ -65,6 +65,8 @@ struct pvo_qp {
 	struct pvo_ring sq, rq; /* rq unused (entries 0) with an SRQ */
 	uint32_t max_send_sge, max_recv_sge, max_inline;
 	struct pvo_qp_attrs attr;
+	uint8_t (*mcast)[PVO_GID_LEN]; /* UD: groups joined (mcast.h) */
+	uint32_t nmcast;
 
 	/* The parts the engine and the transports own, embedded: the data
 	 * path reaches them on every message. */

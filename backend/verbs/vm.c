@@ -26,6 +26,7 @@ struct pvo_vm *pvo_vm_new(const struct pvo_vm_config *cfg)
 	pvo_table_init(&vm->srqs, "SRQ", q->max_srq);
 	pvo_table_init(&vm->ahs, "AH", q->max_ah);
 	vm->qpn_map = g_hash_table_new(g_direct_hash, g_direct_equal);
+	vm->mcast_qps = g_ptr_array_new();
 	vm->next_qpn = 2;
 	pvo_local_register(vm);
 	return vm;
@@ -114,5 +115,6 @@ void pvo_vm_free(struct pvo_vm *vm)
 	pvo_table_destroy(&vm->srqs);
 	pvo_table_destroy(&vm->ahs);
 	g_hash_table_destroy(vm->qpn_map);
+	g_ptr_array_free(vm->mcast_qps, TRUE);
 	g_free(vm);
 }

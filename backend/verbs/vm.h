@@ -73,6 +73,7 @@ struct pvo_vm {
 	uint32_t db_queue_ctx[PVO_MAX_QUEUES];	/* ucontext per queue, 0 free */
 	struct pvo_db_notify notify;	/* slot pages and their rings */
 	GHashTable *qpn_map;	/* QPN -> struct pvo_qp, what peers reach */
+	GPtrArray *mcast_qps;	/* QPs in multicast groups (mcast.h) */
 	uint32_t next_qpn;
 	struct pvo_qp *gsi_qp;
 	uint8_t mr_tag;		/* low byte of the next MR key */

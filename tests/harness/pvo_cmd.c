@@ -284,6 +284,15 @@ int pvo_reg_mr(struct vu_frontend *fe, uint32_t ctx,
 	return st;
 }
 
+int pvo_mcast(struct vu_frontend *fe, uint16_t opcode, uint32_t ctx,
+	      uint32_t qp, const uint8_t *gid)
+{
+	struct pvo_cmd_mcast c = {.qp = htole32(qp)};
+
+	memcpy(c.gid, gid, PVO_GID_LEN);
+	return fixed_cmd(fe, opcode, ctx, &c, sizeof(c), NULL, 0);
+}
+
 int pvo_alloc_mr(struct vu_frontend *fe, uint32_t ctx, uint32_t pd,
 		 uint32_t max_pages, uint32_t *mr, uint32_t *key)
 {

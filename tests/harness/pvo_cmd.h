@@ -78,6 +78,9 @@ int pvo_create_cq(struct vu_frontend *fe, uint32_t ctx,
 		  const struct pvo_cmd_create_cq *c, uint32_t *cq);
 int pvo_reg_mr(struct vu_frontend *fe, uint32_t ctx,
 	       const struct pvo_cmd_reg_mr *c, uint32_t *mr, uint32_t *key);
+/* ATTACH_MCAST / DETACH_MCAST (@opcode) of QP @qp to group @gid. */
+int pvo_mcast(struct vu_frontend *fe, uint16_t opcode, uint32_t ctx,
+	      uint32_t qp, const uint8_t *gid);
 /* Fast-reg MR (kernel contexts only). */
 int pvo_alloc_mr(struct vu_frontend *fe, uint32_t ctx, uint32_t pd,
 		 uint32_t max_pages, uint32_t *mr, uint32_t *key);

@@ -220,3 +220,142 @@ void test_ud(void)
 	expect_no_cqe(&B.rcq, 30, "UD SEND of MTU + 1 bytes is not delivered");
 	ud_destroy(&u, &A, &B);
 }
+
+/* ------------------------------------------------------------------ */
+/* UD multicast                                                       */
+
+static uint8_t group[PVO_GID_LEN] = {[10] = 0xff, [11] = 0xff, 239, 1, 2, 3};
+
+static int mcast(uint16_t op, struct sim_qp *qp, const uint8_t *gid)
+{
+	return pvo_mcast(qp->ctx->vm->fe, op, qp->ctx->handle, qp->handle, gid);
+}
+
+static bool ud_qp(struct node *n, struct sim_qp *qp)
+{
+	struct sim_qp_init in = qp_init(n, PVO_QPT_UD);
+	struct sim_conn conn = {.qkey = QKEY};
+
+	return sim_create_qp(&n->pd, &in, qp) == PVO_STATUS_OK &&
+	       sim_qp_connect(qp, &conn, NULL) == PVO_STATUS_OK;
+}
+
+/* A group datagram: who got a copy (bit per QP of @qps), data checked. */
+static unsigned int mcast_round(struct sim_qp *from, uint32_t ah,
+				struct sim_qp **qps, struct node **nodes,
+				unsigned int n, uint32_t seed)
+{
+	unsigned int i, j, got = 0;
+	uint8_t tx[300], rx[300];
+	struct pvo_cqe c;
+	struct sim_wr w;
+
+	for (i = 0; i < n; i++) {
+		prepare_dst(&nodes[i]->buf, 64 * KIB * (i + 1), 40 + 300);
+		post_recv1(qps[i], nodes[i], 0x7700 + i, 64 * KIB * (i + 1),
+			   40 + 300);
+	}
+	fill_pattern(&A.buf, 0, 300, seed);
+	sim_buf_read(&A.buf, 0, tx, sizeof(tx));
+	w = ud_wr(0x7800, ah, PVO_MCAST_QPN, QKEY, 0, 300);
+	post1(from, &w);
+	expect_cqe(&A.scq, 0x7800, PVO_WC_SEND, PVO_WC_SUCCESS,
+		   "UD SEND to group ::ffff:239.1.2.3");
+	sleep_ms(overlay ? 300 : 50);
+	/* QPs may share a CQ: poll each one, attribute CQEs by wr_id */
+	for (j = 0; j < n; j++) {
+		struct sim_cq *cq = qps[j]->init.recv_cq;
+
+		while (sim_poll_cq(cq, &c, 1) == 1) {
+			uint64_t off;
+
+			i = (unsigned int)(le64toh(c.wr_id) - 0x7700);
+			if (i >= n || qps[i]->init.recv_cq != cq)
+				continue;
+			off = 64 * KIB * (i + 1);
+			sim_buf_read(&nodes[i]->buf, off + 40, rx, sizeof(rx));
+			if (c.status == PVO_WC_SUCCESS &&
+			    le32toh(c.byte_len) == 40 + 300 &&
+			    !memcmp(rx, tx, sizeof(tx)))
+				got |= 1u << i;
+		}
+	}
+	return got;
+}
+
+void test_ud_mcast(void)
+{
+	struct sim_qp qa, qa2, qb, qb2, qc, rc;
+	struct sim_qp *qps[5] = {&qa, &qa2, &qb, &qb2, &qc};
+	struct node *nodes[5] = {&A, &A, &B, &B, &C};
+	struct sim_qp_init ri = qp_init(&A, PVO_QPT_RC);
+	uint8_t not_mcast[PVO_GID_LEN] = {[10] = 0xff, [11] = 0xff, 10, 0, 0,
+					  2};
+	uint8_t g[PVO_GID_LEN];
+	struct sim_peer peer;
+	struct pvo_av av;
+	unsigned int got, i, n;
+	uint32_t ah;
+	int st;
+
+	if (!tap_ok(ud_qp(&A, &qa) && ud_qp(&A, &qa2) && ud_qp(&B, &qb) &&
+		    ud_qp(&B, &qb2) && ud_qp(&C, &qc) &&
+		    sim_create_qp(&A.pd, &ri, &rc) == PVO_STATUS_OK,
+		    "multicast: UD QPs on a (2), b (2), c (other tenant)"))
+		return;
+	st = mcast(PVO_CMD_ATTACH_MCAST, &rc, group);
+	TAP_STATUS(st, PVO_STATUS_EINVAL, "ATTACH_MCAST of an RC QP -> EINVAL");
+	st = mcast(PVO_CMD_ATTACH_MCAST, &qa, not_mcast);
+	TAP_STATUS(st, PVO_STATUS_EINVAL,
+		   "ATTACH_MCAST to a unicast GID -> EINVAL");
+	st = mcast(PVO_CMD_DETACH_MCAST, &qa, group);
+	TAP_STATUS(st, PVO_STATUS_ENOENT,
+		   "DETACH_MCAST of a group the QP is not in -> ENOENT");
+	st = PVO_STATUS_OK;
+	for (i = 0; i < 5 && st == PVO_STATUS_OK; i++)
+		if (qps[i] != &qb2)
+			st = mcast(PVO_CMD_ATTACH_MCAST, qps[i], group);
+	if (st == PVO_STATUS_OK)
+		st = mcast(PVO_CMD_ATTACH_MCAST, &qb, group);
+	TAP_STATUS(st, PVO_STATUS_OK,
+		   "a, a', b and c join ::ffff:239.1.2.3 (b twice: no error)");
+	memcpy(g, group, sizeof(g));
+	for (n = 1, st = PVO_STATUS_OK; st == PVO_STATUS_OK; n++) {
+		g[15] = (uint8_t)(100 + n);
+		st = mcast(PVO_CMD_ATTACH_MCAST, &qa2, g);
+	}
+	tap_ok(st == PVO_STATUS_ENOSPC && n - 1 == PVO_MAX_MCAST_PER_QP,
+	       "a QP joins %u groups, the next gets ENOSPC (%u, %s)",
+	       PVO_MAX_MCAST_PER_QP, n - 1, pvo_status_name(st));
+
+	sim_qp_peer(&qa, A.gid_v4, &peer);
+	memcpy(peer.gid, group, sizeof(group));
+	memcpy(peer.mac, (uint8_t[6]){0x01, 0x00, 0x5e, 0x01, 0x02, 0x03}, 6);
+	sim_av_to(&av, &peer, (uint8_t)A.gid_v4);
+	st = sim_create_ah(&A.pd, &av, &ah);
+	if (!TAP_STATUS(st, PVO_STATUS_OK, "an AH to the group"))
+		goto out;
+	got = mcast_round(&qa, ah, qps, nodes, 5, 9400);
+	tap_ok(got == ((1u << 1) | (1u << 2)),
+	       "a group datagram reaches a' and b with every byte; not the "
+	       "sender, not b' (not a member), not c (another tenant) "
+	       "(delivered to 0x%x)",
+	       got);
+	st = mcast(PVO_CMD_DETACH_MCAST, &qb, group);
+	TAP_STATUS(st, PVO_STATUS_OK, "b leaves the group");
+	got = mcast_round(&qa, ah, qps, nodes, 5, 9401);
+	tap_ok(got == (1u << 1),
+	       "after b left, only a' gets the datagram (0x%x)", got);
+	sim_destroy_qp(&qa2);
+	got = mcast_round(&qa, ah, qps, nodes, 1, 9402);
+	tap_ok(got == 0, "a member destroyed while attached: the next "
+			 "datagram goes nowhere, nothing breaks");
+	sim_destroy_ah(&A.ctx, ah);
+out:
+	sim_destroy_qp(&qa);
+	sim_destroy_qp(&qb);
+	sim_destroy_qp(&qb2);
+	sim_destroy_qp(&qc);
+	sim_destroy_qp(&rc);
+	drain_all();
+}

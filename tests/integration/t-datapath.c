@@ -813,8 +813,10 @@ int main(void)
 		test_rc_batches();
 	if (section("uc"))
 		test_uc();
-	if (section("ud"))
+	if (section("ud")) {
 		test_ud();
+		test_ud_mcast();
+	}
 	if (section("srq"))
 		test_srq();
 	if (section("arm"))

@@ -142,6 +142,7 @@ void ud_destroy(struct ud_pair *u, struct node *na, struct node *nb);
 struct sim_wr ud_wr(uint64_t wr_id, uint32_t ah, uint32_t qpn, uint32_t qkey,
 		    uint64_t off, uint32_t len);
 void test_ud(void);
+void test_ud_mcast(void);
 
 /* t-datapath-srq-cq.c: SRQ, CQ arming and events */
 

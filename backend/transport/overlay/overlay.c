@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <glib-unix.h>
 
+#include "mcast.h"
 #include "icrc.h"
 #include "log.h"
 #include "loop.h"
@@ -341,6 +342,75 @@ void pvo_overlay_pkt_send(const struct pvo_route *rt, size_t roce_len,
 		flush_now(ov);
 }
 
+/* 01:00:5e + the low 23 bits of an IPv4 group (RFC 1112) */
+static void mcast_mac(uint32_t dip, uint8_t *mac)
+{
+	uint32_t h = ntohl(dip);
+
+	mac[0] = 0x01;
+	mac[1] = 0x00;
+	mac[2] = 0x5e;
+	mac[3] = (h >> 16) & 0x7f;
+	mac[4] = (h >> 8) & 0xff;
+	mac[5] = h & 0xff;
+}
+
+static bool seen_vtep(const struct sockaddr_in *sent, unsigned int n,
+		      struct in_addr a, uint16_t port)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (sent[i].sin_addr.s_addr == a.s_addr &&
+		    sent[i].sin_port == htons(port))
+			return true;
+	return false;
+}
+
+/*
+ * A UD datagram to a multicast group goes to every VTEP the tenant is
+ * known behind (its mapping entries: [remote] sections, managed and
+ * learned senders) and to the [daemon] peers, once each: head-end
+ * replication, no IGMP inside the overlay. Each receiving back-end hands
+ * it to its own members of the group.
+ */
+static void mcast_flood(struct overlay *ov, struct pvo_qp *qp,
+			struct pvo_pkt *pkt, uint32_t sip, uint32_t dip)
+{
+	uint32_t vni = qp->vm->cfg->tenant->vni;
+	struct sockaddr_in sent[64];
+	unsigned int n = 0, i;
+	GPtrArray *entries = pvo_map_sorted();
+	struct pvo_route rt;
+
+	memset(&rt, 0, sizeof(rt));
+	rt.in.vni = vni;
+	mcast_mac(dip, rt.in.dmac);
+	memcpy(rt.in.smac, qp->vm->cfg->mac, 6);
+	rt.in.sip = sip;
+	rt.in.dip = dip;
+	rt.in.ttl = 64;
+	rt.vtep.sin_family = AF_INET;
+	for (i = 0; i < entries->len + (unsigned int)ov->cfg->num_peers; i++) {
+		const struct pvo_map_entry *e =
+		    i < entries->len ? g_ptr_array_index(entries, i) : NULL;
+		struct in_addr a = e ? e->vtep
+				     : ov->cfg->peers[i - entries->len];
+		uint16_t port = e ? e->port : ov->cfg->vxlan_port;
+
+		if ((e && e->vni != vni) || a.s_addr == ov->cfg->vtep.s_addr ||
+		    n == G_N_ELEMENTS(sent) || seen_vtep(sent, n, a, port))
+			continue;
+		rt.vtep.sin_addr = a;
+		rt.vtep.sin_port = htons(port);
+		sent[n++] = rt.vtep;
+		if (pkt->payload)
+			pvo_dma_seek(pkt->payload, 0);
+		pvo_ov_sender_send(qp, pkt, &rt);
+	}
+	g_ptr_array_free(entries, TRUE);
+}
+
 static bool overlay_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 {
 	struct overlay *ov = overlay();
@@ -350,6 +420,12 @@ static bool overlay_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 
 	if (!ov->on || !sip || !dip)
 		return false;
+	if (pkt->qp_type == PVO_QPT_UD && pvo_gid_is_multicast(pkt->dgid)) {
+		if (pkt->dst_qpn == PVO_MCAST_QPN)
+			mcast_flood(ov, qp, pkt, sip, dip);
+		pvo_comp_reply(qp, &none);
+		return true;
+	}
 	if (!pvo_overlay_route(qp->vm, sip, dip, &rt)) {
 		pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_NO_ROUTE);
 		return false;
@@ -405,15 +481,15 @@ const struct pvo_transport_ops pvo_transport_overlay = {
 
 /* ---- receive ----------------------------------------------------------- */
 
-static bool tenant_has_vni(uint32_t vni)
+static const struct pvo_tenant *tenant_of_vni(uint32_t vni)
 {
 	struct overlay *ov = overlay();
 	int i;
 
 	for (i = 0; i < ov->cfg->num_tenants; i++)
 		if (ov->cfg->tenants[i].vni == vni)
-			return true;
-	return false;
+			return &ov->cfg->tenants[i];
+	return NULL;
 }
 
 /* The QP types an opcode's transport class may reach. */
@@ -448,14 +524,14 @@ static bool is_peer(const struct overlay *ov, struct in_addr a)
 
 struct ingress_ctx {
 	struct overlay *ov;
-	struct pvo_vm *vm;
+	const struct pvo_tenant *tenant;
 };
 
 static bool may_learn(const struct pvo_map_entry *seen, void *opaque)
 {
 	struct ingress_ctx *c = opaque;
 
-	return !c->vm->cfg->tenant->no_learn && is_peer(c->ov, seen->vtep);
+	return !c->tenant->no_learn && is_peer(c->ov, seen->vtep);
 }
 
 static uint64_t now_us(void *opaque)
@@ -465,11 +541,11 @@ static uint64_t now_us(void *opaque)
 
 /* Whether the sender of a checked packet may be behind the VTEP it came
  * from (docs/overlay.md, step 5); learns it where allowed. */
-static enum pvo_drop ingress(struct overlay *ov, struct pvo_vm *vm,
+static enum pvo_drop ingress(struct overlay *ov, const struct pvo_tenant *t,
 			     const struct pvo_inner *in,
 			     const struct sockaddr_in *from)
 {
-	struct ingress_ctx c = { ov, vm };
+	struct ingress_ctx c = { ov, t };
 	const struct pvo_map_rules rules = {
 		.may_learn = may_learn,
 		.now_us = now_us,
@@ -494,6 +570,64 @@ static enum pvo_drop ingress(struct overlay *ov, struct pvo_vm *vm,
 	}
 }
 
+struct mcast_rx {
+	const struct pvo_inner *in;
+	const struct pvo_roce_hdr *h;
+	size_t len;
+};
+
+static void mcast_member_input(struct pvo_qp *qp, void *arg)
+{
+	const struct mcast_rx *m = arg;
+
+	qp->vm->net.rx_packets++;
+	qp->vm->net.rx_bytes += m->len;
+	qp->net.stats.rx_packets++;
+	qp->net.stats.rx_bytes += m->len;
+	pvo_ov_receiver_input(qp, m->in, m->h);
+}
+
+/*
+ * A datagram to a multicast group: the same checks as any packet (RoCE
+ * headers, ICRC, the sender's VTEP), then a copy for each member of the
+ * group in the tenant on this host. Only UD SENDs to QPN 0xffffff.
+ */
+static void input_mcast(struct overlay *ov, const struct pvo_tenant *tenant,
+			const struct pvo_inner *in, const uint8_t *roce,
+			size_t roce_len, const uint8_t *buf,
+			const struct sockaddr_in *from, const uint8_t *dgid)
+{
+	struct pvo_roce_hdr h;
+	struct mcast_rx m = { in, &h, PVO_ENCAP_LEN + roce_len };
+	uint32_t icrc, want;
+	uint8_t mac[6];
+	enum pvo_drop why;
+
+	mcast_mac(in->dip, mac);
+	if (memcmp(in->dmac, mac, 6) != 0 ||
+	    !pvo_roce_decode(roce, roce_len, &h) ||
+	    (h.pkey & 0x7fff) != 0x7fff ||
+	    PVO_ROCE_CLASS(h.opcode) != PVO_ROCE_UD ||
+	    h.dqpn != PVO_MCAST_QPN) {
+		pvo_overlay_count_drop(NULL, NULL, PVO_DROP_MALFORMED);
+		return;
+	}
+	memcpy(&icrc, roce + roce_len - PVO_ROCE_ICRC_LEN, 4);
+	want = pvo_icrc_ipv4(buf + PVO_ENCAP_IP_OFF,
+			     PVO_IP4_LEN + PVO_UDP_LEN + roce_len -
+				 PVO_ROCE_ICRC_LEN);
+	if (le32toh(icrc) != want) {
+		pvo_overlay_count_drop(NULL, NULL, PVO_DROP_BAD_ICRC);
+		return;
+	}
+	why = ingress(ov, tenant, in, from);
+	if (why != PVO_DROP_COUNT) {
+		pvo_overlay_count_drop(NULL, NULL, why);
+		return;
+	}
+	pvo_local_mcast_each(in->vni, dgid, NULL, mcast_member_input, &m);
+}
+
 static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from)
 {
 	struct overlay *ov = overlay();
@@ -502,6 +636,7 @@ static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from
 	const uint8_t *roce;
 	size_t roce_len;
 	uint8_t dgid[16];
+	const struct pvo_tenant *tenant;
 	struct pvo_vm *vm;
 	struct pvo_qp *qp;
 	uint32_t icrc, want;
@@ -513,11 +648,16 @@ static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from
 		pvo_overlay_count_drop(NULL, NULL, PVO_DROP_MALFORMED);
 		return;
 	}
-	if (!tenant_has_vni(in.vni)) {
+	tenant = tenant_of_vni(in.vni);
+	if (!tenant) {
 		pvo_overlay_count_drop(NULL, NULL, PVO_DROP_UNKNOWN_VNI);
 		return;
 	}
 	pvo_gid_from_ipv4(in.dip, dgid);
+	if (pvo_gid_is_multicast(dgid)) {
+		input_mcast(ov, tenant, &in, roce, roce_len, buf, from, dgid);
+		return;
+	}
 	vm = pvo_served_by_gid(in.vni, dgid);
 	if (!vm || memcmp(in.dmac, vm->cfg->mac, 6) != 0) {
 		pvo_overlay_count_drop(NULL, NULL, PVO_DROP_UNKNOWN_DST);
@@ -538,7 +678,7 @@ static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from
 		pvo_overlay_count_drop(vm, NULL, PVO_DROP_BAD_ICRC);
 		return;
 	}
-	why = ingress(ov, vm, &in, from);
+	why = ingress(ov, tenant, &in, from);
 	if (why != PVO_DROP_COUNT) {
 		pvo_overlay_count_drop(vm, NULL, why);
 		return;
