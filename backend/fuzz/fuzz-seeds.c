@@ -170,6 +170,35 @@ static void post(struct scenario *s, uint8_t op)
 	db[0] = htole32(1);
 }
 
+/* ALLOC_MR and a REG_MR WQE giving it one page: the fast-registration
+ * path (kernel QPs only, which the seeds' QPs are). */
+static void post_reg(struct scenario *s)
+{
+	struct pvo_cmd_alloc_mr c = { htole32(s->pd), htole32(4) };
+	struct pvo_send_wqe *w = fg_next(&s->g, &s->sq);
+	uint32_t *db = fg_ptr(&s->g, s->db);
+	struct pvo_resp_reg_mr r;
+	uint64_t list = fg_alloc(&s->g, 1), page = fg_alloc(&s->g, 1);
+	uint64_t *l = fg_ptr(&s->g, list);
+
+	fg_cmd(&s->g, PVO_CMD_ALLOC_MR, 0, &c, sizeof(c), &r, sizeof(r));
+	l[0] = htole64(page);
+	w->wr_id = htole64(1);
+	w->opcode = PVO_WR_REG_MR;
+	w->flags = PVO_WQE_F_SIGNALED;
+	w->u.reg.iova = htole64(0x100000);
+	w->u.reg.length = htole64(4096);
+	w->u.reg.pages = htole64(list);
+	w->u.reg.key = htole32((le32toh(r.key) & ~0xffu) | 0x42);
+	w->u.reg.access = htole32(PVO_ACCESS_LOCAL_WRITE |
+				  PVO_ACCESS_REMOTE_WRITE);
+	w->u.reg.npages = htole32(1);
+	fg_publish(&s->g, &s->sq);
+	fg_hdr(&s->g, &s->sq)->db_pending = htole32(1);
+	db[PVO_DB_RING_ENTRY_OFF / 4] = htole32(s->qp);
+	db[0] = htole32(1);
+}
+
 /* What fuzz-ctrl does after the commands; true if the WQE completed
  * without error, so the seed reaches the data path for real. */
 static bool completes(struct scenario *s)
@@ -328,9 +357,10 @@ int main(int argc, char **argv)
 {
 	static const uint8_t ops[] = { PVO_WR_SEND, PVO_WR_RDMA_WRITE,
 				       PVO_WR_RDMA_READ,
-				       PVO_WR_ATOMIC_FETCH_AND_ADD };
+				       PVO_WR_ATOMIC_FETCH_AND_ADD,
+				       PVO_WR_REG_MR };
 	static const char *const names[] = { "rc-send", "rc-write", "rc-read",
-					     "rc-fetch-add" };
+					     "rc-fetch-add", "rc-reg-mr" };
 	struct pvo_daemon_config *cfg;
 	char *err = NULL, *ctrl, *rx, *vh;
 	unsigned int i;
@@ -346,7 +376,7 @@ int main(int argc, char **argv)
 	}
 	ctrl = g_build_filename(argv[1], "fuzz-ctrl", NULL);
 	rx = g_build_filename(argv[1], "fuzz-overlay-rx", NULL);
-	for (i = 0; i <= PVO_OPC_FETCH_ADD; i++)
+	for (i = 0; i <= PVO_OPC_SEND_ONLY_INV; i++)
 		if (pvo_roce_flags(i))
 			packet(rx, i);
 	packet(rx, PVO_ROCE_UD | PVO_OPC_SEND_ONLY);
@@ -359,7 +389,10 @@ int main(int argc, char **argv)
 		fg_record = g_byte_array_new();
 		setup(&s, &cfg->vms[0]);
 		rc_self(&s);
-		post(&s, ops[i]);
+		if (ops[i] == PVO_WR_REG_MR)
+			post_reg(&s);
+		else
+			post(&s, ops[i]);
 		save(&s, ctrl, names[i]);
 		if (!completes(&s)) {
 			fprintf(stderr, "fuzz-seeds: %s does not complete\n",
