@@ -130,6 +130,51 @@ err_destroy:
 	return err;
 }
 
+/*
+ * User CQs only: the provider hands over a new ring; the device copies
+ * what is outstanding into it and writes only there from then on, so the
+ * old ring's pages may go once the command has completed. Kernel CQs are
+ * polled under a spinlock that cannot cover the command.
+ */
+int pvo_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct ib_device *ibdev = ibcq->device;
+	struct pvo_dev *dev = to_pvo_dev(ibdev);
+	struct pvo_cq *cq = to_pvo_cq(ibcq);
+	struct pvo_cmd_resize_cq cmd = {};
+	struct pvo_resize_cq ucmd = {};
+	struct pvo_ring ring;
+	int err;
+
+	if (!udata || cq->kernel)
+		return -EOPNOTSUPP;
+	if (cqe < 1 || cqe > ibdev->attrs.max_cqe ||
+	    udata->inlen < sizeof(ucmd))
+		return -EINVAL;
+	err = ib_copy_from_udata(&ucmd, udata, sizeof(ucmd));
+	if (err)
+		return err;
+	if (ucmd.entries < cqe || ucmd.entries > ibdev->attrs.max_cqe)
+		return -EINVAL;
+	err = pvo_ring_init_user(dev, ibdev, &ring, ucmd.buf_addr,
+				 ucmd.buf_size, ucmd.entries, PVO_CQE_SHIFT);
+	if (err)
+		return err;
+	cmd.cq = cpu_to_le32(cq->handle);
+	cmd.entries = cpu_to_le32(ucmd.entries);
+	pvo_pdir_describe(&ring.pdir, &cmd.ring);
+	err = pvo_ctrl_cmd(dev, PVO_CMD_RESIZE_CQ, cq->ctx, &cmd, sizeof(cmd),
+			   NULL, 0);
+	if (err) {
+		pvo_ring_free(dev, &ring);
+		return err;
+	}
+	pvo_ring_free(dev, &cq->ring);
+	cq->ring = ring;
+	ibcq->cqe = ucmd.entries;
+	return 0;
+}
+
 int pvo_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct pvo_dev *dev = to_pvo_dev(ibcq->device);

@@ -512,6 +512,7 @@ static const struct ib_device_ops pvo_dev_ops = {
 	.dereg_mr = pvo_dereg_mr,
 	.destroy_ah = pvo_destroy_ah,
 	.destroy_cq = pvo_destroy_cq,
+	.resize_cq = pvo_resize_cq,
 	.destroy_qp = pvo_destroy_qp,
 	.attach_mcast = pvo_attach_mcast,
 	.detach_mcast = pvo_detach_mcast,

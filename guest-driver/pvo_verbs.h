@@ -176,6 +176,7 @@ int pvo_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int pvo_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		  struct ib_udata *udata);
 #endif
+int pvo_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int pvo_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int pvo_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int pvo_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);

@@ -170,6 +170,42 @@ struct ibv_cq_ex *pvo_create_cq_ex(struct ibv_context *ibctx,
 	return &cq->vcq.cq_ex;
 }
 
+/*
+ * A new ring for cqe entries: the device moves the CQEs not polled yet
+ * into it (same counters) before the kernel returns, so the switch under
+ * the poll lock loses none; the old ring is freed after.
+ */
+int pvo_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct pvo_context *ctx = to_pvo_ctx(ibcq->context);
+	struct pvo_device *dev = to_pvo_dev(ibcq->context->device);
+	struct pvo_cq *cq = to_pvo_cq(ibcq);
+	struct pvo_uverbs_resize_cq cmd = {};
+	struct ib_uverbs_resize_cq_resp resp;
+	struct pvo_ring ring, old;
+	int ret;
+
+	if (cqe < 1 || (uint32_t)cqe > ctx->limits.max_cqe)
+		return EINVAL;
+	ret = pvo_ring_alloc(&ring, pvo_cq_entries(cqe, ctx->limits.max_cqe),
+			     PVO_CQE_SHIFT, dev->page_size);
+	if (ret)
+		return ret;
+	cmd.buf_addr = (uintptr_t)ring.buf;
+	cmd.buf_size = ring.ring_size;
+	cmd.entries = ring.num_entries;
+	pthread_spin_lock(&cq->lock);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+	if (!ret) {
+		old = cq->ring;
+		cq->ring = ring;
+	}
+	pthread_spin_unlock(&cq->lock);
+	pvo_ring_free(ret ? &ring : &old);
+	return ret;
+}
+
 int pvo_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct pvo_cq *cq = to_pvo_cq(ibcq);

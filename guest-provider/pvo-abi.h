@@ -18,6 +18,8 @@ DECLARE_DRV_CMD(pvo_uverbs_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		pvo_create_cq, pvo_create_cq_resp);
 DECLARE_DRV_CMD(pvo_uverbs_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
 		pvo_create_cq, pvo_create_cq_resp);
+DECLARE_DRV_CMD(pvo_uverbs_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		pvo_resize_cq, empty);
 DECLARE_DRV_CMD(pvo_uverbs_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		pvo_create_qp, pvo_create_qp_resp);
 DECLARE_DRV_CMD(pvo_uverbs_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,

@@ -29,6 +29,7 @@ static const struct verbs_context_ops pvo_ctx_ops = {
 	.create_cq = pvo_create_cq,
 	.create_cq_ex = pvo_create_cq_ex,
 	.destroy_cq = pvo_destroy_cq,
+	.resize_cq = pvo_resize_cq,
 	.poll_cq = pvo_poll_cq,
 	.req_notify_cq = pvo_req_notify_cq,
 	.create_qp = pvo_create_qp,

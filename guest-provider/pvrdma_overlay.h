@@ -223,6 +223,7 @@ struct ibv_cq *pvo_create_cq(struct ibv_context *ibctx, int cqe,
 			     int comp_vector);
 struct ibv_cq_ex *pvo_create_cq_ex(struct ibv_context *ibctx,
 				   struct ibv_cq_init_attr_ex *attr);
+int pvo_resize_cq(struct ibv_cq *ibcq, int cqe);
 int pvo_destroy_cq(struct ibv_cq *ibcq);
 
 /* poll.c: the data path of CQs */

@@ -104,6 +104,7 @@ enum pvo_cmd_opcode {
 	PVO_CMD_ALLOC_MR = 27,
 	PVO_CMD_ATTACH_MCAST = 28,
 	PVO_CMD_DETACH_MCAST = 29,
+	PVO_CMD_RESIZE_CQ = 30,
 	PVO_CMD_MAX
 };
 
@@ -510,6 +511,21 @@ struct pvo_cmd_create_cq {
 	__le32 entries;		/* power of two, <= max_cqe */
 	__le32 flags;		/* PVO_CQ_F_* */
 	struct pvo_pdir ring;	/* 1 + ceil(entries * 64 / 4096) pages */
+};
+
+/*
+ * PVO_CMD_RESIZE_CQ: the CQ moves to a new ring. The device copies the
+ * CQEs the guest has not consumed (from the old ring's cons to its prod)
+ * to the same counter positions of the new ring, sets the new header's
+ * prod, cons and arm from the old one and writes only the new ring from
+ * then on; the guest switches rings when the command completes and must
+ * not poll in between. EINVAL: entries not a power of two, above max_cqe,
+ * or fewer than the CQEs outstanding; ENOENT: no such CQ.
+ */
+struct pvo_cmd_resize_cq {
+	__le32 cq;
+	__le32 entries;
+	struct pvo_pdir ring;
 };
 
 /* The CQ never raises completion events (a user CQ created without a

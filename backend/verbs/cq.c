@@ -51,6 +51,54 @@ enum pvo_status pvo_cmd_create_cq(struct pvo_vm *vm, uint32_t ctx,
 	return PVO_STATUS_OK;
 }
 
+enum pvo_status pvo_cmd_resize_cq(struct pvo_vm *vm, uint32_t ctx,
+				  const void *req, void *resp)
+{
+	const struct pvo_cmd_resize_cq *c = req;
+	uint8_t cqe[sizeof(struct pvo_cqe)];
+	struct pvo_ring ring = { 0 };
+	uint32_t cons, arm = 0, i;
+	enum pvo_status st;
+	struct pvo_cq *cq;
+
+	cq = pvo_table_get(&vm->cqs, le32toh(c->cq), ctx);
+	if (!cq)
+		return PVO_STATUS_ENOENT;
+	st = pvo_ring_init(&ring, vm, &c->ring, le32toh(c->entries),
+			   PVO_DEV_MAX_CQE, CQE_SHIFT);
+	if (st)
+		return st;
+	/* The guest's consumer decides what is outstanding; one that is
+	 * not within the old ring of our producer is a guest error. */
+	if (!pvo_ring_load(vm, &cq->ring, PVO_RING_CONS, &cons) ||
+	    cq->prod - cons > cq->ring.entries ||
+	    cq->prod - cons > ring.entries) {
+		pvo_vm_warn(vm,
+			    "RESIZE_CQ of CQ 0x%x to %u entries refused: %u "
+			    "CQEs outstanding",
+			    cq->handle, ring.entries, cq->prod - cons);
+		pvo_ring_fini(&ring);
+		return PVO_STATUS_EINVAL;
+	}
+	for (i = cons; i != cq->prod; i++)
+		if (!pvo_ring_read(vm, &cq->ring, i, cqe, sizeof(cqe)) ||
+		    !pvo_ring_write(vm, &ring, i, cqe, sizeof(cqe))) {
+			pvo_ring_fini(&ring);
+			return PVO_STATUS_EFAULT;
+		}
+	pvo_ring_load(vm, &cq->ring, PVO_RING_ARM, &arm);
+	if (!pvo_ring_store(vm, &ring, PVO_RING_CONS, cons) ||
+	    !pvo_ring_store(vm, &ring, PVO_RING_ARM, arm) ||
+	    !pvo_ring_store(vm, &ring, PVO_RING_PROD, cq->prod)) {
+		pvo_ring_fini(&ring);
+		return PVO_STATUS_EFAULT;
+	}
+	pvo_ring_fini(&cq->ring);
+	cq->ring = ring;
+	cq->cons_seen = cons;
+	return PVO_STATUS_OK;
+}
+
 void pvo_cq_free(struct pvo_vm *vm, struct pvo_cq *cq)
 {
 	pvo_event_purge(vm, PVO_EVOBJ_CQ, cq->handle);

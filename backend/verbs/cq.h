@@ -28,6 +28,8 @@ enum pvo_status pvo_cmd_create_cq(struct pvo_vm *vm, uint32_t ctx,
 				  const void *req, void *resp);
 enum pvo_status pvo_cmd_destroy_cq(struct pvo_vm *vm, uint32_t ctx,
 				   const void *req, void *resp);
+enum pvo_status pvo_cmd_resize_cq(struct pvo_vm *vm, uint32_t ctx,
+				  const void *req, void *resp);
 void pvo_cq_free(struct pvo_vm *vm, struct pvo_cq *cq);
 
 /*

@@ -43,6 +43,14 @@ struct pvo_create_cq {
 /* The CQ has no completion channel: it raises no events. */
 #define PVO_CREATE_CQ_NO_EVENTS	(1u << 0)
 
+/* resize_cq udata: the new ring the provider allocated. The device moves
+ * outstanding CQEs to it; the provider switches once the verb returns. */
+struct pvo_resize_cq {
+	__aligned_u64 buf_addr;
+	__u32 buf_size;
+	__u32 entries;		/* power of two */
+};
+
 struct pvo_create_cq_resp {
 	__u32 cq;		/* device handle */
 	__u32 reserved;

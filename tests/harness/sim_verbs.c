@@ -136,6 +136,29 @@ int sim_create_cq_flags(struct sim_ctx *ctx, uint32_t entries, uint32_t flags,
 	return cmd_err(ctx, ret, "CREATE_CQ of %u entries", entries);
 }
 
+int sim_resize_cq(struct sim_cq *cq, uint32_t entries)
+{
+	struct pvo_cmd_resize_cq c = {.cq = htole32(cq->handle),
+				      .entries = htole32(entries)};
+	struct sim_ctx *ctx = cq->ctx;
+	struct sim_ring ring;
+	int ret;
+
+	ret = sim_ring_alloc(&ring, ram_of(ctx), entries, 6,
+			     SIM_LAYOUT_SCATTER);
+	if (ret < 0)
+		return ret;
+	c.ring = ring.pages.pdir;
+	ret = pvo_resize_cq(fe_of(ctx), ctx->handle, &c);
+	if (ret != PVO_STATUS_OK) {
+		sim_ring_free(&ring);
+	} else {
+		sim_ring_free(&cq->ring);
+		cq->ring = ring;
+	}
+	return cmd_err(ctx, ret, "RESIZE_CQ to %u entries", entries);
+}
+
 int sim_destroy_cq(struct sim_cq *cq)
 {
 	struct sim_ctx *ctx = cq->ctx;

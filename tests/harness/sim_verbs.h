@@ -145,6 +145,8 @@ int sim_create_cq(struct sim_ctx *ctx, uint32_t entries, struct sim_cq *cq);
 int sim_create_cq_flags(struct sim_ctx *ctx, uint32_t entries, uint32_t flags,
 			struct sim_cq *cq);
 int sim_destroy_cq(struct sim_cq *cq);
+/* RESIZE_CQ to a new ring of @entries; on success the CQ uses it. */
+int sim_resize_cq(struct sim_cq *cq, uint32_t entries);
 
 int sim_create_srq(struct sim_pd *pd, uint32_t entries, uint32_t max_sge,
 		   uint32_t limit, struct sim_srq *srq);

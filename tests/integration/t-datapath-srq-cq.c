@@ -205,6 +205,68 @@ static void test_cq_no_events(void)
 		tap_diag("destroy CQ: %s", B.vm->err);
 }
 
+/* RESIZE_CQ with CQEs outstanding: they move to the new ring in order. */
+static void test_cq_resize(void)
+{
+	struct sim_cq saved = A.scq, rc;
+	struct pvo_cmd_resize_cq bad = {0};
+	struct pvo_cqe c[64];
+	struct pair p;
+	struct sim_wr w;
+	unsigned int i, n, in_order;
+	int st;
+
+	if (!tap_ok(sim_create_cq(&A.ctx, 16, &rc) == PVO_STATUS_OK,
+		    "a 16-entry send CQ to resize"))
+		return;
+	A.scq = rc; /* a's QP of the next pair takes it as its send CQ */
+	if (!pair_make(&p, PVO_QPT_RC, NULL, NULL))
+		goto out;
+	for (i = 0; i < 6; i++) {
+		w = write_wr(0xc500 + i, 0, 64, B.mr.iova, B.mr.key);
+		post1(&p.a, &w);
+	}
+	for (n = 0; n < 100 && sim_cq_pending(&A.scq) < 6; n++)
+		sleep_ms(10);
+	st = sim_resize_cq(&A.scq, 4);
+	TAP_STATUS(st, PVO_STATUS_EINVAL,
+		   "RESIZE_CQ to 4 entries with 6 CQEs outstanding -> EINVAL");
+	st = sim_resize_cq(&A.scq, 48);
+	TAP_STATUS(st, PVO_STATUS_EINVAL,
+		   "RESIZE_CQ to 48 entries (not a power of two) -> EINVAL");
+	bad.cq = htole32(A.scq.handle);
+	bad.entries = htole32(64);
+	st = pvo_resize_cq(A.vm->fe, PVO_CTX_KERNEL, &bad);
+	TAP_STATUS(st, PVO_STATUS_ENOENT,
+		   "RESIZE_CQ of another context's CQ -> ENOENT");
+	st = sim_resize_cq(&A.scq, 64);
+	TAP_STATUS(st, PVO_STATUS_OK, "RESIZE_CQ to 64 entries");
+	n = (unsigned int)sim_poll_cq(&A.scq, c, 64);
+	for (i = 0, in_order = 0; i < n; i++)
+		in_order += le64toh(c[i].wr_id) == 0xc500 + i &&
+			    c[i].status == PVO_WC_SUCCESS;
+	tap_ok(n == 6 && in_order == 6,
+	       "the 6 outstanding CQEs are in the new ring, in order (%u, %u)",
+	       n, in_order);
+	for (i = 0; i < 40; i++) {
+		w = write_wr(0xc600 + i, 0, 64, B.mr.iova, B.mr.key);
+		post1(&p.a, &w);
+	}
+	n = (unsigned int)sim_wait_cq(&A.scq, c, 40, timeout_ms);
+	for (i = 0, in_order = 0; i < n; i++)
+		in_order += le64toh(c[i].wr_id) == 0xc600 + i &&
+			    c[i].status == PVO_WC_SUCCESS;
+	tap_ok(n == 40 && in_order == 40,
+	       "40 more completions fit (more than the old 16 entries) (%u)",
+	       n);
+	pair_destroy(&p);
+out:
+	rc = A.scq;
+	A.scq = saved;
+	if (sim_destroy_cq(&rc) != PVO_STATUS_OK)
+		tap_diag("destroy CQ: %s", A.vm->err);
+}
+
 void test_cq_arm(void)
 {
 	struct pvo_cqe c;
@@ -287,4 +349,5 @@ void test_cq_arm(void)
 	       ev);
 	pair_destroy(&p);
 	test_cq_no_events();
+	test_cq_resize();
 }

@@ -730,6 +730,69 @@ static void test_rc_batch(void)
 		  "unsignaled write) carry the right bytes");
 }
 
+/* n signaled RDMA WRITEs of MSG bytes, wr_ids from first, in batches of
+ * at most half the SQ, waiting for room (completions stay unpolled). */
+static int post_writes(struct side *a, struct side *b, uint64_t first, int n)
+{
+	struct ibv_qp_ex *x = a->qpx;
+	uint64_t deadline = pt_now_ms() + WAIT_MS;
+	int done = 0, k, ret;
+
+	while (done < n) {
+		k = n - done < SQ_DEPTH / 2 ? n - done : SQ_DEPTH / 2;
+		ibv_wr_start(x);
+		for (int i = 0; i < k; i++) {
+			x->wr_id = first + done + i;
+			x->wr_flags = IBV_SEND_SIGNALED;
+			ibv_wr_rdma_write(x, b->mr->rkey, remote(b, RDMA_OFF));
+			ibv_wr_set_sge(x, a->mr->lkey, local(a, SEND_OFF), MSG);
+		}
+		ret = ibv_wr_complete(x);
+		if (ret == ENOMEM && pt_now_ms() < deadline) {
+			usleep(1000);
+			continue;
+		}
+		if (ret)
+			return ret;
+		done += k;
+	}
+	return 0;
+}
+
+/*
+ * ibv_resize_cq with completions outstanding: refused below their number,
+ * and above it they are all still there, in order, and the CQ holds more
+ * than it could before.
+ */
+static void test_rc_resize_cq(void)
+{
+	struct side *a = &rc_a, *b = &rc_b;
+	struct ibv_cq *cq = ibv_cq_ex_to_cq(a->scq);
+	int old = cq->cqe, n, i, good, ret, ret2;
+	struct xwc w[2 * CQE + 64];
+
+	ret = post_writes(a, b, 300, 6);
+	usleep(QUIET_MS * 1000);
+	ret2 = ibv_resize_cq(cq, 2);
+	pt_tap_ok(ret == 0 && ret2 == EINVAL,
+		  "resize_cq to 2 with 6 completions outstanding: EINVAL (%d)", ret2);
+	ret2 = ibv_resize_cq(cq, 2 * CQE + 32);
+	pt_tap_ok(ret2 == 0 && cq->cqe >= 2 * CQE + 32,
+		  "resize_cq from %d to %d entries (%d)", old, cq->cqe, ret2);
+	n = xpoll(a->scq, w, 6, WAIT_MS, NULL);
+	for (i = 0, good = 0; i < n; i++)
+		good += sent_ok(a, &w[i], 300 + i, IBV_WC_RDMA_WRITE);
+	pt_tap_ok(n == 6 && good == 6,
+		  "the 6 completions made before the resize are there, in order (%d)", n);
+	ret = post_writes(a, b, 400, old + 16);
+	n = ret ? 0 : xpoll(a->scq, w, old + 16, WAIT_MS, NULL);
+	for (i = 0, good = 0; i < n; i++)
+		good += sent_ok(a, &w[i], 400 + i, IBV_WC_RDMA_WRITE);
+	pt_tap_ok(n == old + 16 && good == n,
+		  "%d completions now fit in the CQ (more than its old %d) (%d)",
+		  old + 16, old, n);
+}
+
 /* wr_abort, and a batch that fails at wr_complete: nothing goes out. */
 static void test_rc_abort_and_einval(void)
 {
@@ -1003,6 +1066,7 @@ int main(int argc, char **argv)
 	test_classic_poll_and_events();
 	test_uc();
 	test_ud();
+	test_rc_resize_cq();
 	test_rc_bad_lkey();
 
 	printf("pvo-extended: passed=%d failed=%d\n", pt_tap_n - pt_tap_failed, pt_tap_failed);
