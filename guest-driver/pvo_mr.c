@@ -92,6 +92,7 @@ struct ib_mr *pvo_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->ctx = pd->ctx;
+	mr->umem_access = access;
 	mr->umem = ib_umem_get(ibdev, start, length, access);
 	if (IS_ERR(mr->umem)) {
 		err = PTR_ERR(mr->umem);
@@ -196,6 +197,85 @@ int pvo_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		return -EINVAL;
 	mr->npages = 0;
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, pvo_set_page);
+}
+
+/*
+ * In place: the device changes pages, PD and access of the same MR and
+ * gives it a new key byte. New pages are pinned before the command and
+ * the old ones released after it succeeded, so the device never sees a
+ * page that is not pinned. NULL: updated in place (ib_core's contract).
+ */
+struct ib_mr *pvo_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				u64 length, u64 virt_addr, int access,
+				struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct ib_device *ibdev = ibmr->device;
+	struct pvo_dev *dev = to_pvo_dev(ibdev);
+	struct pvo_mr *mr = to_pvo_mr(ibmr);
+	struct pvo_cmd_rereg_mr cmd = {};
+	struct pvo_pdir_mem pdir = {};
+	struct ib_umem *umem = NULL;
+	struct pvo_resp_reg_mr resp;
+	int err, acc = 0;
+
+	if (!mr->handle || mr->pages ||
+	    (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD |
+		       IB_MR_REREG_ACCESS)))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (flags & IB_MR_REREG_ACCESS) {
+		acc = pvo_mr_access(ibdev, access);
+		if (acc < 0)
+			return ERR_PTR(acc);
+	}
+	if (flags & IB_MR_REREG_PD) {
+		if (to_pvo_pd(ibpd)->ctx != mr->ctx)
+			return ERR_PTR(-EINVAL);
+		cmd.pd = cpu_to_le32(to_pvo_pd(ibpd)->pdn);
+	}
+	if (flags & IB_MR_REREG_TRANS) {
+		if (!length || length > ibdev->attrs.max_mr_size)
+			return ERR_PTR(-EINVAL);
+		umem = ib_umem_get(ibdev, start, length,
+				   flags & IB_MR_REREG_ACCESS ? access :
+				   mr->umem_access);
+		if (IS_ERR(umem))
+			return ERR_CAST(umem);
+		err = -EINVAL;
+		if (!ib_umem_find_best_pgsz(umem, SZ_4K, virt_addr))
+			goto err_umem;
+		err = pvo_pdir_from_umem(dev, &pdir, umem);
+		if (err)
+			goto err_umem;
+		cmd.iova = cpu_to_le64(virt_addr);
+		cmd.length = cpu_to_le64(length);
+		pvo_pdir_describe(&pdir, &cmd.pages);
+	}
+	cmd.mr = cpu_to_le32(mr->handle);
+	cmd.flags = cpu_to_le32(flags);
+	cmd.access = cpu_to_le32(acc);
+	err = pvo_ctrl_cmd(dev, PVO_CMD_REREG_MR, mr->ctx, &cmd, sizeof(cmd),
+			   &resp, sizeof(resp));
+	if (err)
+		goto err_pdir;
+	if (umem) {
+		pvo_pdir_free(dev, &mr->pdir);
+		ib_umem_release(mr->umem);
+		mr->pdir = pdir;
+		mr->umem = umem;
+	}
+	if (flags & IB_MR_REREG_ACCESS)
+		mr->umem_access = access;
+	mr->ibmr.lkey = le32_to_cpu(resp.key);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	return NULL;
+
+err_pdir:
+	if (umem)
+		pvo_pdir_free(dev, &pdir);
+err_umem:
+	if (umem)
+		ib_umem_release(umem);
+	return ERR_PTR(err);
 }
 
 int pvo_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)

@@ -510,6 +510,7 @@ static const struct ib_device_ops pvo_dev_ops = {
 	.dealloc_ucontext = pvo_dealloc_ucontext,
 	.del_gid = pvo_del_gid,
 	.dereg_mr = pvo_dereg_mr,
+	.rereg_user_mr = pvo_rereg_user_mr,
 	.destroy_ah = pvo_destroy_ah,
 	.destroy_cq = pvo_destroy_cq,
 	.resize_cq = pvo_resize_cq,

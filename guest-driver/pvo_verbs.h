@@ -95,6 +95,7 @@ struct pvo_mr {
 	u32 handle;		/* 0: a DMA MR on the local DMA lkey */
 	u32 ctx;
 	struct ib_umem *umem;
+	int umem_access;	/* IB access it was pinned for */
 	struct pvo_pdir_mem pdir;
 	/* fast-reg MRs: the page list REG_MR work requests point at */
 	__le64 *pages;
@@ -219,6 +220,9 @@ struct ib_mr *pvo_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      u64 virt_addr, int access,
 			      struct ib_udata *udata);
 int pvo_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *pvo_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				u64 length, u64 virt_addr, int access,
+				struct ib_pd *ibpd, struct ib_udata *udata);
 /* IB_ACCESS_* to PVO_ACCESS_*, or -EOPNOTSUPP for what is not offered. */
 int pvo_mr_access(struct ib_device *ibdev, int access);
 struct ib_mr *pvo_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,

@@ -26,6 +26,7 @@ static const struct verbs_context_ops pvo_ctx_ops = {
 	.dealloc_pd = pvo_dealloc_pd,
 	.reg_mr = pvo_reg_mr,
 	.dereg_mr = pvo_dereg_mr,
+	.rereg_mr = pvo_rereg_mr,
 	.create_cq = pvo_create_cq,
 	.create_cq_ex = pvo_create_cq_ex,
 	.destroy_cq = pvo_destroy_cq,

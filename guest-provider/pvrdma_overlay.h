@@ -207,6 +207,8 @@ int pvo_dealloc_pd(struct ibv_pd *ibpd);
 struct ibv_mr *pvo_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			  uint64_t hca_va, int access);
 int pvo_dereg_mr(struct verbs_mr *vmr);
+int pvo_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		 void *addr, size_t length, int access);
 struct ibv_ah *pvo_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr);
 int pvo_destroy_ah(struct ibv_ah *ibah);
 int pvo_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,

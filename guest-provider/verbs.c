@@ -167,6 +167,18 @@ struct ibv_mr *pvo_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+/* In place (the kernel and the device keep the MR, with a new key). */
+int pvo_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		 void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+
+	return ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+				access, pd, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+}
+
 int pvo_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret;

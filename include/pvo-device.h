@@ -105,6 +105,7 @@ enum pvo_cmd_opcode {
 	PVO_CMD_ATTACH_MCAST = 28,
 	PVO_CMD_DETACH_MCAST = 29,
 	PVO_CMD_RESIZE_CQ = 30,
+	PVO_CMD_REREG_MR = 31,
 	PVO_CMD_MAX
 };
 
@@ -492,6 +493,29 @@ struct pvo_cmd_alloc_mr {
 };
 
 #define PVO_MAX_FAST_REG_PAGES	512
+
+/*
+ * PVO_CMD_REREG_MR: changes an MR of hdr.ctx in place: its pages, iova and
+ * length (PVO_REREG_TRANS, with pages as in REG_MR), its PD (PVO_REREG_PD)
+ * and/or its access (PVO_REREG_ACCESS); what a flag does not name stays.
+ * The key's low byte changes, so the old key reaches nothing; transfers
+ * under way look the key up again and stop. Response: pvo_resp_reg_mr.
+ * EINVAL: no flag or an unknown one, a fast-reg MR, the new range or
+ * access invalid; ENOENT: MR or PD; EFAULT: a page outside guest RAM.
+ */
+#define PVO_REREG_TRANS		(1u << 0)
+#define PVO_REREG_PD		(1u << 1)
+#define PVO_REREG_ACCESS	(1u << 2)
+
+struct pvo_cmd_rereg_mr {
+	__le32 mr;
+	__le32 flags;		/* PVO_REREG_* */
+	__le32 pd;
+	__le32 access;		/* PVO_ACCESS_* */
+	__le64 iova;
+	__le64 length;
+	struct pvo_pdir pages;
+};
 
 struct pvo_resp_reg_mr {
 	__le32 mr;		/* handle for DEREG_MR */

@@ -284,6 +284,8 @@ static const struct cmd_desc cmds[PVO_CMD_MAX] = {
 	CMD(ATTACH_MCAST, pvo_cmd_attach_mcast, sizeof(struct pvo_cmd_mcast), 0),
 	CMD(DETACH_MCAST, pvo_cmd_detach_mcast, sizeof(struct pvo_cmd_mcast), 0),
 	CMD(RESIZE_CQ, pvo_cmd_resize_cq, sizeof(struct pvo_cmd_resize_cq), 0),
+	CMD(REREG_MR, pvo_cmd_rereg_mr, sizeof(struct pvo_cmd_rereg_mr),
+	    sizeof(struct pvo_resp_reg_mr)),
 	CMD(CREATE_CQ, pvo_cmd_create_cq, sizeof(struct pvo_cmd_create_cq),
 	    sizeof(struct pvo_resp_create_cq)),
 	CMD(DESTROY_CQ, pvo_cmd_destroy_cq, sizeof(struct pvo_cmd_handle), 0),

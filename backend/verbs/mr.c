@@ -174,6 +174,71 @@ enum pvo_wc_status pvo_mr_invalidate(struct pvo_vm *vm,
 	return PVO_WC_SUCCESS;
 }
 
+enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
+				 const void *req, void *resp)
+{
+	const struct pvo_cmd_rereg_mr *c = req;
+	struct pvo_resp_reg_mr *r = resp;
+	uint32_t flags = le32toh(c->flags);
+	uint32_t access = le32toh(c->access);
+	uint64_t iova = le64toh(c->iova), length = le64toh(c->length);
+	uint64_t *pages = NULL, npages = 0;
+	struct pvo_pd *pd = NULL;
+	enum pvo_status st;
+	struct pvo_mr *mr;
+
+	if (!flags ||
+	    (flags & ~(PVO_REREG_TRANS | PVO_REREG_PD | PVO_REREG_ACCESS)))
+		return PVO_STATUS_EINVAL;
+	mr = pvo_table_get(&vm->mrs, le32toh(c->mr), ctx);
+	if (!mr)
+		return PVO_STATUS_ENOENT;
+	if (mr->fast_reg)
+		return PVO_STATUS_EINVAL;
+	if (flags & PVO_REREG_PD) {
+		pd = pvo_table_get(&vm->pds, le32toh(c->pd), ctx);
+		if (!pd)
+			return PVO_STATUS_ENOENT;
+	}
+	if (!(flags & PVO_REREG_ACCESS))
+		access = mr->access;
+	if (!pvo_mr_access_valid(access))
+		return PVO_STATUS_EINVAL;
+	if (flags & PVO_REREG_TRANS) {
+		if (length == 0 || iova + length < iova ||
+		    length > pvo_device_max_mr_size(vm->cfg))
+			return PVO_STATUS_EINVAL;
+		npages = pvo_mr_npages(iova, length);
+		if (npages > PVO_PDIR_MAX_PAGES)
+			return PVO_STATUS_EINVAL;
+		st = pvo_pdir_read(vm, &c->pages, npages, &pages);
+		if (st)
+			return st;
+	}
+	/* Everything checked: nothing below fails. */
+	if (pages) {
+		g_free(mr->blocks);
+		g_free(mr->run);
+		mr->iova = iova;
+		mr->length = length;
+		pvo_mr_set_pages(mr, pages, npages);
+	}
+	if (pd) {
+		mr->pd->refcnt--;
+		mr->pd = pd;
+		pd->refcnt++;
+	}
+	mr->access = access;
+	/* a new low byte: the old key must not reach the MR any more */
+	if (++vm->mr_tag == (mr->key & 0xff))
+		++vm->mr_tag;
+	mr->key = (mr->key & ~0xffu) | vm->mr_tag;
+	vm->mr_gen++; /* cursors holding it look it up again, and fail */
+	r->mr = htole32(mr->handle);
+	r->key = htole32(mr->key);
+	return PVO_STATUS_OK;
+}
+
 void pvo_mr_free(struct pvo_vm *vm, struct pvo_mr *mr)
 {
 	pvo_table_remove(&vm->mrs, mr->handle, mr->ctx);

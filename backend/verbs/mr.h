@@ -51,6 +51,8 @@ struct pvo_mr {
 
 enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 			       void *resp);
+enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
+				 const void *req, void *resp);
 enum pvo_status pvo_cmd_dereg_mr(struct pvo_vm *vm, uint32_t ctx,
 				 const void *req, void *resp);
 enum pvo_status pvo_cmd_alloc_mr(struct pvo_vm *vm, uint32_t ctx,

@@ -245,6 +245,18 @@ int pvo_set_db_ring(struct vu_frontend *fe, uint32_t ctx, uint64_t gpa)
 	return fixed_cmd(fe, PVO_CMD_SET_DB_RING, ctx, &c, sizeof(c), NULL, 0);
 }
 
+int pvo_rereg_mr(struct vu_frontend *fe, uint32_t ctx,
+		 const struct pvo_cmd_rereg_mr *c, uint32_t *key)
+{
+	struct pvo_resp_reg_mr r = {0};
+	int st;
+
+	st = fixed_cmd(fe, PVO_CMD_REREG_MR, ctx, c, sizeof(*c), &r, sizeof(r));
+	if (st == PVO_STATUS_OK)
+		*key = le32toh(r.key);
+	return st;
+}
+
 int pvo_resize_cq(struct vu_frontend *fe, uint32_t ctx,
 		  const struct pvo_cmd_resize_cq *c)
 {

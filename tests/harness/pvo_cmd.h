@@ -74,6 +74,8 @@ int pvo_dealloc_pd(struct vu_frontend *fe, uint32_t ctx, uint32_t pd);
  * come back in host order.
  */
 int pvo_set_db_ring(struct vu_frontend *fe, uint32_t ctx, uint64_t gpa);
+int pvo_rereg_mr(struct vu_frontend *fe, uint32_t ctx,
+		 const struct pvo_cmd_rereg_mr *c, uint32_t *key);
 int pvo_resize_cq(struct vu_frontend *fe, uint32_t ctx,
 		  const struct pvo_cmd_resize_cq *c);
 int pvo_create_cq(struct vu_frontend *fe, uint32_t ctx,

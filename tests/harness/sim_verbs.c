@@ -99,6 +99,50 @@ int sim_reg_mr(struct sim_pd *pd, struct sim_buf *b, uint64_t off, uint64_t len,
 		       (unsigned long long)len, (unsigned long long)iova);
 }
 
+int sim_rereg_mr(struct sim_mr *mr, uint32_t flags, struct sim_pd *pd,
+		 struct sim_buf *b, uint64_t off, uint64_t len, uint32_t access)
+{
+	struct sim_ctx *ctx = mr->ctx;
+	struct pvo_cmd_rereg_mr c = {0};
+	struct sim_pdir_mem mem = {0};
+	uint64_t first, last;
+	uint32_t key;
+	int ret;
+
+	c.mr = htole32(mr->handle);
+	c.flags = htole32(flags);
+	c.pd = htole32(pd ? pd->handle : 0);
+	c.access = htole32(access);
+	if (b) {
+		c.iova = htole64(b->va + off);
+		c.length = htole64(len);
+		first = (b->page_off + off) / PAGE;
+		last = (b->page_off + off + (len ? len - 1 : 0)) / PAGE;
+		if (last >= b->pages.npages)
+			return -EINVAL;
+		ret = sim_pdir_build(ram_of(ctx), &b->pages.gpa[first],
+				     (uint32_t)(last - first + 1), &c.pages,
+				     &mem);
+		if (ret < 0)
+			return ret;
+	}
+	ret = pvo_rereg_mr(fe_of(ctx), ctx->handle, &c, &key);
+	if (ret == PVO_STATUS_OK) {
+		mr->key = key;
+		if (flags & PVO_REREG_ACCESS)
+			mr->access = access;
+		if (b) {
+			sim_pdir_free(ram_of(ctx), &mr->pdir_mem);
+			mr->pdir_mem = mem;
+			mr->iova = b->va + off;
+			mr->len = len;
+		}
+	} else if (b) {
+		sim_pdir_free(ram_of(ctx), &mem);
+	}
+	return cmd_err(ctx, ret, "REREG_MR %u (flags 0x%x)", mr->handle, flags);
+}
+
 int sim_dereg_mr(struct sim_mr *mr)
 {
 	struct sim_ctx *ctx = mr->ctx;

@@ -139,6 +139,10 @@ int sim_dealloc_pd(struct sim_pd *pd);
 int sim_reg_mr(struct sim_pd *pd, struct sim_buf *b, uint64_t off, uint64_t len,
 	       uint32_t access, struct sim_mr *mr);
 int sim_dereg_mr(struct sim_mr *mr);
+/* REREG_MR with PVO_REREG_* @flags; @b NULL unless TRANS (then the range
+ * [b->va + off, + len)), @pd NULL unless PD. Updates @mr on success. */
+int sim_rereg_mr(struct sim_mr *mr, uint32_t flags, struct sim_pd *pd,
+		 struct sim_buf *b, uint64_t off, uint64_t len, uint32_t access);
 
 int sim_create_cq(struct sim_ctx *ctx, uint32_t entries, struct sim_cq *cq);
 /* The same with PVO_CQ_F_* @flags. */

@@ -495,3 +495,93 @@ void test_reset(void)
 		pair_destroy(&q);
 	}
 }
+
+/* ------------------------------------------------------------------ */
+/* REREG_MR                                                           */
+
+/* A WRITE of 200 bytes from a into @mr at @raddr on a fresh RC pair. */
+static bool rereg_write(uint64_t id, uint64_t raddr, uint32_t rkey,
+			unsigned int status, const char *what)
+{
+	struct pair p;
+	struct sim_wr w;
+	bool ok;
+
+	if (!pair_make(&p, PVO_QPT_RC, &fast, &fast))
+		return false;
+	w = write_wr(id, 0, 200, raddr, rkey);
+	post1(&p.a, &w);
+	ok = expect_cqe(&A.scq, id, PVO_WC_RDMA_WRITE, status, what);
+	pair_destroy(&p);
+	return ok;
+}
+
+void test_rereg_mr(void)
+{
+	const uint32_t rw = PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE;
+	struct sim_pd pd2;
+	struct sim_mr mr, other;
+	uint32_t key1;
+	int st;
+
+	st = sim_reg_mr(&B.pd, &B.buf, 0, 64 * KIB, rw, &mr);
+	if (!TAP_STATUS(st, PVO_STATUS_OK, "rereg: an MR of 64 KiB on b"))
+		return;
+	key1 = mr.key;
+	fill_pattern(&A.buf, 0, 200, 9500);
+	prepare_dst(&B.buf, 1000, 200);
+	rereg_write(0xd001, mr.iova + 1000, mr.key, PVO_WC_SUCCESS,
+		    "rereg: WRITE before");
+	check_data("rereg: WRITE before", &B.buf, 1000, 200, 9500);
+
+	st = sim_rereg_mr(&mr, 0, NULL, NULL, 0, 0, 0);
+	TAP_STATUS(st, PVO_STATUS_EINVAL, "REREG_MR without a flag -> EINVAL");
+	st = sim_rereg_mr(&mr, 8, NULL, NULL, 0, 0, 0);
+	TAP_STATUS(st, PVO_STATUS_EINVAL, "REREG_MR with flag 8 -> EINVAL");
+	st = sim_rereg_mr(&mr, PVO_REREG_ACCESS, NULL, NULL, 0, 0,
+			  PVO_ACCESS_REMOTE_WRITE);
+	TAP_STATUS(st, PVO_STATUS_EINVAL,
+		   "REREG_MR to REMOTE_WRITE without LOCAL_WRITE -> EINVAL");
+	other = mr;
+	other.ctx = &B.vm->kctx;
+	st = sim_rereg_mr(&other, PVO_REREG_ACCESS, NULL, NULL, 0, 0, rw);
+	TAP_STATUS(st, PVO_STATUS_ENOENT,
+		   "REREG_MR of a user context's MR for the kernel -> ENOENT");
+
+	/* new pages, iova and length; and a new PD */
+	st = sim_alloc_pd(&B.ctx, &pd2);
+	if (st == PVO_STATUS_OK)
+		st = sim_rereg_mr(&mr, PVO_REREG_TRANS | PVO_REREG_PD, &pd2,
+				  &B.buf, 128 * KIB, 32 * KIB, 0);
+	tap_ok(st == PVO_STATUS_OK && mr.key != key1 &&
+		   (mr.key >> 8) == (key1 >> 8),
+	       "REREG_MR to 32 KiB at b's offset 128 KiB in another PD: same "
+	       "handle, new key byte (0x%x -> 0x%x, %s)",
+	       key1, mr.key, pvo_status_name(st));
+	st = sim_dealloc_pd(&pd2);
+	TAP_STATUS(st, PVO_STATUS_EBUSY,
+		   "the new PD holds the MR now (DEALLOC_PD -> EBUSY)");
+	rereg_write(0xd002, mr.iova + 1000, key1, PVO_WC_REM_ACCESS_ERR,
+		    "rereg: WRITE with the old key -> REM_ACCESS_ERR");
+	/* the pair's QPs are in b's first PD: the MR moved away from it */
+	rereg_write(0xd003, mr.iova + 1000, mr.key, PVO_WC_REM_ACCESS_ERR,
+		    "rereg: WRITE from a QP of the MR's old PD -> "
+		    "REM_ACCESS_ERR");
+	st = sim_rereg_mr(&mr, PVO_REREG_PD, &B.pd, NULL, 0, 0, 0);
+	TAP_STATUS(st, PVO_STATUS_OK, "REREG_MR back to b's first PD");
+	fill_pattern(&A.buf, 0, 200, 9501);
+	prepare_dst(&B.buf, 128 * KIB + 1000, 200);
+	rereg_write(0xd004, mr.iova + 1000, mr.key, PVO_WC_SUCCESS,
+		    "rereg: WRITE into the new range");
+	check_data("rereg: the WRITE landed in the new pages", &B.buf,
+		   128 * KIB + 1000, 200, 9501);
+	st = sim_rereg_mr(&mr, PVO_REREG_ACCESS, NULL, NULL, 0, 0,
+			  PVO_ACCESS_LOCAL_WRITE);
+	TAP_STATUS(st, PVO_STATUS_OK, "REREG_MR to LOCAL_WRITE only");
+	rereg_write(0xd005, mr.iova + 1000, mr.key, PVO_WC_REM_ACCESS_ERR,
+		    "rereg: WRITE after remote write was taken away -> "
+		    "REM_ACCESS_ERR");
+	sim_dereg_mr(&mr);
+	sim_dealloc_pd(&pd2);
+	drain_all();
+}

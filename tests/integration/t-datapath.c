@@ -821,8 +821,10 @@ int main(void)
 		test_srq();
 	if (section("arm"))
 		test_cq_arm();
-	if (section("errors"))
+	if (section("errors")) {
 		test_errors();
+		test_rereg_mr();
+	}
 	if (section("reset"))
 		test_reset();
 	if (section("remap"))

@@ -170,6 +170,7 @@ void test_doorbells(void);
 void test_gsi(void);
 void test_kernel_qp(void);
 void test_fast_reg(void);
+void test_rereg_mr(void);
 
 /* t-datapath-isolation.c: tenant isolation, per-VM quotas */
 

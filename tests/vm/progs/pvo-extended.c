@@ -793,6 +793,60 @@ static void test_rc_resize_cq(void)
 		  old + 16, old, n);
 }
 
+/* One signaled RDMA WRITE of MSG bytes from a's SEND_OFF to (rkey, addr). */
+static bool write_to(struct side *a, uint32_t rkey, uint64_t addr, uint64_t id)
+{
+	struct ibv_qp_ex *x = a->qpx;
+	struct xwc w = {};
+
+	ibv_wr_start(x);
+	x->wr_id = id;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(x, rkey, addr);
+	ibv_wr_set_sge(x, a->mr->lkey, local(a, SEND_OFF), MSG);
+	return ibv_wr_complete(x) == 0 && xpoll1(a->scq, &w) &&
+	       sent_ok(a, &w, id, IBV_WC_RDMA_WRITE);
+}
+
+/* ibv_rereg_mr moves an MR to other memory: the new key reaches it. */
+static void test_rereg_mr(void)
+{
+	struct side *a = &rc_a;
+	uint8_t *m1 = aligned_alloc(4096, 8192), *m2 = aligned_alloc(4096, 8192);
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	uint8_t first[MSG];
+	struct ibv_mr *mr;
+	uint32_t rkey1;
+	int ret;
+
+	if (!m1 || !m2)
+		pt_die("aligned_alloc");
+	memset(m1, 0, 8192);
+	memset(m2, 0, 8192);
+	mr = ibv_reg_mr(dev.pd, m1, 8192, acc);
+	if (!mr)
+		pt_die("ibv_reg_mr");
+	rkey1 = mr->rkey;
+	fill(a->buf + SEND_OFF, MSG, 61);
+	memcpy(first, a->buf + SEND_OFF, MSG);
+	pt_tap_ok(write_to(a, mr->rkey, (uintptr_t)m1 + 100, 501) &&
+		  same(m1 + 100, a->buf + SEND_OFF, MSG, "m1"),
+		  "rereg: a WRITE lands in the MR's first memory");
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, m2, 8192, 0);
+	pt_tap_ok(ret == 0 && mr->rkey != rkey1,
+		  "ibv_rereg_mr(CHANGE_TRANSLATION) to other memory: new rkey "
+		  "(0x%x -> 0x%x, %d)", rkey1, mr->rkey, ret);
+	fill(a->buf + SEND_OFF, MSG, 62);
+	pt_tap_ok(write_to(a, mr->rkey, (uintptr_t)m2 + 100, 502) &&
+		  same(m2 + 100, a->buf + SEND_OFF, MSG, "m2") &&
+		  same(m1 + 100, first, MSG, "m1 unchanged"),
+		  "rereg: a WRITE with the new rkey lands in the new memory, the "
+		  "old memory keeps what it had");
+	ibv_dereg_mr(mr);
+	free(m1);
+	free(m2);
+}
+
 /* wr_abort, and a batch that fails at wr_complete: nothing goes out. */
 static void test_rc_abort_and_einval(void)
 {
@@ -1067,6 +1121,7 @@ int main(int argc, char **argv)
 	test_uc();
 	test_ud();
 	test_rc_resize_cq();
+	test_rereg_mr();
 	test_rc_bad_lkey();
 
 	printf("pvo-extended: passed=%d failed=%d\n", pt_tap_n - pt_tap_failed, pt_tap_failed);
