@@ -83,6 +83,43 @@ def rping(rg, port, count=RPING_COUNT, size=RPING_SIZE, timeout=90, nodes=None):
     return r
 
 
+# -- UD multicast ------------------------------------------------------------
+
+def _mckey_receiver(node, group, count, secs):
+    # line-buffered: a receiver killed by its timeout still shows its join
+    return ("timeout -k 2 %d stdbuf -oL mckey -m %s -b %s -C %d -S 512"
+            % (secs, group, node.ip, count))
+
+
+def _mckey_sender(node, group, count):
+    # the receiver must have joined: give it a moment, then send
+    return "sleep 3; mckey -m %s -b %s -s -C %d -S 512" % (group, node.ip, count)
+
+
+def mckey(rg, receiver, sender, group="239.1.2.3", other="239.1.2.4", count=20):
+    """rdma-core's mckey (rdma_join_multicast, UD to a group): the
+    receiver joins group and gets all count datagrams the sender sends
+    there; then a receiver that joined other gets none of them (it times
+    out after its join). Two TAP lines."""
+    r = rg.pair(receiver, _mckey_receiver(receiver, group, count, 60),
+                sender, _mckey_sender(sender, group, count), "mckey", timeout=120,
+                ready=None)
+    tap.ok(r.server_rc == 0 and r.client_rc == 0
+           and "receiving data transfers" in r.server_out
+           and "data transfers complete" in r.server_out,
+           rg.label("mckey: %s sends %d datagrams of 512 B to %s, %s's member "
+                    "receives them all" % (sender.name, count, group, receiver.name)),
+           diag=r.diag())
+    r = rg.pair(receiver, _mckey_receiver(receiver, other, 1, 15),
+                sender, _mckey_sender(sender, group, count), "mckey-other-group",
+                timeout=60, ready=None)
+    tap.ok(r.client_rc == 0 and r.server_rc not in (0, None)
+           and "joined dgid: ::ffff:%s" % other in r.server_out
+           and "data transfers complete" not in r.server_out,
+           rg.label("a receiver of %s gets none of the datagrams sent to %s "
+                    "(it times out)" % (other, group)), diag=r.diag())
+
+
 # -- perftest ----------------------------------------------------------------
 
 PERFTEST_ITERS = 200
