@@ -250,16 +250,37 @@ void test_gsi(void)
 	}
 }
 
+/* A kernel RC QP on a (in kpd, completing to kcq) connected to a user RC
+ * QP on b; a pvo_status. */
+static int kernel_pair(struct sim_pd *kpd, struct sim_cq *kcq,
+		       struct sim_qp *qk, struct sim_qp *qb)
+{
+	struct sim_qp_init in = qp_init(&A, PVO_QPT_RC),
+			   ib = qp_init(&B, PVO_QPT_RC);
+	struct sim_conn conn = {.sgid_index = pair_gid()};
+	struct sim_peer pk, pb;
+	int st;
+
+	in.send_cq = in.recv_cq = kcq;
+	st = sim_create_qp(kpd, &in, qk);
+	if (st == PVO_STATUS_OK)
+		st = sim_create_qp(&B.pd, &ib, qb);
+	if (st == PVO_STATUS_OK) {
+		sim_qp_peer(qb, pair_gid(), &pb);
+		sim_qp_peer(qk, pair_gid(), &pk);
+		st = sim_qp_connect(qk, &conn, &pb);
+		if (st == PVO_STATUS_OK)
+			st = sim_qp_connect(qb, &conn, &pk);
+	}
+	return st;
+}
+
 void test_kernel_qp(void)
 {
 	struct sim_ctx *k = &A.vm->kctx;
 	struct sim_pd kpd;
 	struct sim_cq kcq;
-	struct sim_qp_init in = qp_init(&A, PVO_QPT_RC),
-			   ib = qp_init(&B, PVO_QPT_RC);
 	struct sim_qp qk, qb;
-	struct sim_peer pk, pb;
-	struct sim_conn conn = {.sgid_index = pair_gid()};
 	struct sim_wr w;
 	struct pvo_cqe c;
 	const uint64_t off = 3 * PVO_PAGE_SIZE + 500; /* within one page */
@@ -268,18 +289,8 @@ void test_kernel_qp(void)
 	st = sim_alloc_pd(k, &kpd);
 	if (st == PVO_STATUS_OK)
 		st = sim_create_cq(k, 64, &kcq);
-	in.send_cq = in.recv_cq = &kcq;
 	if (st == PVO_STATUS_OK)
-		st = sim_create_qp(&kpd, &in, &qk);
-	if (st == PVO_STATUS_OK)
-		st = sim_create_qp(&B.pd, &ib, &qb);
-	if (st == PVO_STATUS_OK) {
-		sim_qp_peer(&qb, pair_gid(), &pb);
-		sim_qp_peer(&qk, pair_gid(), &pk);
-		st = sim_qp_connect(&qk, &conn, &pb);
-		if (st == PVO_STATUS_OK)
-			st = sim_qp_connect(&qb, &conn, &pk);
-	}
+		st = kernel_pair(&kpd, &kcq, &qk, &qb);
 	if (!TAP_STATUS(st, PVO_STATUS_OK,
 			"kernel RC QP on a (doorbells via queue 2) connected "
 			"to a user QP on b")) {
@@ -354,14 +365,11 @@ void test_fast_reg(void)
 {
 	struct sim_ctx *k = &A.vm->kctx;
 	struct guest_ram *ram = sim_vm_ram(A.vm);
-	struct sim_qp_init in = qp_init(&A, PVO_QPT_RC),
-			   ib = qp_init(&B, PVO_QPT_RC),
-			   iu = qp_init(&A, PVO_QPT_UD);
+	struct sim_qp_init iu = qp_init(&A, PVO_QPT_UD);
 	struct sim_conn conn = {.sgid_index = pair_gid()};
 	const uint64_t iova = 0x7000000064ull;
 	struct sim_buf fb; /* the fast-reg MR's pages: 4, page aligned */
 	struct sim_qp qk, qb, qu;
-	struct sim_peer pk, pb;
 	struct sim_pd kpd;
 	struct sim_cq kcq;
 	uint32_t mr, key, key0, i, junk_mr, junk_key;
@@ -389,18 +397,8 @@ void test_fast_reg(void)
 	}
 	if (st == PVO_STATUS_OK)
 		st = sim_create_cq(k, 64, &kcq);
-	in.send_cq = in.recv_cq = &kcq;
 	if (st == PVO_STATUS_OK)
-		st = sim_create_qp(&kpd, &in, &qk);
-	if (st == PVO_STATUS_OK)
-		st = sim_create_qp(&B.pd, &ib, &qb);
-	if (st == PVO_STATUS_OK) {
-		sim_qp_peer(&qb, pair_gid(), &pb);
-		sim_qp_peer(&qk, pair_gid(), &pk);
-		st = sim_qp_connect(&qk, &conn, &pb);
-		if (st == PVO_STATUS_OK)
-			st = sim_qp_connect(&qb, &conn, &pk);
-	}
+		st = kernel_pair(&kpd, &kcq, &qk, &qb);
 	if (!TAP_STATUS(st, PVO_STATUS_OK,
 			"fast-reg MR of 4 pages and a kernel RC QP on a, "
 			"connected to a user QP on b")) {
@@ -448,16 +446,7 @@ void test_fast_reg(void)
 	sim_destroy_qp(&qb);
 
 	/* SEND_WITH_INV from b invalidates the rkey at a. */
-	st = sim_create_qp(&kpd, &in, &qk);
-	if (st == PVO_STATUS_OK)
-		st = sim_create_qp(&B.pd, &ib, &qb);
-	if (st == PVO_STATUS_OK) {
-		sim_qp_peer(&qb, pair_gid(), &pb);
-		sim_qp_peer(&qk, pair_gid(), &pk);
-		st = sim_qp_connect(&qk, &conn, &pb);
-		if (st == PVO_STATUS_OK)
-			st = sim_qp_connect(&qb, &conn, &pk);
-	}
+	st = kernel_pair(&kpd, &kcq, &qk, &qb);
 	if (!TAP_STATUS(st, PVO_STATUS_OK, "a second kernel/user RC pair"))
 		return;
 	w = (struct sim_wr){.wr_id = 0xf204, .opcode = PVO_WR_SEND,
@@ -502,10 +491,7 @@ void test_fast_reg(void)
 
 	/* Bad page lists, and REG_MR from a user QP. */
 	for (i = 0; i < 2; i++) {
-		st = sim_create_qp(&kpd, &in, &qk);
-		if (st == PVO_STATUS_OK)
-			st = sim_qp_connect(&qk, &conn, &pb);
-		if (st != PVO_STATUS_OK)
+		if (kernel_pair(&kpd, &kcq, &qk, &qb) != PVO_STATUS_OK)
 			break;
 		pages[0] = htole64(i == 0 ? sim_buf_gpa(&fb, 0) + 8
 					  : ram->size);
@@ -518,6 +504,7 @@ void test_fast_reg(void)
 				    "LOC_QP_OP_ERR");
 		drain_all();
 		sim_destroy_qp(&qk);
+		sim_destroy_qp(&qb);
 	}
 	iu.send_cq = iu.recv_cq = &A.scq;
 	st = sim_create_qp(&A.pd, &iu, &qu);

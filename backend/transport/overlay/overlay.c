@@ -570,6 +570,18 @@ static enum pvo_drop ingress(struct overlay *ov, const struct pvo_tenant *t,
 	}
 }
 
+/* The ICRC at the end of the RoCE packet (over the inner IPv4 header on). */
+static bool icrc_ok(const uint8_t *buf, const uint8_t *roce, size_t roce_len)
+{
+	uint32_t icrc;
+
+	memcpy(&icrc, roce + roce_len - PVO_ROCE_ICRC_LEN, 4);
+	return le32toh(icrc) ==
+	       pvo_icrc_ipv4(buf + PVO_ENCAP_IP_OFF,
+			     PVO_IP4_LEN + PVO_UDP_LEN + roce_len -
+				 PVO_ROCE_ICRC_LEN);
+}
+
 struct mcast_rx {
 	const struct pvo_inner *in;
 	const struct pvo_roce_hdr *h;
@@ -599,7 +611,6 @@ static void input_mcast(struct overlay *ov, const struct pvo_tenant *tenant,
 {
 	struct pvo_roce_hdr h;
 	struct mcast_rx m = { in, &h, PVO_ENCAP_LEN + roce_len };
-	uint32_t icrc, want;
 	uint8_t mac[6];
 	enum pvo_drop why;
 
@@ -612,11 +623,7 @@ static void input_mcast(struct overlay *ov, const struct pvo_tenant *tenant,
 		pvo_overlay_count_drop(NULL, NULL, PVO_DROP_MALFORMED);
 		return;
 	}
-	memcpy(&icrc, roce + roce_len - PVO_ROCE_ICRC_LEN, 4);
-	want = pvo_icrc_ipv4(buf + PVO_ENCAP_IP_OFF,
-			     PVO_IP4_LEN + PVO_UDP_LEN + roce_len -
-				 PVO_ROCE_ICRC_LEN);
-	if (le32toh(icrc) != want) {
+	if (!icrc_ok(buf, roce, roce_len)) {
 		pvo_overlay_count_drop(NULL, NULL, PVO_DROP_BAD_ICRC);
 		return;
 	}
@@ -639,7 +646,6 @@ static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from
 	const struct pvo_tenant *tenant;
 	struct pvo_vm *vm;
 	struct pvo_qp *qp;
-	uint32_t icrc, want;
 	enum pvo_drop why;
 
 	ov->stats.net.rx_packets++;
@@ -670,11 +676,7 @@ static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from
 		pvo_overlay_count_drop(vm, NULL, PVO_DROP_MALFORMED);
 		return;
 	}
-	memcpy(&icrc, roce + roce_len - PVO_ROCE_ICRC_LEN, 4);
-	want = pvo_icrc_ipv4(buf + PVO_ENCAP_IP_OFF,
-			     PVO_IP4_LEN + PVO_UDP_LEN + roce_len -
-				 PVO_ROCE_ICRC_LEN);
-	if (le32toh(icrc) != want) {
+	if (!icrc_ok(buf, roce, roce_len)) {
 		pvo_overlay_count_drop(vm, NULL, PVO_DROP_BAD_ICRC);
 		return;
 	}
