@@ -355,15 +355,17 @@ static void mcast_mac(uint32_t dip, uint8_t *mac)
 	mac[5] = h & 0xff;
 }
 
-static bool seen_vtep(const struct sockaddr_in *sent, unsigned int n,
-		      struct in_addr a, uint16_t port)
+static bool seen_vtep(const GArray *sent, struct in_addr a, uint16_t port)
 {
 	unsigned int i;
 
-	for (i = 0; i < n; i++)
-		if (sent[i].sin_addr.s_addr == a.s_addr &&
-		    sent[i].sin_port == htons(port))
+	for (i = 0; i < sent->len; i++) {
+		const struct sockaddr_in *v =
+		    &g_array_index(sent, struct sockaddr_in, i);
+
+		if (v->sin_addr.s_addr == a.s_addr && v->sin_port == htons(port))
 			return true;
+	}
 	return false;
 }
 
@@ -378,9 +380,9 @@ static void mcast_flood(struct overlay *ov, struct pvo_qp *qp,
 			struct pvo_pkt *pkt, uint32_t sip, uint32_t dip)
 {
 	uint32_t vni = qp->vm->cfg->tenant->vni;
-	struct sockaddr_in sent[64];
-	unsigned int n = 0, i;
+	GArray *sent = g_array_new(FALSE, FALSE, sizeof(struct sockaddr_in));
 	GPtrArray *entries = pvo_map_sorted();
+	unsigned int i;
 	struct pvo_route rt;
 
 	memset(&rt, 0, sizeof(rt));
@@ -399,16 +401,17 @@ static void mcast_flood(struct overlay *ov, struct pvo_qp *qp,
 		uint16_t port = e ? e->port : ov->cfg->vxlan_port;
 
 		if ((e && e->vni != vni) || a.s_addr == ov->cfg->vtep.s_addr ||
-		    n == G_N_ELEMENTS(sent) || seen_vtep(sent, n, a, port))
+		    seen_vtep(sent, a, port))
 			continue;
 		rt.vtep.sin_addr = a;
 		rt.vtep.sin_port = htons(port);
-		sent[n++] = rt.vtep;
+		g_array_append_val(sent, rt.vtep);
 		if (pkt->payload)
 			pvo_dma_seek(pkt->payload, 0);
 		pvo_ov_sender_send(qp, pkt, &rt);
 	}
 	g_ptr_array_free(entries, TRUE);
+	g_array_free(sent, TRUE);
 }
 
 static bool overlay_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
