@@ -273,6 +273,7 @@ void pvo_sq_publish(struct pvo_qp *qp, uint32_t start, uint32_t prod);
 /* wr.c: the ibv_wr_* API of send queues */
 #define PVO_SEND_OPS_FLAGS (IBV_QP_EX_WITH_SEND |			\
 			    IBV_QP_EX_WITH_SEND_WITH_IMM |		\
+			    IBV_QP_EX_WITH_SEND_WITH_INV |		\
 			    IBV_QP_EX_WITH_RDMA_WRITE |			\
 			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
 			    IBV_QP_EX_WITH_RDMA_READ |			\

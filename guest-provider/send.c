@@ -31,6 +31,8 @@ int pvo_send_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op)
 		return PVO_WR_SEND;
 	case IBV_WR_SEND_WITH_IMM:
 		return PVO_WR_SEND_WITH_IMM;
+	case IBV_WR_SEND_WITH_INV:
+		return qp_type == IBV_QPT_RC ? PVO_WR_SEND_WITH_INV : -1;
 	case IBV_WR_RDMA_WRITE:
 		return qp_type == IBV_QPT_UD ? -1 : PVO_WR_RDMA_WRITE;
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -142,6 +144,10 @@ static int pvo_write_send_wqe(struct pvo_qp *qp, struct pvo_send_wqe *wqe,
 	pvo_send_wqe_init(qp, wqe, wr->wr_id, wr->send_flags, opcode);
 
 	switch (wr->opcode) {
+	case IBV_WR_SEND_WITH_INV:
+		wqe->invalidate_rkey = htole32(wr->invalidate_rkey);
+		can_inline = true;
+		break;
 	case IBV_WR_SEND_WITH_IMM:
 		wqe->imm_data = wr->imm_data;
 		/* fall through */

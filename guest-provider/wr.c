@@ -72,7 +72,7 @@ static struct pvo_send_wqe *pvo_wr_begin(struct pvo_qp *qp, uint64_t flag,
 	b->wqe = wqe;
 	/* inline data for SEND and WRITE only, as in post_send */
 	b->can_inline = op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM ||
-			op == IBV_WR_RDMA_WRITE ||
+			op == IBV_WR_SEND_WITH_INV || op == IBV_WR_RDMA_WRITE ||
 			op == IBV_WR_RDMA_WRITE_WITH_IMM;
 	b->inline_flag = b->can_inline && (qpx->wr_flags & IBV_SEND_INLINE);
 	b->needs_ud_addr = qp->ibv_qp.qp_type == IBV_QPT_UD;
@@ -129,6 +129,18 @@ static void pvo_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
 			   IBV_WR_SEND_WITH_IMM);
 	if (wqe)
 		wqe->imm_data = imm_data;
+}
+
+/* RC: the responder invalidates invalidate_rkey (one of its fast-reg MRs,
+ * e.g. a kernel ULP's) when the message has arrived. */
+static void pvo_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct pvo_send_wqe *wqe;
+
+	wqe = pvo_wr_begin(to_pvo_qp_ex(qpx), IBV_QP_EX_WITH_SEND_WITH_INV,
+			   IBV_WR_SEND_WITH_INV);
+	if (wqe)
+		wqe->invalidate_rkey = htole32(invalidate_rkey);
 }
 
 static void pvo_wr_rdma(struct ibv_qp_ex *qpx, uint64_t flag,
@@ -331,7 +343,7 @@ uint64_t pvo_send_ops_supported(enum ibv_qp_type qp_type)
  * Makes the QP an ibv_qp_ex (ibv_qp_to_qp_ex finds it) whose builders
  * accept the opcodes of send_ops_flags (checked against the QP type
  * already). The builders and setters the device has no use for (memory
- * windows, invalidation, TSO, XRC, atomic write, flush) stay NULL.
+ * windows, local invalidation, TSO, XRC, atomic write, flush) stay NULL.
  */
 void pvo_qp_init_wr_ops(struct pvo_qp *qp, uint64_t send_ops_flags)
 {
@@ -345,6 +357,7 @@ void pvo_qp_init_wr_ops(struct pvo_qp *qp, uint64_t send_ops_flags)
 
 	qpx->wr_send = pvo_wr_send;
 	qpx->wr_send_imm = pvo_wr_send_imm;
+	qpx->wr_send_inv = pvo_wr_send_inv;
 	qpx->wr_rdma_write = pvo_wr_rdma_write;
 	qpx->wr_rdma_write_imm = pvo_wr_rdma_write_imm;
 	qpx->wr_rdma_read = pvo_wr_rdma_read;

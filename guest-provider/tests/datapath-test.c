@@ -905,14 +905,21 @@ static void test_wr_errors(struct pvo_context *ctx)
 	      (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM) &&
 	      !(pvo_send_ops_supported(IBV_QPT_UC) &
 		(IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP)) &&
+	      !(pvo_send_ops_supported(IBV_QPT_UC) &
+		IBV_QP_EX_WITH_SEND_WITH_INV) &&
 	      pvo_send_ops_supported(IBV_QPT_RC) == PVO_SEND_OPS_FLAGS &&
+	      (PVO_SEND_OPS_FLAGS & IBV_QP_EX_WITH_SEND_WITH_INV) &&
 	      !(PVO_SEND_OPS_FLAGS & (IBV_QP_EX_WITH_LOCAL_INV |
 				      IBV_QP_EX_WITH_BIND_MW |
-				      IBV_QP_EX_WITH_SEND_WITH_INV |
 				      IBV_QP_EX_WITH_TSO)) &&
-	      !x->wr_local_inv && !x->wr_bind_mw && !x->wr_send_inv &&
+	      x->wr_send_inv && !x->wr_local_inv && !x->wr_bind_mw &&
 	      !x->wr_send_tso && !x->wr_set_xrc_srqn,
-	      "wr: send_ops_flags per QP type; no LOCAL_INV, BIND_MW, SEND_WITH_INV, TSO");
+	      "wr: send_ops_flags per QP type; SEND_WITH_INV on RC only; no "
+	      "LOCAL_INV, BIND_MW, TSO");
+	ibv_wr_start(cx);
+	ibv_wr_send_inv(cx, 0x1234);
+	check(ibv_wr_complete(cx) == EINVAL && ld(&uc->sq.ring.hdr->prod) == 0,
+	      "wr: SEND_WITH_INV on UC: EINVAL");
 	free_qp(uc);
 	free_qp(ud);
 	free_qp(qp);

@@ -357,7 +357,6 @@ static void test_create_errors(void)
 	} bad_ops[] = {
 		{ IBV_QP_EX_WITH_LOCAL_INV, "LOCAL_INV" },
 		{ IBV_QP_EX_WITH_BIND_MW, "BIND_MW" },
-		{ IBV_QP_EX_WITH_SEND_WITH_INV, "SEND_WITH_INV" },
 		{ IBV_QP_EX_WITH_TSO, "TSO" },
 	};
 	struct ibv_cq_init_attr_ex ca = { .cqe = 4 };
@@ -387,6 +386,13 @@ static void test_create_errors(void)
 	qp = ibv_create_qp_ex(dev.ctx, &a);
 	pt_tap_ok(!qp && (errno == EOPNOTSUPP || errno == EINVAL),
 		  "ibv_create_qp_ex: RDMA_READ on a UD QP fails (%s)", strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	init_attr(&a, &tmp, IBV_QPT_UC, IBV_QP_EX_WITH_SEND_WITH_INV, 0);
+	errno = 0;
+	qp = ibv_create_qp_ex(dev.ctx, &a);
+	pt_tap_ok(!qp && (errno == EOPNOTSUPP || errno == EINVAL),
+		  "ibv_create_qp_ex: SEND_WITH_INV on a UC QP fails (%s)", strerror(errno));
 	if (qp)
 		ibv_destroy_qp(qp);
 	init_attr(&a, &tmp, IBV_QPT_UC, IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, 0);
@@ -847,6 +853,41 @@ static void test_rereg_mr(void)
 	free(m2);
 }
 
+/*
+ * SEND_WITH_INV from user space, on a pair of its own: the rkey named is
+ * an ordinary MR's, which no responder may invalidate (only fast-reg MRs
+ * and memory windows can be), so the requester gets REM_INV_REQ_ERR and
+ * the receive completes with LOC_ACCESS_ERR.
+ */
+static void test_rc_send_inv(void)
+{
+	struct side a = {}, b = {};
+	struct xwc s = {}, r = {};
+	bool got_s, got_r;
+
+	side_init(&a, "inv-a", IBV_QPT_RC, RC_OPS | IBV_QP_EX_WITH_SEND_WITH_INV, 0,
+		  NULL);
+	side_init(&b, "inv-b", IBV_QPT_RC, RC_OPS, 0, NULL);
+	connect_pair(&a, &b);
+	post_recv(&b, 701, RECV_OFF, MSG);
+	fill(a.buf + SEND_OFF, MSG, 70);
+	ibv_wr_start(a.qpx);
+	a.qpx->wr_id = 700;
+	a.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send_inv(a.qpx, b.mr->rkey);
+	ibv_wr_set_sge(a.qpx, a.mr->lkey, local(&a, SEND_OFF), MSG);
+	pt_tap_ok(ibv_wr_complete(a.qpx) == 0,
+		  "rc: ibv_wr_send_inv posts (RC offers SEND_WITH_INV)");
+	got_s = xpoll1(a.scq, &s);
+	got_r = xpoll1(b.rcq, &r);
+	pt_tap_ok(got_s && s.wr_id == 700 && s.status == IBV_WC_REM_INV_REQ_ERR &&
+		  got_r && r.wr_id == 701 && r.status == IBV_WC_LOC_ACCESS_ERR,
+		  "rc: SEND_WITH_INV naming an ordinary MR's rkey: REM_INV_REQ_ERR at "
+		  "the sender (%s), LOC_ACCESS_ERR at the receiver (%s)",
+		  got_s ? ibv_wc_status_str(s.status) : "none",
+		  got_r ? ibv_wc_status_str(r.status) : "none");
+}
+
 /* wr_abort, and a batch that fails at wr_complete: nothing goes out. */
 static void test_rc_abort_and_einval(void)
 {
@@ -1122,6 +1163,7 @@ int main(int argc, char **argv)
 	test_ud();
 	test_rc_resize_cq();
 	test_rereg_mr();
+	test_rc_send_inv();
 	test_rc_bad_lkey();
 
 	printf("pvo-extended: passed=%d failed=%d\n", pt_tap_n - pt_tap_failed, pt_tap_failed);
