@@ -67,6 +67,37 @@ struct ib_mr *pvo_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
+/*
+ * Pins [start, start + length) and describes its 4 KiB blocks to the
+ * device for iova @virt_addr: *umem and @pdir on success.
+ */
+static int pvo_mr_pin(struct pvo_dev *dev, struct ib_device *ibdev,
+		      u64 start, u64 length, u64 virt_addr, int access,
+		      struct ib_umem **umem, struct pvo_pdir_mem *pdir)
+{
+	int err;
+
+	if (!length || length > ibdev->attrs.max_mr_size)
+		return -EINVAL;
+	*umem = ib_umem_get(ibdev, start, length, access);
+	if (IS_ERR(*umem))
+		return PTR_ERR(*umem);
+	/* Byte offsets within a 4 KiB page must agree for iova and start. */
+	if (!ib_umem_find_best_pgsz(*umem, SZ_4K, virt_addr)) {
+		ibdev_dbg(ibdev, "reg_mr: iova 0x%llx and address 0x%llx differ within a 4 KiB page\n",
+			  virt_addr, start);
+		err = -EINVAL;
+		goto err_release;
+	}
+	err = pvo_pdir_from_umem(dev, pdir, *umem);
+	if (!err)
+		return 0;
+err_release:
+	ib_umem_release(*umem);
+	*umem = NULL;
+	return err;
+}
+
 struct ib_mr *pvo_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      u64 virt_addr, int access,
 			      struct ib_udata *udata)
@@ -85,29 +116,16 @@ struct ib_mr *pvo_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return ERR_PTR(-EOPNOTSUPP);
-	if (!length || length > ibdev->attrs.max_mr_size)
-		return ERR_PTR(-EINVAL);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->ctx = pd->ctx;
 	mr->umem_access = access;
-	mr->umem = ib_umem_get(ibdev, start, length, access);
-	if (IS_ERR(mr->umem)) {
-		err = PTR_ERR(mr->umem);
-		goto err_free;
-	}
-	/* Byte offsets within a 4 KiB page must agree for iova and start. */
-	if (!ib_umem_find_best_pgsz(mr->umem, SZ_4K, virt_addr)) {
-		ibdev_dbg(ibdev, "reg_mr: iova 0x%llx and address 0x%llx differ within a 4 KiB page\n",
-			  virt_addr, start);
-		err = -EINVAL;
-		goto err_release;
-	}
-	err = pvo_pdir_from_umem(dev, &mr->pdir, mr->umem);
+	err = pvo_mr_pin(dev, ibdev, start, length, virt_addr, access,
+			 &mr->umem, &mr->pdir);
 	if (err)
-		goto err_release;
+		goto err_free;
 
 	cmd.pd = cpu_to_le32(pd->pdn);
 	cmd.access = cpu_to_le32(flags);
@@ -125,7 +143,6 @@ struct ib_mr *pvo_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 err_pdir:
 	pvo_pdir_free(dev, &mr->pdir);
-err_release:
 	ib_umem_release(mr->umem);
 err_free:
 	kfree(mr);
@@ -233,19 +250,11 @@ struct ib_mr *pvo_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		cmd.pd = cpu_to_le32(to_pvo_pd(ibpd)->pdn);
 	}
 	if (flags & IB_MR_REREG_TRANS) {
-		if (!length || length > ibdev->attrs.max_mr_size)
-			return ERR_PTR(-EINVAL);
-		umem = ib_umem_get(ibdev, start, length,
-				   flags & IB_MR_REREG_ACCESS ? access :
-				   mr->umem_access);
-		if (IS_ERR(umem))
-			return ERR_CAST(umem);
-		err = -EINVAL;
-		if (!ib_umem_find_best_pgsz(umem, SZ_4K, virt_addr))
-			goto err_umem;
-		err = pvo_pdir_from_umem(dev, &pdir, umem);
+		err = pvo_mr_pin(dev, ibdev, start, length, virt_addr,
+				 flags & IB_MR_REREG_ACCESS ? access :
+				 mr->umem_access, &umem, &pdir);
 		if (err)
-			goto err_umem;
+			return ERR_PTR(err);
 		cmd.iova = cpu_to_le64(virt_addr);
 		cmd.length = cpu_to_le64(length);
 		pvo_pdir_describe(&pdir, &cmd.pages);
@@ -270,11 +279,10 @@ struct ib_mr *pvo_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	return NULL;
 
 err_pdir:
-	if (umem)
+	if (umem) {
 		pvo_pdir_free(dev, &pdir);
-err_umem:
-	if (umem)
 		ib_umem_release(umem);
+	}
 	return ERR_PTR(err);
 }
 

@@ -126,16 +126,12 @@ static void deliver(struct pvo_qp *member, void *arg)
 	pvo_resp_receive(member, pkt, &r);
 }
 
-/*
- * A UD datagram to a multicast group: a copy for every member QP of the
- * sender's tenant on this loop. Members behind other VTEPs are the
- * overlay's business, so this never claims the packet.
- */
-static void local_mcast(struct pvo_qp *qp, struct pvo_pkt *pkt)
+/* A group datagram: a copy for every member of the sender's tenant on
+ * this loop, the sender excepted. */
+static void local_send_mcast(struct pvo_qp *qp, struct pvo_pkt *pkt)
 {
-	if (pkt->dst_qpn == PVO_MCAST_QPN)
-		pvo_local_mcast_each(qp->vm->cfg->tenant->vni, pkt->dgid, qp,
-				     deliver, pkt);
+	pvo_local_mcast_each(qp->vm->cfg->tenant->vni, pkt->dgid, qp, deliver,
+			     pkt);
 }
 
 static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
@@ -145,10 +141,6 @@ static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 	struct pvo_qp *dqp;
 
 	pvo_prof_mark(PVO_PROF_BUILD);
-	if (pkt->qp_type == PVO_QPT_UD && pvo_gid_is_multicast(pkt->dgid)) {
-		local_mcast(qp, pkt);
-		return false;
-	}
 	if (!dvm)
 		return false;
 	dqp = pvo_qp_by_qpn(dvm, pkt->dst_qpn);
@@ -166,4 +158,5 @@ static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 const struct pvo_transport_ops pvo_transport_local = {
 	.name = "local",
 	.send = local_send,
+	.send_mcast = local_send_mcast,
 };

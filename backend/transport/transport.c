@@ -2,6 +2,7 @@
 /* Transport selection; see transport.h. */
 #include <string.h>
 
+#include "mcast.h"
 #include "transport.h"
 
 /* Tried in order: a peer on this host never goes over the wire. */
@@ -11,11 +12,27 @@ static const struct pvo_transport_ops *const transports[] = {
 };
 #define NTRANSPORTS (sizeof(transports) / sizeof(transports[0]))
 
+/* Calls an optional hook of every transport that has it. */
+#define EACH_TRANSPORT(hook, ...)                                      \
+	do {                                                           \
+		unsigned int i_;                                       \
+		for (i_ = 0; i_ < NTRANSPORTS; i_++)                   \
+			if (transports[i_]->hook)                      \
+				transports[i_]->hook(__VA_ARGS__);     \
+	} while (0)
+
 void pvo_transport_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 {
 	struct pvo_reply none = {.code = PVO_REPLY_NONE};
 	unsigned int i;
 
+	if (pkt->qp_type == PVO_QPT_UD && pvo_gid_is_multicast(pkt->dgid)) {
+		/* IB: a group datagram names QPN 0xffffff, or goes nowhere */
+		if (pkt->dst_qpn == PVO_MCAST_QPN)
+			EACH_TRANSPORT(send_mcast, qp, pkt);
+		pvo_comp_reply(qp, &none);
+		return;
+	}
 	for (i = 0; i < NTRANSPORTS; i++)
 		if (transports[i]->send(qp, pkt))
 			return;
@@ -32,15 +49,6 @@ bool pvo_transport_can_send_ahead(struct pvo_qp *qp)
 			return true;
 	return false;
 }
-
-/* Calls an optional hook of every transport that has it. */
-#define EACH_TRANSPORT(hook, ...)                                      \
-	do {                                                           \
-		unsigned int i_;                                       \
-		for (i_ = 0; i_ < NTRANSPORTS; i_++)                   \
-			if (transports[i_]->hook)                      \
-				transports[i_]->hook(__VA_ARGS__);     \
-	} while (0)
 
 void pvo_transport_new_message(struct pvo_qp *qp, bool on_wire)
 {

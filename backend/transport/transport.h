@@ -113,6 +113,9 @@ struct pvo_transport_ops {
 	/* Deliver pkt from qp. Returns false if the destination is not
 	 * served by this transport (try the next one). */
 	bool (*send)(struct pvo_qp *qp, struct pvo_pkt *pkt);
+	/* A UD datagram to a multicast group: a copy for each member of the
+	 * sender's tenant this transport reaches (every transport is asked). */
+	void (*send_mcast)(struct pvo_qp *qp, struct pvo_pkt *pkt);
 	/* Whether the WQEs behind qp's active one may be sent before it
 	 * completes (RC SEND / WRITE): this transport carries qp's messages,
 	 * answers later, and has the active WQE out whole. */
@@ -134,7 +137,9 @@ extern const struct pvo_transport_ops pvo_transport_local;
 extern const struct pvo_transport_ops pvo_transport_overlay;
 
 /* Sends pkt; if no transport reaches the destination, the requester gets
- * PVO_REPLY_NONE (UD: silently dropped; RC: retries, then RETRY_EXC). */
+ * PVO_REPLY_NONE (UD: silently dropped; RC: retries, then RETRY_EXC). A
+ * UD datagram to a multicast group goes to every transport's members and
+ * completes once. */
 void pvo_transport_send(struct pvo_qp *qp, struct pvo_pkt *pkt);
 /* The hooks of struct pvo_transport_ops, asked of every transport. */
 bool pvo_transport_can_send_ahead(struct pvo_qp *qp);

@@ -27,11 +27,31 @@ bool pvo_mr_access_valid(uint32_t access)
 	return true;
 }
 
+/* A new MR (REG_MR, ALLOC_MR) gets its handle and key, or is freed. */
+static enum pvo_status publish(struct pvo_vm *vm, struct pvo_mr *mr,
+			       struct pvo_resp_reg_mr *r)
+{
+	mr->handle = pvo_table_add(&vm->mrs, mr, mr->ctx);
+	if (!mr->handle) {
+		g_free(mr->blocks);
+		g_free(mr->run);
+		g_free(mr);
+		pvo_vm_warn(vm, "MR quota reached (max-mr = %u)",
+			    vm->cfg->quota.max_mr);
+		return PVO_STATUS_ENOSPC;
+	}
+	/* The tag makes a key of a re-used slot differ from the old one. */
+	mr->key = pvo_handle_index(mr->handle) << 8 | ++vm->mr_tag;
+	mr->pd->refcnt++;
+	r->mr = htole32(mr->handle);
+	r->key = htole32(mr->key);
+	return PVO_STATUS_OK;
+}
+
 enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 			       void *resp)
 {
 	const struct pvo_cmd_reg_mr *c = req;
-	struct pvo_resp_reg_mr *r = resp;
 	uint32_t access = le32toh(c->access);
 	uint64_t iova = le64toh(c->iova), length = le64toh(c->length);
 	uint64_t npages, *pages;
@@ -64,26 +84,13 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 	mr->length = length;
 	mr->valid = true;
 	pvo_mr_set_pages(mr, pages, npages);
-	mr->handle = pvo_table_add(&vm->mrs, mr, ctx);
-	if (!mr->handle) {
-		g_free(mr->blocks);
-		g_free(mr->run);
-		g_free(mr);
-		return PVO_STATUS_ENOSPC;
-	}
-	/* The tag makes a key of a re-used slot differ from the old one. */
-	mr->key = pvo_handle_index(mr->handle) << 8 | ++vm->mr_tag;
-	pd->refcnt++;
-	r->mr = htole32(mr->handle);
-	r->key = htole32(mr->key);
-	return PVO_STATUS_OK;
+	return publish(vm, mr, resp);
 }
 
 enum pvo_status pvo_cmd_alloc_mr(struct pvo_vm *vm, uint32_t ctx,
 				 const void *req, void *resp)
 {
 	const struct pvo_cmd_alloc_mr *c = req;
-	struct pvo_resp_reg_mr *r = resp;
 	uint32_t max_pages = le32toh(c->max_pages);
 	struct pvo_pd *pd;
 	struct pvo_mr *mr;
@@ -101,18 +108,7 @@ enum pvo_status pvo_cmd_alloc_mr(struct pvo_vm *vm, uint32_t ctx,
 	mr->pd = pd;
 	mr->fast_reg = true;
 	mr->max_pages = max_pages;
-	mr->handle = pvo_table_add(&vm->mrs, mr, ctx);
-	if (!mr->handle) {
-		g_free(mr);
-		pvo_vm_warn(vm, "MR quota reached (max-mr = %u)",
-			    vm->cfg->quota.max_mr);
-		return PVO_STATUS_ENOSPC;
-	}
-	mr->key = pvo_handle_index(mr->handle) << 8 | ++vm->mr_tag;
-	pd->refcnt++;
-	r->mr = htole32(mr->handle);
-	r->key = htole32(mr->key);
-	return PVO_STATUS_OK;
+	return publish(vm, mr, resp);
 }
 
 /* The fast-reg MR whose index a key names, if it is in pd. */

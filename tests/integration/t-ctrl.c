@@ -718,6 +718,22 @@ static void test_pd_quota(void)
 	free(pds);
 }
 
+/* ALLOC_UCONTEXT until it fails or held + *n reaches max; the status. */
+static int ucontext_walk(uint32_t held, uint32_t max, uint32_t *ctx,
+			 uint32_t *dbq, uint32_t *page, uint32_t *n)
+{
+	int st = PVO_STATUS_OK;
+
+	while (held + *n <= max) {
+		st = C(pvo_alloc_ucontext(fe, &ctx[*n], &dbq[*n], &page[*n]),
+		       "ALLOC_UCONTEXT quota walk");
+		if (st != PVO_STATUS_OK)
+			break;
+		(*n)++;
+	}
+	return st;
+}
+
 /*
  * Contexts past the user queues need slot pages: without a notify area the
  * walk stops at the queues; with one it reaches the quota. Every context
@@ -739,13 +755,7 @@ static void test_ucontext_quota(void)
 		tap_bail("out of memory");
 	/* A and B are held; ALLOC_UCONTEXT with a short response did not count
 	 */
-	while (held + n <= max_uc) {
-		st = C(pvo_alloc_ucontext(fe, &ctx[n], &dbq[n], &page[n]),
-		       "ALLOC_UCONTEXT quota walk");
-		if (st != PVO_STATUS_OK)
-			break;
-		n++;
-	}
+	st = ucontext_walk(held, max_uc, ctx, dbq, page, &n);
 	tap_ok(st == PVO_STATUS_ENOSPC && held + n == user_queues,
 	       "without a notify area, ALLOC_UCONTEXT stops with ENOSPC once "
 	       "the %u user queues are taken (held %u, then %s)",
@@ -772,13 +782,7 @@ static void test_ucontext_quota(void)
 	       "SET_NOTIFY_AREA is taken once (%s), then EBUSY (%s)",
 	       pvo_status_name(st), pvo_status_name(st2));
 
-	while (held + n <= max_uc) {
-		st = C(pvo_alloc_ucontext(fe, &ctx[n], &dbq[n], &page[n]),
-		       "ALLOC_UCONTEXT quota walk");
-		if (st != PVO_STATUS_OK)
-			break;
-		n++;
-	}
+	st = ucontext_walk(held, max_uc, ctx, dbq, page, &n);
 	tap_ok(st == PVO_STATUS_ENOSPC && held + n == max_uc,
 	       "with slot pages, ALLOC_UCONTEXT succeeds up to max_ucontexts "
 	       "= %u, then ENOSPC (held %u, then %s)",

@@ -376,15 +376,20 @@ static bool seen_vtep(const GArray *sent, struct in_addr a, uint16_t port)
  * replication, no IGMP inside the overlay. Each receiving back-end hands
  * it to its own members of the group.
  */
-static void mcast_flood(struct overlay *ov, struct pvo_qp *qp,
-			struct pvo_pkt *pkt, uint32_t sip, uint32_t dip)
+static void overlay_send_mcast(struct pvo_qp *qp, struct pvo_pkt *pkt)
 {
+	struct overlay *ov = overlay();
+	uint32_t sip = pvo_gid_ipv4(pkt->sgid), dip = pvo_gid_ipv4(pkt->dgid);
 	uint32_t vni = qp->vm->cfg->tenant->vni;
-	GArray *sent = g_array_new(FALSE, FALSE, sizeof(struct sockaddr_in));
-	GPtrArray *entries = pvo_map_sorted();
-	unsigned int i;
+	GPtrArray *entries;
 	struct pvo_route rt;
+	unsigned int i;
+	GArray *sent;
 
+	if (!ov->on || !sip || !dip)
+		return;
+	sent = g_array_new(FALSE, FALSE, sizeof(struct sockaddr_in));
+	entries = pvo_map_sorted();
 	memset(&rt, 0, sizeof(rt));
 	rt.in.vni = vni;
 	mcast_mac(dip, rt.in.dmac);
@@ -423,12 +428,6 @@ static bool overlay_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 
 	if (!ov->on || !sip || !dip)
 		return false;
-	if (pkt->qp_type == PVO_QPT_UD && pvo_gid_is_multicast(pkt->dgid)) {
-		if (pkt->dst_qpn == PVO_MCAST_QPN)
-			mcast_flood(ov, qp, pkt, sip, dip);
-		pvo_comp_reply(qp, &none);
-		return true;
-	}
 	if (!pvo_overlay_route(qp->vm, sip, dip, &rt)) {
 		pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_NO_ROUTE);
 		return false;
@@ -474,6 +473,7 @@ static void overlay_reset_qp(struct pvo_qp *qp)
 const struct pvo_transport_ops pvo_transport_overlay = {
 	.name = "overlay",
 	.send = overlay_send,
+	.send_mcast = overlay_send_mcast,
 	.can_send_ahead = overlay_can_send_ahead,
 	.new_message = overlay_new_message,
 	.count_retransmits = pvo_overlay_count_retransmits,
