@@ -16,7 +16,7 @@
 #define PVO_VIRTIO_ID		42	/* "RDMA device" in the virtio spec */
 #define PVO_PCI_VENDOR_ID	0x1af4
 #define PVO_PCI_DEVICE_ID	0x106a	/* 0x1040 + PVO_VIRTIO_ID */
-#define PVO_INTERFACE_VERSION	4
+#define PVO_INTERFACE_VERSION	5
 
 /* Virtqueues. Queue 2 is the kernel's doorbell queue; 3.. go to ucontexts. */
 #define PVO_VQ_CTRL		0
@@ -106,6 +106,8 @@ enum pvo_cmd_opcode {
 	PVO_CMD_DETACH_MCAST = 29,
 	PVO_CMD_RESIZE_CQ = 30,
 	PVO_CMD_REREG_MR = 31,
+	PVO_CMD_ALLOC_MW = 32,
+	PVO_CMD_DEALLOC_MW = 33,
 	PVO_CMD_MAX
 };
 
@@ -164,6 +166,8 @@ struct pvo_resp_query_device {
 	__le16 max_pkeys;
 	__u8 local_ca_ack_delay;
 	__u8 phys_port_cnt;
+	__le32 max_mw;			/* memory windows (VM quota) */
+	__le32 reserved;
 };
 
 struct pvo_cmd_port {
@@ -449,6 +453,7 @@ struct pvo_cmd_set_notify_area {
 #define PVO_ACCESS_REMOTE_WRITE		(1 << 1)
 #define PVO_ACCESS_REMOTE_READ		(1 << 2)
 #define PVO_ACCESS_REMOTE_ATOMIC	(1 << 3)
+#define PVO_ACCESS_MW_BIND		(1 << 4)	/* MRs: windows may bind */
 
 /*
  * PVO_CMD_ATTACH_MCAST / PVO_CMD_DETACH_MCAST: a UD QP of hdr.ctx joins or
@@ -517,6 +522,31 @@ struct pvo_cmd_rereg_mr {
 	struct pvo_pdir pages;
 };
 
+/*
+ * PVO_CMD_ALLOC_MW (user contexts): a memory window of type 1 or 2 (2B:
+ * bound to the QP that binds it) in a PD of hdr.ctx, unbound. Window
+ * rkeys have PVO_MW_KEY_BIT set (MR keys never do): the bit, the index
+ * bits (<< 8) that never change, and a low byte a bind sets. It gets a
+ * range, access rights and a new key from a PVO_WR_BIND_MW work request
+ * on an RC or UC QP of its PD (type 1 through ibv_bind_mw only); type 2
+ * windows go back to unbound on PVO_WR_LOCAL_INV, on a SEND_WITH_INV
+ * from the peer of their QP, or when their QP is destroyed. An MR with
+ * windows bound to it cannot be deregistered or re-registered (EBUSY).
+ * DEALLOC_MW (pvo_cmd_handle) unbinds it first. EPERM: kernel context;
+ * EINVAL: type; ENOENT: PD; ENOSPC: the VM's max-mw quota.
+ */
+struct pvo_cmd_alloc_mw {
+	__le32 pd;
+	__le32 type;		/* 1 or 2 (IB_MW_TYPE_*) */
+};
+
+struct pvo_resp_alloc_mw {
+	__le32 mw;		/* handle for DEALLOC_MW */
+	__le32 rkey;
+};
+
+#define PVO_MW_KEY_BIT		0x80000000u
+
 struct pvo_resp_reg_mr {
 	__le32 mr;		/* handle for DEREG_MR */
 	__le32 key;		/* lkey == rkey: index << 8 | 8-bit tag */
@@ -570,6 +600,7 @@ enum pvo_wc_opcode {
 	PVO_WC_RDMA_READ = 2,
 	PVO_WC_COMP_SWAP = 3,
 	PVO_WC_FETCH_ADD = 4,
+	PVO_WC_BIND_MW = 5,
 	PVO_WC_LOCAL_INV = 6,
 	PVO_WC_REG_MR = 0x20,
 	PVO_WC_RECV = 128,
@@ -582,6 +613,7 @@ enum pvo_wc_status {
 	PVO_WC_LOC_QP_OP_ERR = 2,
 	PVO_WC_LOC_PROT_ERR = 4,
 	PVO_WC_WR_FLUSH_ERR = 5,
+	PVO_WC_MW_BIND_ERR = 6,
 	PVO_WC_BAD_RESP_ERR = 7,
 	PVO_WC_LOC_ACCESS_ERR = 8,
 	PVO_WC_REM_INV_REQ_ERR = 9,
@@ -800,7 +832,9 @@ enum pvo_wr_opcode {
 	PVO_WR_RDMA_READ = 4,
 	PVO_WR_ATOMIC_CMP_AND_SWP = 5,
 	PVO_WR_ATOMIC_FETCH_AND_ADD = 6,
-	PVO_WR_LOCAL_INV = 7,		/* invalidate_rkey: an MR of the PD */
+	PVO_WR_LOCAL_INV = 7,		/* invalidate_rkey: a fast-reg MR or a
+					 * type 2 window of the PD */
+	PVO_WR_BIND_MW = 8,		/* RC, UC: u.bind */
 	PVO_WR_SEND_WITH_INV = 9,	/* RC; the responder invalidates */
 	PVO_WR_REG_MR = 0x20,		/* kernel QPs only: u.reg */
 };
@@ -858,6 +892,14 @@ struct pvo_send_wqe {
 			__le32 npages;	/* from the page holding iova */
 			__le32 reserved;
 		} reg;
+		struct {		/* PVO_WR_BIND_MW */
+			__le64 addr;	/* window: [addr, addr + length) */
+			__le64 length;	/* 0: bound to nothing */
+			__le32 rkey;	/* the window's index bits, new byte */
+			__le32 mr_lkey;	/* an MR of the PD with MW_BIND */
+			__le32 access;	/* PVO_ACCESS_REMOTE_* */
+			__le32 reserved;
+		} bind;
 		__u8 raw[40];
 	} u;
 };

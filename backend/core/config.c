@@ -49,6 +49,7 @@ void pvo_quota_defaults(struct pvo_quota *q)
 	q->max_qp = 4096;
 	q->max_cq = 4096;
 	q->max_mr = 4096;
+	q->max_mw = 4096;
 	q->max_ah = 1024;
 	q->max_srq = 64;
 	q->max_mr_size = 1ULL << 32;
@@ -250,6 +251,7 @@ static bool parse_quota(struct parser *p, int line, const char *key,
 		Q("max-qp", max_qp, 65536),
 		Q("max-cq", max_cq, 65536),
 		Q("max-mr", max_mr, 1 << 20),
+		Q("max-mw", max_mw, 1 << 20),
 		Q("max-ah", max_ah, 65536),
 		Q("max-srq", max_srq, 65536),
 #undef Q

@@ -18,6 +18,7 @@ struct pvo_quota {
 	uint32_t max_qp;
 	uint32_t max_cq;
 	uint32_t max_mr;
+	uint32_t max_mw;
 	uint32_t max_ah;
 	uint32_t max_srq;
 	uint64_t max_mr_size;

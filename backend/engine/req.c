@@ -14,6 +14,7 @@
 #include "engine.h"
 #include "guest_mem.h"
 #include "mr.h"
+#include "mw.h"
 #include "transport.h"
 #include "profile.h"
 #include "qp.h"
@@ -34,6 +35,8 @@ static bool opcode_valid(const struct pvo_qp *qp, uint8_t op)
 	case PVO_WR_REG_MR:
 		/* page lists are guest-physical */
 		return qp->ctx == PVO_CTX_KERNEL;
+	case PVO_WR_BIND_MW: /* windows serve RDMA: RC and UC (IB) */
+		return qp->type == PVO_QPT_RC || qp->type == PVO_QPT_UC;
 	case PVO_WR_RDMA_WRITE:
 	case PVO_WR_RDMA_WRITE_WITH_IMM:
 		return qp->type == PVO_QPT_RC || qp->type == PVO_QPT_UC;
@@ -45,10 +48,11 @@ static bool opcode_valid(const struct pvo_qp *qp, uint8_t op)
 	return false;
 }
 
-/* Operations on local MRs: no message, no data. */
+/* Operations on local keys: no message, no data. */
 static bool is_local(uint8_t op)
 {
-	return op == PVO_WR_LOCAL_INV || op == PVO_WR_REG_MR;
+	return op == PVO_WR_LOCAL_INV || op == PVO_WR_REG_MR ||
+	       op == PVO_WR_BIND_MW;
 }
 
 static bool is_atomic(uint8_t op)
@@ -84,6 +88,11 @@ static enum pvo_wc_status parse_wqe(struct pvo_qp *qp, const uint8_t *buf,
 		w->reg.key = le32toh(h->u.reg.key);
 		w->reg.access = le32toh(h->u.reg.access);
 		w->reg.npages = le32toh(h->u.reg.npages);
+		w->bind.addr = le64toh(h->u.bind.addr);
+		w->bind.length = le64toh(h->u.bind.length);
+		w->bind.rkey = le32toh(h->u.bind.rkey);
+		w->bind.lkey = le32toh(h->u.bind.mr_lkey);
+		w->bind.access = le32toh(h->u.bind.access);
 		return PVO_WC_SUCCESS;
 	}
 	writes_local = h->opcode == PVO_WR_RDMA_READ || is_atomic(h->opcode);
@@ -155,7 +164,7 @@ static size_t send_tail_len(const void *hdr)
 {
 	const struct pvo_send_wqe *h = hdr;
 
-	if (h->opcode == PVO_WR_LOCAL_INV || h->opcode == PVO_WR_REG_MR)
+	if (is_local(h->opcode))
 		return 0;
 	if (h->flags & PVO_WQE_F_INLINE)
 		return MIN(le32toh(h->inline_len), PVO_DEV_MAX_INLINE);
@@ -197,6 +206,24 @@ static enum fetch_result read_wqe(struct pvo_qp *qp, uint32_t idx,
 	return FETCH_SEND;
 }
 
+static enum pvo_wc_status local_op(struct pvo_qp *qp,
+				    const struct pvo_swqe *w)
+{
+	switch (w->opcode) {
+	case PVO_WR_REG_MR:
+		return pvo_mr_fast_reg(qp->vm, qp->pd, w->reg.key, w->reg.iova,
+				       w->reg.length, w->reg.access,
+				       w->reg.pages, w->reg.npages);
+	case PVO_WR_BIND_MW:
+		return pvo_mw_bind(qp->vm, qp->pd, qp->qpn, w->bind.rkey,
+				   w->bind.lkey, w->bind.addr, w->bind.length,
+				   w->bind.access);
+	default:
+		return pvo_key_invalidate(qp->vm, qp->pd, 0,
+					  w->invalidate_rkey);
+	}
+}
+
 /* The active WQE starts as a message; on_wire: it was sent ahead. */
 static void new_message(struct pvo_qp *qp, bool on_wire)
 {
@@ -222,13 +249,7 @@ static enum fetch_result fetch(struct pvo_qp *qp)
 	w->psn = qp->attr.sq_psn;
 	if (!st && is_local(w->opcode)) {
 		/* in SQ order: every WQE before it has completed */
-		st = w->opcode == PVO_WR_REG_MR
-			 ? pvo_mr_fast_reg(qp->vm, qp->pd, w->reg.key,
-					   w->reg.iova, w->reg.length,
-					   w->reg.access, w->reg.pages,
-					   w->reg.npages)
-			 : pvo_mr_invalidate(qp->vm, qp->pd,
-					     w->invalidate_rkey);
+		st = local_op(qp, w);
 		pvo_comp_complete(qp, st);
 		return FETCH_LOCAL;
 	}

@@ -21,6 +21,7 @@
 #include "grh.h"
 #include "guest_mem.h"
 #include "mr.h"
+#include "mw.h"
 #include "profile.h"
 #include "qp.h"
 #include "srq.h"
@@ -246,7 +247,8 @@ static void resp_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 	m->off += pkt->payload_len;
 	/* SEND_WITH_INV: the rkey goes invalid with the message's end */
 	if (!st && pkt->last && pkt->has_inv)
-		st = pvo_mr_invalidate(qp->vm, qp->pd, pkt->invalidate_rkey);
+		st = pvo_key_invalidate(qp->vm, qp->pd, qp->qpn,
+					pkt->invalidate_rkey);
 	if (st) {
 		complete_recv(qp, &m->rw, PVO_WC_RECV, st, m->off, pkt, net);
 		msg_end(qp);
@@ -261,13 +263,14 @@ static void resp_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 	r->code = PVO_REPLY_ACK;
 }
 
-/* The MR an rkey names, if both it and the QP grant access. */
+/* The MR an rkey (an MR's or a window's) names, if both it and the QP
+ * grant access. */
 static struct pvo_mr *remote_mr(struct pvo_qp *qp, uint32_t rkey,
 				uint64_t va, uint32_t access, uint64_t len)
 {
 	if (!(qp->attr.access & access))
 		return NULL;
-	return pvo_mr_get(qp->vm, rkey, qp->pd, access, va, len);
+	return pvo_rkey_get(qp->vm, rkey, qp->pd, qp->qpn, access, va, len);
 }
 
 static void resp_write(struct pvo_qp *qp, const struct pvo_pkt *pkt,
@@ -323,8 +326,10 @@ static void resp_write(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		mr = remote_mr(qp, m->rkey, m->va + m->off,
 			       PVO_ACCESS_REMOTE_WRITE, n);
 		pvo_dma_init(&dst, qp->vm);
-		if (!mr || !pvo_dma_add(&dst, PVO_DMA_MR, mr, m->va + m->off,
-					NULL, n) ||
+		if (!mr ||
+		    !pvo_dma_add_remote(&dst, mr, m->rkey, qp->qpn,
+					PVO_ACCESS_REMOTE_WRITE, m->va + m->off,
+					n) ||
 		    !pvo_dma_copy(&dst, pkt->payload, n)) {
 			if (m->has_rw)
 				complete_recv(qp, &m->rw,
@@ -370,8 +375,8 @@ void pvo_resp_read(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		}
 		/* The requester copies straight out of this MR. */
 		pvo_dma_init(&qp->resp.read_src, qp->vm);
-		pvo_dma_add(&qp->resp.read_src, PVO_DMA_MR, mr, pkt->va, NULL,
-			    len);
+		pvo_dma_add_remote(&qp->resp.read_src, mr, pkt->rkey, qp->qpn,
+				   PVO_ACCESS_REMOTE_READ, pkt->va, len);
 		r->data = &qp->resp.read_src;
 	}
 	r->code = PVO_REPLY_ACK;

@@ -140,6 +140,8 @@ uint8_t pvo_wc_opcode_of(uint8_t wr_opcode)
 		return PVO_WC_FETCH_ADD;
 	case PVO_WR_LOCAL_INV:
 		return PVO_WC_LOCAL_INV;
+	case PVO_WR_BIND_MW:
+		return PVO_WC_BIND_MW;
 	case PVO_WR_REG_MR:
 		return PVO_WC_REG_MR;
 	default:

@@ -35,6 +35,10 @@ struct pvo_swqe {
 		uint64_t iova, length, pages;
 		uint32_t key, access, npages;
 	} reg;
+	struct { /* BIND_MW */
+		uint64_t addr, length;
+		uint32_t rkey, lkey, access;
+	} bind;
 	struct pvo_path path; /* where to: the QP's, or the AH's (UD) */
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;

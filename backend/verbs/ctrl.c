@@ -16,6 +16,7 @@
 #include "log.h"
 #include "mcast.h"
 #include "mr.h"
+#include "mw.h"
 #include "qp.h"
 #include "srq.h"
 #include "transport.h"
@@ -286,6 +287,9 @@ static const struct cmd_desc cmds[PVO_CMD_MAX] = {
 	CMD(RESIZE_CQ, pvo_cmd_resize_cq, sizeof(struct pvo_cmd_resize_cq), 0),
 	CMD(REREG_MR, pvo_cmd_rereg_mr, sizeof(struct pvo_cmd_rereg_mr),
 	    sizeof(struct pvo_resp_reg_mr)),
+	CMD(ALLOC_MW, pvo_cmd_alloc_mw, sizeof(struct pvo_cmd_alloc_mw),
+	    sizeof(struct pvo_resp_alloc_mw)),
+	CMD(DEALLOC_MW, pvo_cmd_dealloc_mw, sizeof(struct pvo_cmd_handle), 0),
 	CMD(CREATE_CQ, pvo_cmd_create_cq, sizeof(struct pvo_cmd_create_cq),
 	    sizeof(struct pvo_resp_create_cq)),
 	CMD(DESTROY_CQ, pvo_cmd_destroy_cq, sizeof(struct pvo_cmd_handle), 0),

@@ -20,7 +20,9 @@ enum {
 	IB_DEVICE_PORT_ACTIVE_EVENT = 1 << 10,
 	IB_DEVICE_SYS_IMAGE_GUID = 1 << 11,
 	IB_DEVICE_RC_RNR_NAK_GEN = 1 << 12,
+	IB_DEVICE_MEM_WINDOW = 1 << 17,
 	IB_DEVICE_MEM_MGT_EXTENSIONS = 1 << 21,
+	IB_DEVICE_MEM_WINDOW_TYPE_2B = 1 << 24,
 };
 
 /* RoCEv2 headers inside the tenant MTU: IPv4 20 + UDP 8 + BTH 12 +
@@ -83,7 +85,9 @@ void pvo_device_attr(const struct pvo_vm_config *vm,
 	a->device_cap_flags = htole64(IB_DEVICE_PORT_ACTIVE_EVENT |
 				      IB_DEVICE_SYS_IMAGE_GUID |
 				      IB_DEVICE_RC_RNR_NAK_GEN |
-				      IB_DEVICE_MEM_MGT_EXTENSIONS);
+				      IB_DEVICE_MEM_MGT_EXTENSIONS |
+				      IB_DEVICE_MEM_WINDOW |
+				      IB_DEVICE_MEM_WINDOW_TYPE_2B);
 	a->vendor_id = htole32(PVO_PCI_VENDOR_ID);
 	a->vendor_part_id = htole32(PVO_PCI_DEVICE_ID);
 	a->hw_ver = htole32(1);
@@ -94,6 +98,7 @@ void pvo_device_attr(const struct pvo_vm_config *vm,
 	a->max_cq = htole32(q->max_cq);
 	a->max_cqe = htole32(PVO_DEV_MAX_CQE);
 	a->max_mr = htole32(q->max_mr);
+	a->max_mw = htole32(q->max_mw);
 	a->max_pd = htole32(q->max_pd);
 	a->max_ah = htole32(q->max_ah);
 	a->max_srq = htole32(q->max_srq);

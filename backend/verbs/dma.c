@@ -7,6 +7,7 @@
 #include "dma.h"
 #include "guest_mem.h"
 #include "mr.h"
+#include "mw.h"
 #include "profile.h"
 #include "vm.h"
 
@@ -36,12 +37,30 @@ bool pvo_dma_add(struct pvo_dma *d, enum pvo_dma_kind kind,
 	if (mr) {
 		r->key = mr->key;
 		r->access = mr->access;
+		r->qpn = 0;
 		r->pd = mr->pd;
 	}
 	r->addr = addr;
 	r->host = host;
 	r->len = len;
 	d->len += len;
+	return true;
+}
+
+bool pvo_dma_add_remote(struct pvo_dma *d, const struct pvo_mr *mr,
+			uint32_t rkey, uint32_t qpn, uint32_t access,
+			uint64_t addr, uint64_t len)
+{
+	struct pvo_dma_range *r;
+
+	if (!pvo_dma_add(d, PVO_DMA_MR, mr, addr, NULL, len))
+		return false;
+	if (len) {
+		r = &d->r[d->n - 1];
+		r->key = rkey;
+		r->access = access;
+		r->qpn = qpn;
+	}
 	return true;
 }
 
@@ -99,8 +118,8 @@ static bool revalidate(struct pvo_dma *d)
 
 		if (r->kind != PVO_DMA_MR)
 			continue;
-		r->mr = pvo_mr_get(d->vm, r->key, r->pd, r->access, r->addr,
-				   r->len);
+		r->mr = pvo_rkey_get(d->vm, r->key, r->pd, r->qpn, r->access,
+				     r->addr, r->len);
 		if (!r->mr)
 			return false;
 	}

@@ -30,8 +30,9 @@ enum pvo_dma_kind {
 struct pvo_dma_range {
 	enum pvo_dma_kind kind;
 	const struct pvo_mr *mr;
-	/* what names the MR again after another MR was freed */
-	uint32_t key, access;
+	/* what names the MR again after a key changed (vm->mr_gen): an MR
+	 * key, or a window key used by QP qpn (pvo_rkey_get) */
+	uint32_t key, access, qpn;
 	const struct pvo_pd *pd;
 	uint64_t addr;
 	uint8_t *host;
@@ -57,6 +58,12 @@ bool pvo_dma_add(struct pvo_dma *d, enum pvo_dma_kind kind,
 		 const struct pvo_mr *mr, uint64_t addr, void *host,
 		 uint64_t len);
 
+/* Appends the MR range a remote key resolved to (pvo_rkey_get): looked
+ * up again by that key, access and QP. */
+bool pvo_dma_add_remote(struct pvo_dma *d, const struct pvo_mr *mr,
+			uint32_t rkey, uint32_t qpn, uint32_t access,
+			uint64_t addr, uint64_t len);
+
 /*
  * Resolves the SGEs of a WQE of a QP in pd: each lkey must name an MR of
  * pd granting access and covering the SGE (or, when phys_ok, be
@@ -71,9 +78,9 @@ enum pvo_wc_status pvo_dma_from_sges(struct pvo_dma *d, struct pvo_vm *vm,
 /*
  * A cursor may outlive the moment its MRs were checked (a WQE waiting for
  * an ACK, a message arriving in packets): whenever the VM has freed an MR
- * since, each MR range is looked up again by key and fails if its MR is
- * gone, so a guest that deregisters early gets an error, never a stale
- * pointer.
+ * or a key changed since, each MR range is looked up again by key and
+ * fails if the key no longer grants it, so a guest that deregisters,
+ * invalidates or unbinds early gets an error, never a stale pointer.
  */
 
 /* Cursor to byte off from the start (off <= len). */

@@ -191,6 +191,8 @@ enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
 		return PVO_STATUS_ENOENT;
 	if (mr->fast_reg)
 		return PVO_STATUS_EINVAL;
+	if (mr->mw_binds)
+		return PVO_STATUS_EBUSY; /* windows name its range and PD */
 	if (flags & PVO_REREG_PD) {
 		pd = pvo_table_get(&vm->pds, le32toh(c->pd), ctx);
 		if (!pd)
@@ -256,6 +258,8 @@ enum pvo_status pvo_cmd_dereg_mr(struct pvo_vm *vm, uint32_t ctx,
 	mr = pvo_table_get(&vm->mrs, le32toh(c->handle), ctx);
 	if (!mr)
 		return PVO_STATUS_ENOENT;
+	if (mr->mw_binds)
+		return PVO_STATUS_EBUSY; /* IB: unbind its windows first */
 	pvo_mr_free(vm, mr);
 	return PVO_STATUS_OK;
 }

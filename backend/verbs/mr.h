@@ -26,6 +26,7 @@ struct pvo_mr {
 	bool valid;	    /* keys name it (fast-reg: between REG and INV) */
 	bool fast_reg;	    /* ALLOC_MR: pages come from REG_MR WQEs */
 	uint32_t max_pages; /* fast-reg: page list capacity */
+	uint32_t mw_binds;  /* windows bound to it (mw.h) */
 	/*
 	 * The guest's page list, as the largest blocks it allows (the way a
 	 * NIC picks an MR page size): block j covers iova space from
@@ -47,7 +48,8 @@ struct pvo_mr {
 
 #define PVO_ACCESS_ALL                                                         \
 	(PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE |                    \
-	 PVO_ACCESS_REMOTE_READ | PVO_ACCESS_REMOTE_ATOMIC)
+	 PVO_ACCESS_REMOTE_READ | PVO_ACCESS_REMOTE_ATOMIC |                   \
+	 PVO_ACCESS_MW_BIND)
 
 enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 			       void *resp);

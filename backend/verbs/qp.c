@@ -11,6 +11,7 @@
 #include "event.h"
 #include "guest_mem.h"
 #include "mr.h"
+#include "mw.h"
 #include "transport.h"
 #include "profile.h"
 #include "qp.h"
@@ -188,6 +189,8 @@ void pvo_qp_free(struct pvo_vm *vm, struct pvo_qp *qp)
 	if (vm->gsi_qp == qp)
 		vm->gsi_qp = NULL;
 	pvo_mcast_forget_qp(qp);
+	if (vm->mws.count)
+		pvo_mw_forget_qp(vm, qp->qpn);
 	qp->engine->destroy(qp);
 	pvo_transport_forget_qp(qp);
 	pvo_event_purge(vm, PVO_EVOBJ_QP, qp->handle);

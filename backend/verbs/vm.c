@@ -7,6 +7,7 @@
 #include "cq.h"
 #include "log.h"
 #include "mr.h"
+#include "mw.h"
 #include "qp.h"
 #include "srq.h"
 #include "transport.h"
@@ -22,6 +23,7 @@ struct pvo_vm *pvo_vm_new(const struct pvo_vm_config *cfg)
 	pvo_table_init(&vm->pds, "PD", q->max_pd);
 	pvo_table_init(&vm->cqs, "CQ", q->max_cq);
 	pvo_table_init(&vm->mrs, "MR", q->max_mr);
+	pvo_table_init(&vm->mws, "MW", q->max_mw);
 	pvo_table_init(&vm->qps, "QP", q->max_qp);
 	pvo_table_init(&vm->srqs, "SRQ", q->max_srq);
 	pvo_table_init(&vm->ahs, "AH", q->max_ah);
@@ -41,7 +43,7 @@ struct pvo_ucontext *pvo_vm_ctx(struct pvo_vm *vm, uint32_t ctx)
 
 /*
  * Frees every object of one context (all = every context), users before
- * what they use: QPs, then SRQs, AHs, MRs, CQs, PDs.
+ * what they use: QPs, then SRQs, AHs, MWs, MRs, CQs, PDs.
  */
 static void destroy_objects(struct pvo_vm *vm, uint32_t ctx, bool all)
 {
@@ -57,6 +59,8 @@ static void destroy_objects(struct pvo_vm *vm, uint32_t ctx, bool all)
 		pvo_srq_free(vm, obj);
 	EACH(ahs)
 		pvo_ah_free(vm, obj);
+	EACH(mws)
+		pvo_mw_free(vm, obj);
 	EACH(mrs)
 		pvo_mr_free(vm, obj);
 	EACH(cqs)
@@ -111,6 +115,7 @@ void pvo_vm_free(struct pvo_vm *vm)
 	pvo_table_destroy(&vm->pds);
 	pvo_table_destroy(&vm->cqs);
 	pvo_table_destroy(&vm->mrs);
+	pvo_table_destroy(&vm->mws);
 	pvo_table_destroy(&vm->qps);
 	pvo_table_destroy(&vm->srqs);
 	pvo_table_destroy(&vm->ahs);

@@ -42,7 +42,7 @@ struct pvo_ucontext {
 struct pvo_pd {
 	uint32_t handle;
 	uint32_t ctx;
-	uint32_t refcnt;	/* MRs, QPs, SRQs, AHs in it */
+	uint32_t refcnt;	/* MRs, MWs, QPs, SRQs, AHs in it */
 };
 
 struct pvo_vm_stats {
@@ -66,6 +66,7 @@ struct pvo_vm {
 	struct pvo_table pds;
 	struct pvo_table cqs;
 	struct pvo_table mrs;
+	struct pvo_table mws;
 	struct pvo_table qps;
 	struct pvo_table srqs;
 	struct pvo_table ahs;
@@ -76,8 +77,10 @@ struct pvo_vm {
 	GPtrArray *mcast_qps;	/* QPs in multicast groups (mcast.h) */
 	uint32_t next_qpn;
 	struct pvo_qp *gsi_qp;
-	uint8_t mr_tag;		/* low byte of the next MR key */
-	uint64_t mr_gen;	/* bumped whenever an MR is freed (dma.h) */
+	uint8_t mr_tag;		/* low byte of the next MR / MW key */
+	/* bumped whenever a key may stop naming what it named (an MR freed
+	 * or invalidated, a window unbound): dma.h */
+	uint64_t mr_gen;
 	struct pvo_gid_table gids;
 	struct pvo_event_queue events;
 	struct pvo_vm_stats stats;

@@ -326,6 +326,21 @@ int pvo_alloc_mr(struct vu_frontend *fe, uint32_t ctx, uint32_t pd,
 	return st;
 }
 
+int pvo_alloc_mw(struct vu_frontend *fe, uint32_t ctx, uint32_t pd,
+		 uint32_t type, uint32_t *mw, uint32_t *rkey)
+{
+	struct pvo_cmd_alloc_mw c = {htole32(pd), htole32(type)};
+	struct pvo_resp_alloc_mw r = {0};
+	int st;
+
+	st = fixed_cmd(fe, PVO_CMD_ALLOC_MW, ctx, &c, sizeof(c), &r, sizeof(r));
+	if (st == PVO_STATUS_OK) {
+		*mw = le32toh(r.mw);
+		*rkey = le32toh(r.rkey);
+	}
+	return st;
+}
+
 int pvo_create_qp(struct vu_frontend *fe, uint32_t ctx,
 		  const struct pvo_cmd_create_qp *c, uint32_t *qp,
 		  uint32_t *qpn)

@@ -88,6 +88,9 @@ int pvo_mcast(struct vu_frontend *fe, uint16_t opcode, uint32_t ctx,
 /* Fast-reg MR (kernel contexts only). */
 int pvo_alloc_mr(struct vu_frontend *fe, uint32_t ctx, uint32_t pd,
 		 uint32_t max_pages, uint32_t *mr, uint32_t *key);
+/* Memory window of @type (1 or 2). */
+int pvo_alloc_mw(struct vu_frontend *fe, uint32_t ctx, uint32_t pd,
+		 uint32_t type, uint32_t *mw, uint32_t *rkey);
 int pvo_create_qp(struct vu_frontend *fe, uint32_t ctx,
 		  const struct pvo_cmd_create_qp *c, uint32_t *qp,
 		  uint32_t *qpn);

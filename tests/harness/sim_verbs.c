@@ -549,6 +549,13 @@ static int write_send_wqe(struct sim_qp *qp, void *slot, const struct sim_wr *w)
 		h->u.reg.access = htole32(w->reg.access);
 		h->u.reg.npages = htole32(w->reg.npages);
 		break;
+	case PVO_WR_BIND_MW:
+		h->u.bind.addr = htole64(w->bind.addr);
+		h->u.bind.length = htole64(w->bind.length);
+		h->u.bind.rkey = htole32(w->bind.rkey);
+		h->u.bind.mr_lkey = htole32(w->bind.lkey);
+		h->u.bind.access = htole32(w->bind.access);
+		break;
 	default:
 		if (qp->type == PVO_QPT_UD || qp->type == PVO_QPT_GSI) {
 			h->u.ud.ah = htole32(w->ah);
@@ -752,6 +759,8 @@ const char *sim_wc_status_name(unsigned int status)
 		return "LOC_PROT_ERR";
 	case PVO_WC_WR_FLUSH_ERR:
 		return "WR_FLUSH_ERR";
+	case PVO_WC_MW_BIND_ERR:
+		return "MW_BIND_ERR";
 	case PVO_WC_BAD_RESP_ERR:
 		return "BAD_RESP_ERR";
 	case PVO_WC_LOC_ACCESS_ERR:
@@ -790,6 +799,12 @@ const char *sim_wc_opcode_name(unsigned int opcode)
 		return "COMP_SWAP";
 	case PVO_WC_FETCH_ADD:
 		return "FETCH_ADD";
+	case PVO_WC_BIND_MW:
+		return "BIND_MW";
+	case PVO_WC_LOCAL_INV:
+		return "LOCAL_INV";
+	case PVO_WC_REG_MR:
+		return "REG_MR";
 	case PVO_WC_RECV:
 		return "RECV";
 	case PVO_WC_RECV_RDMA_WITH_IMM:

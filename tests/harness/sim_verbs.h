@@ -95,6 +95,10 @@ struct sim_wr {
 		uint64_t iova, length, pages;
 		uint32_t key, access, npages;
 	} reg;
+	struct { /* BIND_MW */
+		uint64_t addr, length;
+		uint32_t rkey, lkey, access;
+	} bind;
 	unsigned int num_sge;
 	struct sim_sge sge[SIM_MAX_WR_SGE];
 	const void *inline_data;

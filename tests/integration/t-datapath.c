@@ -838,6 +838,8 @@ int main(void)
 		test_fast_reg();
 		test_gsi();
 	}
+	if (section("mw"))
+		test_mw();
 	if (section("isolation")) {
 		test_isolation();
 		if (!overlay)

@@ -172,6 +172,10 @@ void test_kernel_qp(void);
 void test_fast_reg(void);
 void test_rereg_mr(void);
 
+/* t-datapath-mw.c: memory windows */
+
+void test_mw(void);
+
 /* t-datapath-isolation.c: tenant isolation, per-VM quotas */
 
 void test_route_change(void);
