@@ -17,14 +17,15 @@
 #include "pvo_verbs.h"
 
 #define PVO_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND)
 #define PVO_MR_REMOTE	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
 			 IB_ACCESS_REMOTE_ATOMIC)
 
 /*
  * Access flags the device understands; the optional range (relaxed
- * ordering) may be ignored, and IB_ACCESS_HUGETLB is only a hint. Memory
- * windows, on-demand paging and zero-based MRs are not supported.
+ * ordering) may be ignored, and IB_ACCESS_HUGETLB is only a hint.
+ * On-demand paging and zero-based MRs are not supported.
  */
 int pvo_mr_access(struct ib_device *ibdev, int access)
 {
@@ -45,6 +46,8 @@ int pvo_mr_access(struct ib_device *ibdev, int access)
 		flags |= PVO_ACCESS_REMOTE_READ;
 	if (access & IB_ACCESS_REMOTE_ATOMIC)
 		flags |= PVO_ACCESS_REMOTE_ATOMIC;
+	if (access & IB_ACCESS_MW_BIND)
+		flags |= PVO_ACCESS_MW_BIND;
 	return flags;
 }
 
@@ -295,6 +298,11 @@ int pvo_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	if (mr->handle) {
 		err = pvo_ctrl_handle_cmd(dev, PVO_CMD_DEREG_MR, mr->ctx,
 					  mr->handle);
+		/* windows are bound to it: it stays as it is (uverbs frees
+		 * the windows first when the context goes)
+		 */
+		if (err == -EBUSY)
+			return err;
 		if (pvo_destroy_failed_in_use(err)) {
 			/* Keep the pages pinned: the device may still DMA. */
 			dev_err(&dev->vdev->dev,

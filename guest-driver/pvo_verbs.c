@@ -21,9 +21,10 @@
 
 /*
  * Device capabilities the driver passes on from the back-end, if the
- * back-end reports them. Anything the driver does not implement (memory
- * windows, XRC, SRQ resizing, ...) is masked. Memory management
- * extensions: fast registration and invalidation (kernel ULPs).
+ * back-end reports them. Anything the driver does not implement (XRC,
+ * SRQ resizing, ...) is masked. Memory management extensions: fast
+ * registration and invalidation (kernel ULPs); memory windows of type 1
+ * and 2B (user space).
  */
 #define PVO_DEVICE_CAP_FLAGS	(IB_DEVICE_SYS_IMAGE_GUID |		\
 				 IB_DEVICE_RC_RNR_NAK_GEN |		\
@@ -31,7 +32,9 @@
 				 IB_DEVICE_CURR_QP_STATE_MOD |		\
 				 IB_DEVICE_UD_AV_PORT_ENFORCE |		\
 				 IB_DEVICE_N_NOTIFY_CQ |		\
-				 IB_DEVICE_MEM_MGT_EXTENSIONS)
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |		\
+				 IB_DEVICE_MEM_WINDOW |			\
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B)
 
 static int pvo_cmd_query_device(struct pvo_dev *dev,
 				struct pvo_resp_query_device *r)
@@ -117,6 +120,8 @@ static int pvo_query_device(struct ib_device *ibdev,
 	attr->max_cq = pvo_limit(r.max_cq);
 	attr->max_cqe = pvo_limit(r.max_cqe);
 	attr->max_mr = pvo_limit(r.max_mr);
+	if (attr->device_cap_flags & IB_DEVICE_MEM_WINDOW)
+		attr->max_mw = pvo_limit(r.max_mw);
 	attr->max_pd = pvo_limit(r.max_pd);
 	attr->max_ah = pvo_limit(r.max_ah);
 	attr->max_srq = pvo_limit(r.max_srq);
@@ -522,6 +527,8 @@ static const struct ib_device_ops pvo_dev_ops = {
 	.get_dev_fw_str = pvo_get_dev_fw_str,
 	.get_dma_mr = pvo_get_dma_mr,
 	.alloc_mr = pvo_alloc_mr,
+	.alloc_mw = pvo_alloc_mw,
+	.dealloc_mw = pvo_dealloc_mw,
 	.map_mr_sg = pvo_map_mr_sg,
 	.get_link_layer = pvo_get_link_layer,
 	.get_port_immutable = pvo_get_port_immutable,
@@ -542,6 +549,7 @@ static const struct ib_device_ops pvo_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, pvo_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, pvo_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, pvo_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, pvo_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, pvo_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, pvo_srq, ibsrq),

@@ -104,6 +104,12 @@ struct pvo_mr {
 	u32 npages;		/* set by map_mr_sg */
 };
 
+struct pvo_mw {
+	struct ib_mw ibmw;
+	u32 handle;
+	u32 ctx;
+};
+
 static inline struct pvo_ibdev *to_pvo_ibdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct pvo_ibdev, ibdev);
@@ -147,6 +153,11 @@ static inline struct pvo_ah *to_pvo_ah(struct ib_ah *ibah)
 static inline struct pvo_mr *to_pvo_mr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct pvo_mr, ibmr);
+}
+
+static inline struct pvo_mw *to_pvo_mw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct pvo_mw, ibmw);
 }
 
 /* The acting context of a verb: the caller's ucontext, or the kernel. */
@@ -225,6 +236,8 @@ struct ib_mr *pvo_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				struct ib_pd *ibpd, struct ib_udata *udata);
 /* IB_ACCESS_* to PVO_ACCESS_*, or -EOPNOTSUPP for what is not offered. */
 int pvo_mr_access(struct ib_device *ibdev, int access);
+int pvo_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int pvo_dealloc_mw(struct ib_mw *ibmw);
 struct ib_mr *pvo_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			   u32 max_num_sg);
 int pvo_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
