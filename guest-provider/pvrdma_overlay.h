@@ -264,6 +264,14 @@ int pvo_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 void pvo_ring_doorbell(struct pvo_context *ctx, struct pvo_qp *qp);
 bool pvo_sq_takes_sends(const struct pvo_qp *qp);
 int pvo_send_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op);
+
+/* Memory windows (mw.c). */
+struct ibv_mw *pvo_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
+int pvo_dealloc_mw(struct ibv_mw *mw);
+int pvo_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		struct ibv_mw_bind *mw_bind);
+int pvo_write_bind(struct pvo_send_wqe *wqe, uint32_t rkey,
+		   const struct ibv_mw_bind_info *info);
 void pvo_send_wqe_init(struct pvo_qp *qp, struct pvo_send_wqe *wqe,
 		       uint64_t wr_id, unsigned int send_flags, int opcode);
 int pvo_inline_append(struct pvo_qp *qp, struct pvo_send_wqe *wqe,
@@ -278,7 +286,9 @@ void pvo_sq_publish(struct pvo_qp *qp, uint32_t start, uint32_t prod);
 			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
 			    IBV_QP_EX_WITH_RDMA_READ |			\
 			    IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |		\
-			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+			    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |	\
+			    IBV_QP_EX_WITH_LOCAL_INV |			\
+			    IBV_QP_EX_WITH_BIND_MW)
 uint64_t pvo_send_ops_supported(enum ibv_qp_type qp_type);
 void pvo_qp_init_wr_ops(struct pvo_qp *qp, uint64_t send_ops_flags);
 

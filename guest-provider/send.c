@@ -43,6 +43,10 @@ int pvo_send_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op)
 		return qp_type == IBV_QPT_RC ? PVO_WR_ATOMIC_CMP_AND_SWP : -1;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return qp_type == IBV_QPT_RC ? PVO_WR_ATOMIC_FETCH_AND_ADD : -1;
+	case IBV_WR_LOCAL_INV:
+		return qp_type == IBV_QPT_UD ? -1 : PVO_WR_LOCAL_INV;
+	case IBV_WR_BIND_MW:
+		return qp_type == IBV_QPT_UD ? -1 : PVO_WR_BIND_MW;
 	default:
 		return -1;
 	}
@@ -144,6 +148,14 @@ static int pvo_write_send_wqe(struct pvo_qp *qp, struct pvo_send_wqe *wqe,
 	pvo_send_wqe_init(qp, wqe, wr->wr_id, wr->send_flags, opcode);
 
 	switch (wr->opcode) {
+	case IBV_WR_LOCAL_INV:
+		wqe->invalidate_rkey = htole32(wr->invalidate_rkey);
+		return 0;
+	case IBV_WR_BIND_MW:
+		if (!wr->bind_mw.mw || wr->bind_mw.mw->pd != qp->ibv_qp.pd)
+			return EINVAL;
+		return pvo_write_bind(wqe, wr->bind_mw.rkey,
+				      &wr->bind_mw.bind_info);
 	case IBV_WR_SEND_WITH_INV:
 		wqe->invalidate_rkey = htole32(wr->invalidate_rkey);
 		can_inline = true;

@@ -16,9 +16,7 @@
  */
 #define PVO_NO_CAP_FLAGS ((uint64_t)IBV_DEVICE_RESIZE_MAX_WR |		\
 			  IBV_DEVICE_SRQ_RESIZE |			\
-			  IBV_DEVICE_MEM_WINDOW |			\
 			  IBV_DEVICE_MEM_WINDOW_TYPE_2A |		\
-			  IBV_DEVICE_MEM_WINDOW_TYPE_2B |		\
 			  IBV_DEVICE_MEM_MGT_EXTENSIONS |		\
 			  IBV_DEVICE_XRC |				\
 			  IBV_DEVICE_UD_IP_CSUM |			\
@@ -30,8 +28,8 @@
 			  IBV_DEVICE_PCI_WRITE_END_PADDING)
 
 /*
- * The kernel's answer, narrowed to what this provider can do: no memory
- * windows, XRC, on-demand paging, device memory, TSO, RSS, raw packet
+ * The kernel's answer, narrowed to what this provider can do: no type 2A
+ * memory windows, XRC, on-demand paging, device memory, TSO, RSS, raw packet
  * QPs, tag matching, CQ moderation, completion timestamps, PCIe atomics
  * (or dmabuf MRs and resizing, which have no attribute). The limits are the
  * device's, as the kernel reports them.
@@ -41,7 +39,6 @@ static void pvo_narrow_device_attr(struct ibv_device_attr_ex *attr)
 	struct ibv_device_attr *a = &attr->orig_attr;
 
 	a->device_cap_flags &= ~(unsigned int)PVO_NO_CAP_FLAGS;
-	a->max_mw = 0;
 	a->max_ee = 0;
 	a->max_rdd = 0;
 	a->max_ee_rd_atom = 0;

@@ -143,6 +143,35 @@ static void pvo_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 		wqe->invalidate_rkey = htole32(invalidate_rkey);
 }
 
+/* Local operations: no data setter may follow. */
+static void pvo_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct pvo_qp *qp = to_pvo_qp_ex(qpx);
+	struct pvo_send_wqe *wqe;
+
+	wqe = pvo_wr_begin(qp, IBV_QP_EX_WITH_LOCAL_INV, IBV_WR_LOCAL_INV);
+	if (!wqe)
+		return;
+	wqe->invalidate_rkey = htole32(invalidate_rkey);
+	qp->wr.has_data = true;
+}
+
+static void pvo_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			   uint32_t rkey,
+			   const struct ibv_mw_bind_info *bind_info)
+{
+	struct pvo_qp *qp = to_pvo_qp_ex(qpx);
+	struct pvo_send_wqe *wqe;
+
+	wqe = pvo_wr_begin(qp, IBV_QP_EX_WITH_BIND_MW, IBV_WR_BIND_MW);
+	if (!wqe)
+		return;
+	qp->wr.has_data = true;
+	if (!mw || mw->pd != qp->ibv_qp.pd ||
+	    pvo_write_bind(wqe, rkey, bind_info))
+		pvo_wr_fail(&qp->wr, EINVAL);
+}
+
 static void pvo_wr_rdma(struct ibv_qp_ex *qpx, uint64_t flag,
 			enum ibv_wr_opcode op, uint32_t rkey,
 			uint64_t remote_addr, __be32 imm_data)
@@ -331,7 +360,8 @@ uint64_t pvo_send_ops_supported(enum ibv_qp_type qp_type)
 	case IBV_QPT_UC:
 		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 		       IBV_QP_EX_WITH_RDMA_WRITE |
-		       IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+		       IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+		       IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
 	case IBV_QPT_UD:
 		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 	default:
@@ -342,8 +372,8 @@ uint64_t pvo_send_ops_supported(enum ibv_qp_type qp_type)
 /*
  * Makes the QP an ibv_qp_ex (ibv_qp_to_qp_ex finds it) whose builders
  * accept the opcodes of send_ops_flags (checked against the QP type
- * already). The builders and setters the device has no use for (memory
- * windows, local invalidation, TSO, XRC, atomic write, flush) stay NULL.
+ * already). The builders and setters the device has no use for (TSO, XRC,
+ * atomic write, flush) stay NULL.
  */
 void pvo_qp_init_wr_ops(struct pvo_qp *qp, uint64_t send_ops_flags)
 {
@@ -363,6 +393,8 @@ void pvo_qp_init_wr_ops(struct pvo_qp *qp, uint64_t send_ops_flags)
 	qpx->wr_rdma_read = pvo_wr_rdma_read;
 	qpx->wr_atomic_cmp_swp = pvo_wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = pvo_wr_atomic_fetch_add;
+	qpx->wr_local_inv = pvo_wr_local_inv;
+	qpx->wr_bind_mw = pvo_wr_bind_mw;
 
 	qpx->wr_set_sge = pvo_wr_set_sge;
 	qpx->wr_set_sge_list = pvo_wr_set_sge_list;

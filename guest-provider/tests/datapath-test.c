@@ -440,8 +440,12 @@ static void test_send_errors(struct pvo_context *ctx)
 	ret = pvo_post_send(&ud->ibv_qp, &wr[9], &bad);
 	check(ret == EINVAL, "UD QP: RDMA_WRITE rejected");
 	wr[9].opcode = IBV_WR_LOCAL_INV;
+	ret = pvo_post_send(&ud->ibv_qp, &wr[9], &bad);
+	check(ret == EINVAL, "UD QP: LOCAL_INV rejected");
+	wr[9].opcode = IBV_WR_BIND_MW;
+	wr[9].bind_mw.mw = NULL;
 	ret = pvo_post_send(&uc->ibv_qp, &wr[9], &bad);
-	check(ret == EINVAL, "LOCAL_INV is not supported: EINVAL");
+	check(ret == EINVAL, "BIND_MW without a window: EINVAL");
 	wr[9].opcode = IBV_WR_SEND;
 	wr[9].wr.ud.ah = NULL;
 	ret = pvo_post_send(&ud->ibv_qp, &wr[9], &bad);
@@ -909,13 +913,13 @@ static void test_wr_errors(struct pvo_context *ctx)
 		IBV_QP_EX_WITH_SEND_WITH_INV) &&
 	      pvo_send_ops_supported(IBV_QPT_RC) == PVO_SEND_OPS_FLAGS &&
 	      (PVO_SEND_OPS_FLAGS & IBV_QP_EX_WITH_SEND_WITH_INV) &&
-	      !(PVO_SEND_OPS_FLAGS & (IBV_QP_EX_WITH_LOCAL_INV |
-				      IBV_QP_EX_WITH_BIND_MW |
-				      IBV_QP_EX_WITH_TSO)) &&
-	      x->wr_send_inv && !x->wr_local_inv && !x->wr_bind_mw &&
+	      (PVO_SEND_OPS_FLAGS & IBV_QP_EX_WITH_LOCAL_INV) &&
+	      (PVO_SEND_OPS_FLAGS & IBV_QP_EX_WITH_BIND_MW) &&
+	      !(PVO_SEND_OPS_FLAGS & IBV_QP_EX_WITH_TSO) &&
+	      x->wr_send_inv && x->wr_local_inv && x->wr_bind_mw &&
 	      !x->wr_send_tso && !x->wr_set_xrc_srqn,
-	      "wr: send_ops_flags per QP type; SEND_WITH_INV on RC only; no "
-	      "LOCAL_INV, BIND_MW, TSO");
+	      "wr: send_ops_flags per QP type; SEND_WITH_INV on RC only; "
+	      "LOCAL_INV and BIND_MW, no TSO");
 	ibv_wr_start(cx);
 	ibv_wr_send_inv(cx, 0x1234);
 	check(ibv_wr_complete(cx) == EINVAL && ld(&uc->sq.ring.hdr->prod) == 0,
