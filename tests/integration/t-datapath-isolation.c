@@ -348,6 +348,24 @@ void test_quotas(void)
 	       "max-mr = 4: four MRs of 64 KiB, the fifth gets ENOSPC (%u, "
 	       "%s)",
 	       nmr, pvo_status_name(st));
+	{
+		uint32_t mw[3], key, nmw = 0;
+
+		for (i = 0; i < 3; i++) {
+			st = pvo_alloc_mw(Q.vm->fe, Q.ctx.handle, Q.pd.handle,
+					  2, &mw[i], &key);
+			if (st != PVO_STATUS_OK)
+				break;
+			nmw++;
+		}
+		tap_ok(nmw == 2 && st == PVO_STATUS_ENOSPC,
+		       "max-mw = 2: two windows, the third gets ENOSPC (%u, "
+		       "%s)",
+		       nmw, pvo_status_name(st));
+		while (nmw--)
+			pvo_destroy(Q.vm->fe, PVO_CMD_DEALLOC_MW, Q.ctx.handle,
+				    mw[nmw]);
+	}
 	for (i = 0; i < 2; i++) {
 		st = sim_create_srq(&Q.pd, 16, 1, 0, &srqs[i]);
 		if (st != PVO_STATUS_OK)

@@ -46,6 +46,7 @@ static const char config[] = "[tenant blue]\n"
 			     "max-cq = 4\n"
 			     "max-mr = 4\n"
 			     "max-srq = 1\n"
+			     "max-mw = 2\n"
 			     "max-ah = 2\n"
 			     "max-mr-size = 65536\n";
 static const char *const vm_names[] = {"a", "b", "c", "q", NULL};
