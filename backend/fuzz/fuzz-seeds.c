@@ -25,14 +25,18 @@
 
 struct scenario {
 	struct fake_guest g;
+	uint32_t ctx, dbq; /* the context and its doorbell queue */
 	uint32_t pd, cq, mr, key, qp, qpn;
 	uint64_t db, buf;
 	struct fg_ring cqr, sq, rq;
 	uint8_t gid[16];
 };
 
-static void setup(struct scenario *s, const struct pvo_vm_config *cfg)
+/* The objects of one context: the kernel's, or (user) a new one. */
+static void setup(struct scenario *s, const struct pvo_vm_config *cfg,
+		  bool user)
 {
+	struct pvo_resp_alloc_ucontext ru;
 	struct pvo_cmd_add_gid ag = { htole32(1), htole32(1) };
 	struct pvo_cmd_create_cq cc = { .entries = htole32(64) };
 	struct pvo_cmd_reg_mr mr = { 0 };
@@ -50,24 +54,34 @@ static void setup(struct scenario *s, const struct pvo_vm_config *cfg)
 	memcpy(ag.gid, s->gid, 16);
 	ag.type = htole32(PVO_GID_TYPE_ROCE_V2);
 	fg_cmd(&s->g, PVO_CMD_ADD_GID, 0, &ag, sizeof(ag), NULL, 0);
-	fg_cmd(&s->g, PVO_CMD_ALLOC_PD, 0, NULL, 0, &rpd, sizeof(rpd));
+	s->ctx = PVO_CTX_KERNEL;
+	s->dbq = PVO_VQ_DB_KERNEL;
+	if (user) {
+		fg_cmd(&s->g, PVO_CMD_ALLOC_UCONTEXT, 0, NULL, 0, &ru,
+		       sizeof(ru));
+		s->ctx = le32toh(ru.ctx);
+		s->dbq = le32toh(ru.db_queue);
+	}
+	fg_cmd(&s->g, PVO_CMD_ALLOC_PD, s->ctx, NULL, 0, &rpd, sizeof(rpd));
 	s->pd = le32toh(rpd.pd);
 	s->db = fg_alloc(&s->g, 1);
 	db.gpa = htole64(s->db);
-	fg_cmd(&s->g, PVO_CMD_SET_DB_RING, 0, &db, sizeof(db), NULL, 0);
+	fg_cmd(&s->g, PVO_CMD_SET_DB_RING, s->ctx, &db, sizeof(db), NULL, 0);
 	fg_ring(&s->g, &s->cqr, 64, 6);
 	cc.ring = s->cqr.pdir;
-	fg_cmd(&s->g, PVO_CMD_CREATE_CQ, 0, &cc, sizeof(cc), &rcq,
+	fg_cmd(&s->g, PVO_CMD_CREATE_CQ, s->ctx, &cc, sizeof(cc), &rcq,
 	       sizeof(rcq));
 	s->cq = le32toh(rcq.cq);
 	s->buf = fg_alloc(&s->g, 2);
 	mr.pd = htole32(s->pd);
 	mr.access = htole32(PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE |
-			    PVO_ACCESS_REMOTE_READ | PVO_ACCESS_REMOTE_ATOMIC);
+			    PVO_ACCESS_REMOTE_READ | PVO_ACCESS_REMOTE_ATOMIC |
+			    PVO_ACCESS_MW_BIND);
 	mr.iova = htole64(0x7f0000000000ull);
 	mr.length = htole64(2 * 4096);
 	fg_pdir_range(&s->g, s->buf, 2, &mr.pages);
-	fg_cmd(&s->g, PVO_CMD_REG_MR, 0, &mr, sizeof(mr), &rmr, sizeof(rmr));
+	fg_cmd(&s->g, PVO_CMD_REG_MR, s->ctx, &mr, sizeof(mr), &rmr,
+	       sizeof(rmr));
 	s->mr = le32toh(rmr.mr);
 	s->key = le32toh(rmr.key);
 }
@@ -79,7 +93,7 @@ static void modify(struct scenario *s, uint32_t mask,
 				       .attr_mask = htole32(mask) };
 
 	c.attr = *a;
-	fg_cmd(&s->g, PVO_CMD_MODIFY_QP, 0, &c, sizeof(c), NULL, 0);
+	fg_cmd(&s->g, PVO_CMD_MODIFY_QP, s->ctx, &c, sizeof(c), NULL, 0);
 }
 
 /* An RC QP connected to itself through the local transport. */
@@ -101,7 +115,8 @@ static void rc_self(struct scenario *s)
 	fg_ring(&s->g, &s->rq, 16, c.rq_wqe_shift);
 	c.sq = s->sq.pdir;
 	c.rq = s->rq.pdir;
-	fg_cmd(&s->g, PVO_CMD_CREATE_QP, 0, &c, sizeof(c), &r, sizeof(r));
+	fg_cmd(&s->g, PVO_CMD_CREATE_QP, s->ctx, &c, sizeof(c), &r,
+	       sizeof(r));
 	s->qp = le32toh(r.qp);
 	s->qpn = le32toh(r.qpn);
 
@@ -201,13 +216,37 @@ static void post_reg(struct scenario *s)
 
 /* What fuzz-ctrl does after the commands; true if the WQE completed
  * without error, so the seed reaches the data path for real. */
+/* A user context's type 2 window bound to a page of its MR: the memory
+ * window path (windows are for user contexts only). */
+static void post_bind(struct scenario *s)
+{
+	struct pvo_cmd_alloc_mw c = { htole32(s->pd), htole32(2) };
+	struct pvo_send_wqe *w = fg_next(&s->g, &s->sq);
+	uint32_t *db = fg_ptr(&s->g, s->db);
+	struct pvo_resp_alloc_mw r;
+
+	fg_cmd(&s->g, PVO_CMD_ALLOC_MW, s->ctx, &c, sizeof(c), &r, sizeof(r));
+	w->wr_id = htole64(1);
+	w->opcode = PVO_WR_BIND_MW;
+	w->flags = PVO_WQE_F_SIGNALED;
+	w->u.bind.addr = htole64(0x7f0000000000ull + 4096);
+	w->u.bind.length = htole64(4096);
+	w->u.bind.rkey = htole32((le32toh(r.rkey) & ~0xffu) | 0x42);
+	w->u.bind.mr_lkey = htole32(s->key);
+	w->u.bind.access = htole32(PVO_ACCESS_REMOTE_WRITE);
+	fg_publish(&s->g, &s->sq);
+	fg_hdr(&s->g, &s->sq)->db_pending = htole32(1);
+	db[PVO_DB_RING_ENTRY_OFF / 4] = htole32(s->qp);
+	db[0] = htole32(1);
+}
+
 static bool completes(struct scenario *s)
 {
 	struct pvo_ring_hdr *h = fg_hdr(&s->g, &s->cqr);
 	struct pvo_cqe *c;
 	int i;
 
-	pvo_doorbell_kick(s->g.vm, PVO_VQ_DB_KERNEL);
+	pvo_doorbell_kick(s->g.vm, s->dbq);
 	for (i = 0; i < 4; i++)
 		g_main_context_iteration(NULL, FALSE);
 	if (le32toh(h->prod) < 1)
@@ -358,9 +397,10 @@ int main(int argc, char **argv)
 	static const uint8_t ops[] = { PVO_WR_SEND, PVO_WR_RDMA_WRITE,
 				       PVO_WR_RDMA_READ,
 				       PVO_WR_ATOMIC_FETCH_AND_ADD,
-				       PVO_WR_REG_MR };
-	static const char *const names[] = { "rc-send", "rc-write", "rc-read",
-					     "rc-fetch-add", "rc-reg-mr" };
+				       PVO_WR_REG_MR, PVO_WR_BIND_MW };
+	static const char *const names[] = { "rc-send",	     "rc-write",
+					     "rc-read",	     "rc-fetch-add",
+					     "rc-reg-mr",    "rc-bind-mw" };
 	struct pvo_daemon_config *cfg;
 	char *err = NULL, *ctrl, *rx, *vh;
 	unsigned int i;
@@ -387,10 +427,12 @@ int main(int argc, char **argv)
 		struct scenario s;
 
 		fg_record = g_byte_array_new();
-		setup(&s, &cfg->vms[0]);
+		setup(&s, &cfg->vms[0], ops[i] == PVO_WR_BIND_MW);
 		rc_self(&s);
 		if (ops[i] == PVO_WR_REG_MR)
 			post_reg(&s);
+		else if (ops[i] == PVO_WR_BIND_MW)
+			post_bind(&s);
 		else
 			post(&s, ops[i]);
 		save(&s, ctrl, names[i]);
