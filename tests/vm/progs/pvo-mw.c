@@ -24,9 +24,12 @@
  * IBV_WC_REM_ACCESS_ERR and leaves b's bytes as they were.
  *
  * Prints one TAP line per check, then "pvo-mw: passed=N failed=M", and
- * exits 0 only if every check passed. On rdma_rxe (the reference) the
- * same checks run; where rxe's status or errno differ from ours (a
- * refused LOCAL_INV, a refused dereg) either is accepted there.
+ * exits 0 only if every check passed. On rdma_rxe the same checks run
+ * (where rxe's status or errno differ from ours, a refused LOCAL_INV or
+ * dereg, either is accepted there; UC windows are skipped): rxe is a
+ * control, not the reference. Linux 6.1's rxe checks a window's accesses
+ * against the MR instead of the window, so the bounds checks must fail
+ * on it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -397,7 +400,9 @@ static void test_type2(struct ibv_mw *mw)
 			  (wc.wc_flags & IBV_WC_WITH_INV) &&
 			  wc.invalidated_rkey == k,
 		  "type 2: the receive has IBV_WC_WITH_INV and names 0x%x "
-		  "(flags 0x%x, 0x%x)", k, wc.wc_flags, wc.invalidated_rkey);
+		  "(wr_id %llu, %s, flags 0x%x, 0x%x)", k,
+		  (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status),
+		  wc.wc_flags, wc.invalidated_rkey);
 	post_rdma(p.a, 16, IBV_WR_RDMA_WRITE, 0, 100, base + 200, k);
 	expect(p.acq, 16, IBV_WC_RDMA_WRITE, IBV_WC_REM_ACCESS_ERR,
 	       "type 2: WRITE after SEND_WITH_INV -> REM_ACCESS_ERR");
@@ -457,6 +462,11 @@ static void test_uc(struct ibv_mw *mw)
 	struct pair p;
 	bool landed = false;
 
+	if (!is_pvo) {
+		/* rdma-core 56's rxe provider has no BIND_MW for UC */
+		pt_tap_ok(true, "UC windows # SKIP not pvrdma_overlay");
+		return;
+	}
 	make_pair(&p, IBV_QPT_UC);
 	bind2(p.b, mw, k, bmr, 40960, 8192, IBV_ACCESS_REMOTE_WRITE, 30);
 	expect(p.bcq, 30, IBV_WC_BIND_MW, IBV_WC_SUCCESS,
