@@ -26,6 +26,26 @@ static unsigned int pvo_cqe_wc_flags(const struct pvo_cqe *cqe)
 	return wc_flags;
 }
 
+/*
+ * RoCE carries no service level, and ibv_wc has no field for the network
+ * header type of a UD receive (the kernel's ib_wc does): such receives
+ * report it in sl the way mlx5 devices do, bit 3 for RoCEv2 (UDP) and the
+ * L3 type in bits 2:0 (1 IPv6, 2 IPv4). UCX's ud_verbs reads it there to
+ * find the destination GID in the GRH area, and drops every datagram
+ * without it.
+ */
+#define PVO_SL_ROCE_UDP		0x8
+#define PVO_SL_ROCE_IPV6	0x1
+#define PVO_SL_ROCE_IPV4	0x2
+
+static uint8_t pvo_cqe_sl(const struct pvo_cqe *cqe)
+{
+	if (!(cqe->flags & PVO_WC_F_GRH))
+		return cqe->sl;
+	return PVO_SL_ROCE_UDP | (cqe->network_hdr_type == PVO_NET_IPV4 ?
+				  PVO_SL_ROCE_IPV4 : PVO_SL_ROCE_IPV6);
+}
+
 static void pvo_cqe_to_wc(const struct pvo_cqe *cqe, struct ibv_wc *wc)
 {
 	wc->wr_id = le64toh(cqe->wr_id);
@@ -45,7 +65,7 @@ static void pvo_cqe_to_wc(const struct pvo_cqe *cqe, struct ibv_wc *wc)
 	wc->wc_flags = pvo_cqe_wc_flags(cqe);
 	wc->pkey_index = le16toh(cqe->pkey_index);
 	wc->slid = 0;
-	wc->sl = cqe->sl;
+	wc->sl = pvo_cqe_sl(cqe);
 	wc->dlid_path_bits = 0;
 }
 
@@ -267,7 +287,7 @@ static uint32_t pvo_read_slid(struct ibv_cq_ex *ibcq)
 
 static uint8_t pvo_read_sl(struct ibv_cq_ex *ibcq)
 {
-	return to_pvo_cq_ex(ibcq)->poll_cqe->sl;
+	return pvo_cqe_sl(to_pvo_cq_ex(ibcq)->poll_cqe);
 }
 
 static uint8_t pvo_read_dlid_path_bits(struct ibv_cq_ex *ibcq)

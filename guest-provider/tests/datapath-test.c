@@ -970,6 +970,7 @@ static void test_poll_ex(void)
 	e->opcode = PVO_WC_RECV;
 	e->status = PVO_WC_SUCCESS;
 	e->flags = PVO_WC_F_GRH | PVO_WC_F_IMM | PVO_WC_F_SOLICITED;
+	e->network_hdr_type = PVO_NET_IPV6;
 	memcpy(&e->imm_data, "\xaa\xbb\xcc\xdd", 4);
 	e->src_qp = htole32(0x1fedcba);
 	e->sl = 3;
@@ -992,10 +993,10 @@ static void test_poll_ex(void)
 	      ibv_wc_read_qp_num(x) == 0x12 && ibv_wc_read_src_qp(x) == 0xfedcba &&
 	      ibv_wc_read_wc_flags(x) == (IBV_WC_GRH | IBV_WC_WITH_IMM) &&
 	      be32toh(ibv_wc_read_imm_data(x)) == 0xaabbccdd &&
-	      ibv_wc_read_sl(x) == 3 && ibv_wc_read_slid(x) == 0 &&
+	      ibv_wc_read_sl(x) == 0x9 && ibv_wc_read_slid(x) == 0 &&
 	      ibv_wc_read_dlid_path_bits(x) == 0 &&
 	      ibv_wc_read_vendor_err(x) == 0,
-	      "cq_ex: read_opcode, byte_len, qp_num, src_qp (24 bits), wc_flags, imm (network order), sl, slid, dlid_path_bits");
+	      "cq_ex: read_opcode, byte_len, qp_num, src_qp (24 bits), wc_flags, imm (network order), sl (RoCEv2 IPv6: 0x9), slid, dlid_path_bits");
 	r2 = ibv_next_poll(x);
 	check(r2 == 0 && x->wr_id == 1 && ibv_wc_read_opcode(x) == IBV_WC_RDMA_WRITE &&
 	      ibv_wc_read_wc_flags(x) == 0 && ibv_wc_read_qp_num(x) == 0x13,
@@ -1091,6 +1092,7 @@ static void test_poll(void)
 		e->opcode = i == 4 ? PVO_WC_RDMA_READ : PVO_WC_SEND;
 		e->status = i == 4 ? PVO_WC_REM_ACCESS_ERR : PVO_WC_SUCCESS;
 		e->vendor_err = htole32(i == 4 ? 0x77 : 0);
+		e->sl = i == 1 ? 5 : 0;
 	}
 	/* the device publishes 5 CQEs */
 	st(&cq.ring.hdr->prod, start + 5);
@@ -1101,16 +1103,17 @@ static void test_poll(void)
 	check(wc[0].wr_id == 0x1111222233334444ull && wc[0].qp_num == 0x12 &&
 	      wc[0].byte_len == 140 && wc[0].opcode == IBV_WC_RECV &&
 	      wc[0].status == IBV_WC_SUCCESS && wc[0].src_qp == 0xfedcba &&
-	      wc[0].sl == 3 && wc[0].pkey_index == 0,
-	      "CQE -> ibv_wc: wr_id, qp_num, byte_len, opcode, status, src_qp, sl");
+	      wc[0].sl == 0xa && wc[0].pkey_index == 0,
+	      "CQE -> ibv_wc: wr_id, qp_num, byte_len, opcode, status, src_qp, sl (a GRH'd receive: RoCEv2 IPv4, 0xa)");
 	check(wc[0].wc_flags == (IBV_WC_GRH | IBV_WC_WITH_IMM),
 	      "CQE flags GRH + IMM -> IBV_WC_GRH | IBV_WC_WITH_IMM (%#x)",
 	      wc[0].wc_flags);
 	check(memcmp(&wc[0].imm_data, "\xaa\xbb\xcc\xdd", 4) == 0 &&
 	      be32toh(wc[0].imm_data) == 0xaabbccdd,
 	      "imm_data delivered in network byte order");
-	check(wc[1].wr_id == 1 && wc[1].wc_flags == 0 && wc[1].opcode == IBV_WC_SEND,
-	      "second CQE: no flags");
+	check(wc[1].wr_id == 1 && wc[1].wc_flags == 0 && wc[1].opcode == IBV_WC_SEND &&
+	      wc[1].sl == 5,
+	      "second CQE: no flags, its sl as the device gave it");
 
 	n = pvo_poll_cq(&cq.ibv_cq, 4, wc);
 	check(n == 3 && wc[2].status == IBV_WC_REM_ACCESS_ERR &&
