@@ -108,6 +108,7 @@ enum pvo_cmd_opcode {
 	PVO_CMD_REREG_MR = 31,
 	PVO_CMD_ALLOC_MW = 32,
 	PVO_CMD_DEALLOC_MW = 33,
+	PVO_CMD_RESIZE_SRQ = 34,
 	PVO_CMD_MAX
 };
 
@@ -701,9 +702,27 @@ struct pvo_resp_create_srq {
 
 struct pvo_cmd_modify_srq {
 	__le32 srq;
-	__le32 attr_mask;	/* only PVO_SRQ_LIMIT (no resize) */
+	__le32 attr_mask;	/* only PVO_SRQ_LIMIT (RESIZE_SRQ resizes) */
 	__le32 max_wr;
 	__le32 srq_limit;	/* arms PVO_EV_SRQ_LIMIT; 0 disarms */
+};
+
+/*
+ * PVO_CMD_RESIZE_SRQ: the SRQ moves to a new ring (same WQE stride). The
+ * device copies the receive WQEs posted and not yet taken (from its cons
+ * to the guest's prod) to the same counter positions of the new ring,
+ * sets the new header's prod and cons and reads only the new ring from
+ * then on; the guest posts to the new ring once the command completes and
+ * must not post in between. EINVAL: entries not a power of two or above
+ * max_srq_wr + 1, fewer entries than WQEs outstanding, a wqe_shift other
+ * than the SRQ's; ENOENT: no such SRQ; EFAULT: ring outside guest RAM.
+ */
+struct pvo_cmd_resize_srq {
+	__le32 srq;
+	__le32 entries;
+	__u8 wqe_shift;
+	__u8 reserved[7];
+	struct pvo_pdir ring;
 };
 
 struct pvo_resp_query_srq {

@@ -290,6 +290,8 @@ static const struct cmd_desc cmds[PVO_CMD_MAX] = {
 	CMD(ALLOC_MW, pvo_cmd_alloc_mw, sizeof(struct pvo_cmd_alloc_mw),
 	    sizeof(struct pvo_resp_alloc_mw)),
 	CMD(DEALLOC_MW, pvo_cmd_dealloc_mw, sizeof(struct pvo_cmd_handle), 0),
+	CMD(RESIZE_SRQ, pvo_cmd_resize_srq, sizeof(struct pvo_cmd_resize_srq),
+	    0),
 	CMD(CREATE_CQ, pvo_cmd_create_cq, sizeof(struct pvo_cmd_create_cq),
 	    sizeof(struct pvo_resp_create_cq)),
 	CMD(DESTROY_CQ, pvo_cmd_destroy_cq, sizeof(struct pvo_cmd_handle), 0),

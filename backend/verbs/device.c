@@ -20,6 +20,7 @@ enum {
 	IB_DEVICE_PORT_ACTIVE_EVENT = 1 << 10,
 	IB_DEVICE_SYS_IMAGE_GUID = 1 << 11,
 	IB_DEVICE_RC_RNR_NAK_GEN = 1 << 12,
+	IB_DEVICE_SRQ_RESIZE = 1 << 13,
 	IB_DEVICE_MEM_WINDOW = 1 << 17,
 	IB_DEVICE_MEM_MGT_EXTENSIONS = 1 << 21,
 	IB_DEVICE_MEM_WINDOW_TYPE_2B = 1 << 24,
@@ -85,6 +86,7 @@ void pvo_device_attr(const struct pvo_vm_config *vm,
 	a->device_cap_flags = htole64(IB_DEVICE_PORT_ACTIVE_EVENT |
 				      IB_DEVICE_SYS_IMAGE_GUID |
 				      IB_DEVICE_RC_RNR_NAK_GEN |
+				      IB_DEVICE_SRQ_RESIZE |
 				      IB_DEVICE_MEM_MGT_EXTENSIONS |
 				      IB_DEVICE_MEM_WINDOW |
 				      IB_DEVICE_MEM_WINDOW_TYPE_2B);

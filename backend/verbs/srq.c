@@ -10,6 +10,12 @@
 
 /* entries is a power of two <= max_srq_wr + 1, so at most this: */
 #define SRQ_MAX_ENTRIES PVO_DEV_MAX_SRQ_WR
+/* the stride of receive WQEs with the most SGEs */
+#define PVO_RECV_WQE_MAX_SHIFT 9
+_Static_assert((1u << PVO_RECV_WQE_MAX_SHIFT) >=
+		       sizeof(struct pvo_recv_wqe) +
+			   PVO_DEV_MAX_SGE * sizeof(struct pvo_sge),
+	       "receive WQE buffer");
 
 enum pvo_status pvo_cmd_create_srq(struct pvo_vm *vm, uint32_t ctx,
 				   const void *req, void *resp)
@@ -79,6 +85,60 @@ enum pvo_status pvo_cmd_modify_srq(struct pvo_vm *vm, uint32_t ctx,
 		return PVO_STATUS_EINVAL;
 	/* Checked when the responder consumes a WQE, as IB specifies. */
 	srq->limit = limit;
+	return PVO_STATUS_OK;
+}
+
+enum pvo_status pvo_cmd_resize_srq(struct pvo_vm *vm, uint32_t ctx,
+				   const void *req, void *resp)
+{
+	const struct pvo_cmd_resize_srq *c = req;
+	uint8_t wqe[1u << PVO_RECV_WQE_MAX_SHIFT];
+	struct pvo_ring ring = { 0 };
+	uint32_t prod, i, stride;
+	enum pvo_status st;
+	struct pvo_srq *srq;
+
+	srq = pvo_table_get(&vm->srqs, le32toh(c->srq), ctx);
+	if (!srq)
+		return PVO_STATUS_ENOENT;
+	for (i = 0; i < sizeof(c->reserved); i++)
+		if (c->reserved[i])
+			return PVO_STATUS_EINVAL;
+	if (c->wqe_shift != srq->ring.shift)
+		return PVO_STATUS_EINVAL;
+	st = pvo_ring_init(&ring, vm, &c->ring, le32toh(c->entries),
+			   SRQ_MAX_ENTRIES, c->wqe_shift);
+	if (st)
+		return st;
+	/* What the guest posted and we did not take moves; a producer not
+	 * within the old ring of our consumer is a guest error. */
+	if (!pvo_ring_load(vm, &srq->ring, PVO_RING_PROD, &prod) ||
+	    prod - srq->cons > srq->ring.entries ||
+	    prod - srq->cons > ring.entries) {
+		pvo_vm_warn(vm,
+			    "RESIZE_SRQ of SRQ 0x%x to %u entries refused: %u "
+			    "WQEs outstanding",
+			    srq->handle, ring.entries, prod - srq->cons);
+		pvo_ring_fini(&ring);
+		return PVO_STATUS_EINVAL;
+	}
+	stride = 1u << srq->ring.shift;
+	for (i = srq->cons; i != prod; i++)
+		if (!pvo_ring_read(vm, &srq->ring, i, wqe, stride) ||
+		    !pvo_ring_write(vm, &ring, i, wqe, stride)) {
+			pvo_ring_fini(&ring);
+			return PVO_STATUS_EFAULT;
+		}
+	if (!pvo_ring_store(vm, &ring, PVO_RING_CONS, srq->cons) ||
+	    !pvo_ring_store(vm, &ring, PVO_RING_PROD, prod)) {
+		pvo_ring_fini(&ring);
+		return PVO_STATUS_EFAULT;
+	}
+	pvo_ring_fini(&srq->ring);
+	srq->ring = ring;
+	srq->prod_seen = prod;
+	/* an armed limit above the new size fires at once, as IB has it */
+	pvo_srq_check_limit(vm, srq);
 	return PVO_STATUS_OK;
 }
 

@@ -28,6 +28,8 @@ enum pvo_status pvo_cmd_create_srq(struct pvo_vm *vm, uint32_t ctx,
 				   const void *req, void *resp);
 enum pvo_status pvo_cmd_modify_srq(struct pvo_vm *vm, uint32_t ctx,
 				   const void *req, void *resp);
+enum pvo_status pvo_cmd_resize_srq(struct pvo_vm *vm, uint32_t ctx,
+				   const void *req, void *resp);
 enum pvo_status pvo_cmd_query_srq(struct pvo_vm *vm, uint32_t ctx,
 				  const void *req, void *resp);
 enum pvo_status pvo_cmd_destroy_srq(struct pvo_vm *vm, uint32_t ctx,

@@ -263,6 +263,12 @@ int pvo_resize_cq(struct vu_frontend *fe, uint32_t ctx,
 	return fixed_cmd(fe, PVO_CMD_RESIZE_CQ, ctx, c, sizeof(*c), NULL, 0);
 }
 
+int pvo_resize_srq(struct vu_frontend *fe, uint32_t ctx,
+		   const struct pvo_cmd_resize_srq *c)
+{
+	return fixed_cmd(fe, PVO_CMD_RESIZE_SRQ, ctx, c, sizeof(*c), NULL, 0);
+}
+
 int pvo_set_notify_area(struct vu_frontend *fe, uint64_t gpa,
 			uint32_t num_queues)
 {

@@ -78,6 +78,8 @@ int pvo_rereg_mr(struct vu_frontend *fe, uint32_t ctx,
 		 const struct pvo_cmd_rereg_mr *c, uint32_t *key);
 int pvo_resize_cq(struct vu_frontend *fe, uint32_t ctx,
 		  const struct pvo_cmd_resize_cq *c);
+int pvo_resize_srq(struct vu_frontend *fe, uint32_t ctx,
+		   const struct pvo_cmd_resize_srq *c);
 int pvo_create_cq(struct vu_frontend *fe, uint32_t ctx,
 		  const struct pvo_cmd_create_cq *c, uint32_t *cq);
 int pvo_reg_mr(struct vu_frontend *fe, uint32_t ctx,

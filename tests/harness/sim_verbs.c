@@ -243,6 +243,30 @@ int sim_create_srq(struct sim_pd *pd, uint32_t entries, uint32_t max_sge,
 	return cmd_err(ctx, ret, "CREATE_SRQ of %u entries", entries);
 }
 
+int sim_resize_srq(struct sim_srq *srq, uint32_t entries)
+{
+	struct pvo_cmd_resize_srq c = {.srq = htole32(srq->handle),
+				       .entries = htole32(entries),
+				       .wqe_shift = (uint8_t)srq->ring.shift};
+	struct sim_ctx *ctx = srq->ctx;
+	struct sim_ring ring;
+	int ret;
+
+	ret = sim_ring_alloc(&ring, ram_of(ctx), entries, srq->ring.shift,
+			     SIM_LAYOUT_SCATTER);
+	if (ret < 0)
+		return ret;
+	c.ring = ring.pages.pdir;
+	ret = pvo_resize_srq(fe_of(ctx), ctx->handle, &c);
+	if (ret != PVO_STATUS_OK) {
+		sim_ring_free(&ring);
+	} else {
+		sim_ring_free(&srq->ring);
+		srq->ring = ring;
+	}
+	return cmd_err(ctx, ret, "RESIZE_SRQ to %u entries", entries);
+}
+
 int sim_destroy_srq(struct sim_srq *srq)
 {
 	struct sim_ctx *ctx = srq->ctx;

@@ -159,6 +159,8 @@ int sim_resize_cq(struct sim_cq *cq, uint32_t entries);
 int sim_create_srq(struct sim_pd *pd, uint32_t entries, uint32_t max_sge,
 		   uint32_t limit, struct sim_srq *srq);
 int sim_destroy_srq(struct sim_srq *srq);
+/* RESIZE_SRQ to a new ring of @entries; @srq uses it on success. */
+int sim_resize_srq(struct sim_srq *srq, uint32_t entries);
 
 int sim_create_qp(struct sim_pd *pd, const struct sim_qp_init *init,
 		  struct sim_qp *qp);

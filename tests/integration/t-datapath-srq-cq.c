@@ -7,6 +7,88 @@
 /* ------------------------------------------------------------------ */
 /* SRQ                                                                */
 
+/*
+ * RESIZE_SRQ with receives posted: they move to the new ring in order,
+ * a ring smaller than what is outstanding is refused, and the SRQ takes
+ * receives from the new ring only (64 entries -> 256 -> 8).
+ */
+static void test_srq_resize(struct sim_srq *srq, struct sim_qp *a)
+{
+	struct pvo_cmd_resize_srq r = {.srq = htole32(srq->handle),
+				       .entries = htole32(128),
+				       .wqe_shift = 3};
+	struct pvo_resp_query_srq q;
+	unsigned int i, n = 0;
+	struct sim_ring old;
+	struct pvo_cqe c;
+	struct sim_wr w = wr1(0xa300, PVO_WR_SEND, &A, 1000, 10);
+	int st;
+
+	/* the WQE the limit checks left */
+	post1(&a[0], &w);
+	expect_cqe(&A.scq, 0xa300, PVO_WC_SEND, PVO_WC_SUCCESS,
+		   "SEND taking the last WQE before the resize");
+	expect_cqe(&B.rcq, 0xa006, PVO_WC_RECV, PVO_WC_SUCCESS,
+		   "  ... the SRQ is empty");
+	for (i = 0; i < 20; i++) {
+		struct sim_sge s = sge_of(&B, 512 * KIB + i * 1024, 1024);
+
+		prepare_dst(&B.buf, 512 * KIB + i * 1024, 1024);
+		sim_post_srq_recv(srq, 0xa301 + i, &s, 1);
+	}
+	st = sim_resize_srq(srq, 16);
+	TAP_STATUS(st, PVO_STATUS_EINVAL,
+		   "RESIZE_SRQ to 16 entries with 20 WQEs posted -> EINVAL");
+	st = pvo_resize_srq(B.vm->fe, B.ctx.handle, &r);
+	TAP_STATUS(st, PVO_STATUS_EINVAL,
+		   "RESIZE_SRQ with another WQE stride -> EINVAL");
+	old = srq->ring;
+	st = sim_resize_srq(srq, 256);
+	if (!TAP_STATUS(st, PVO_STATUS_OK,
+			"RESIZE_SRQ to 256 entries with 20 WQEs posted"))
+		return;
+	/* the old ring is garbage now: nothing may be taken from it */
+	memset(old.hdr, 0xee, 64);
+	for (i = 20; i < 200; i++) {
+		struct sim_sge s = sge_of(&B, 512 * KIB + i * 1024, 1024);
+
+		prepare_dst(&B.buf, 512 * KIB + i * 1024, 1024);
+		if (sim_post_srq_recv(srq, 0xa301 + i, &s, 1))
+			break;
+	}
+	tap_ok(i == 200, "180 more receives posted to the new ring (%u)", i);
+	st = pvo_query_srq(B.vm->fe, B.ctx.handle, srq->handle, &q);
+	tap_ok(st == PVO_STATUS_OK && le32toh(q.max_wr) == 256,
+	       "QUERY_SRQ: max_wr %u after the resize", le32toh(q.max_wr));
+	for (i = 0; i < 200; i++) {
+		struct sim_wr w = wr1(0xa401 + i, PVO_WR_SEND, &A, 2000,
+				      100 + i);
+
+		fill_pattern(&A.buf, 2000, 100 + i, 8100 + i);
+		post1(&a[i % 2], &w);
+		if (!wait_cqe(&A.scq, &c, "SEND into the resized SRQ") ||
+		    !wait_cqe(&B.rcq, &c, "receive from the resized SRQ"))
+			break;
+		if (le64toh(c.wr_id) != 0xa301 + i ||
+		    c.status != PVO_WC_SUCCESS ||
+		    le32toh(c.byte_len) != 100 + i) {
+			tap_diag("receive %u from the resized SRQ: %s", i,
+				 cqe_str(&c));
+			break;
+		}
+		if (!data_ok("resized SRQ", &B.buf, 512 * KIB + i * 1024,
+			     100 + i, 8100 + i, 0))
+			break;
+		n++;
+	}
+	tap_ok(n == 200,
+	       "200 SENDs take the 20 moved WQEs, then the 180 new ones, in "
+	       "order, every byte right (%u)",
+	       n);
+	st = sim_resize_srq(srq, 8);
+	TAP_STATUS(st, PVO_STATUS_OK, "RESIZE_SRQ down to 8 entries when empty");
+}
+
 void test_srq(void)
 {
 	struct sim_qp_init ia = qp_init(&A, PVO_QPT_RC),
@@ -117,7 +199,9 @@ void test_srq(void)
 	m.attr_mask = htole32(PVO_SRQ_MAX_WR);
 	m.max_wr = htole32(128);
 	st = pvo_modify_srq(B.vm->fe, B.ctx.handle, &m);
-	TAP_STATUS(st, PVO_STATUS_EINVAL, "MODIFY_SRQ resize -> EINVAL");
+	TAP_STATUS(st, PVO_STATUS_EINVAL,
+		   "MODIFY_SRQ with MAX_WR -> EINVAL (RESIZE_SRQ resizes)");
+	test_srq_resize(&srq, a);
 
 	st = pvo_destroy(B.vm->fe, PVO_CMD_DESTROY_SRQ, B.ctx.handle,
 			 srq.handle);
