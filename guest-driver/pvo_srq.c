@@ -3,7 +3,8 @@
  * pvrdma_overlay: shared receive queues. An SRQ is a ring of receive WQEs
  * (user rings from the provider, kernel rings from the driver) that QPs
  * created with it consume. The limit event is armed with modify_srq and
- * arrives on the event queue; the device cannot resize an SRQ.
+ * arrives on the event queue. User SRQs can be resized (modify_srq with
+ * IB_SRQ_MAX_WR): the device moves the posted receives to the new ring.
  */
 
 #include <rdma/ib_user_verbs.h>
@@ -127,28 +128,77 @@ err_destroy:
 	return err;
 }
 
+/*
+ * A user SRQ moves to the ring the provider allocated; the old ring is
+ * released once the device reads only the new one. Kernel SRQs post under
+ * a spinlock that a command cannot span: not resized.
+ */
+static int pvo_srq_resize(struct pvo_dev *dev, struct pvo_srq *srq,
+			  u32 max_wr, struct ib_udata *udata)
+{
+	struct ib_device *ibdev = srq->ibsrq.device;
+	struct pvo_cmd_resize_srq cmd = {};
+	struct pvo_modify_srq ucmd;
+	struct pvo_ring ring;
+	int err;
+
+	if (!udata || srq->kernel)
+		return -EOPNOTSUPP;
+	if (!max_wr || max_wr > ibdev->attrs.max_srq_wr ||
+	    udata->inlen < sizeof(ucmd))
+		return -EINVAL;
+	err = ib_copy_from_udata(&ucmd, udata, sizeof(ucmd));
+	if (err)
+		return err;
+	if (ucmd.entries < max_wr)
+		return -EINVAL;
+	err = pvo_ring_init_user(dev, ibdev, &ring, ucmd.buf_addr,
+				 ucmd.buf_size, ucmd.entries, srq->ring.shift);
+	if (err)
+		return err;
+	cmd.srq = cpu_to_le32(srq->handle);
+	cmd.entries = cpu_to_le32(ucmd.entries);
+	cmd.wqe_shift = srq->ring.shift;
+	pvo_pdir_describe(&ring.pdir, &cmd.ring);
+	err = pvo_ctrl_cmd(dev, PVO_CMD_RESIZE_SRQ, srq->ctx, &cmd, sizeof(cmd),
+			   NULL, 0);
+	if (err) {
+		pvo_ring_free(dev, &ring);
+		return err;
+	}
+	pvo_ring_free(dev, &srq->ring);
+	srq->ring = ring;
+	return 0;
+}
+
 int pvo_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		   enum ib_srq_attr_mask attr_mask, struct ib_udata *udata)
 {
+	struct pvo_dev *dev = to_pvo_dev(ibsrq->device);
 	struct pvo_srq *srq = to_pvo_srq(ibsrq);
 	struct pvo_cmd_modify_srq cmd = {
 		.srq = cpu_to_le32(srq->handle),
 		.attr_mask = cpu_to_le32(PVO_SRQ_LIMIT),
 		.srq_limit = cpu_to_le32(attr->srq_limit),
 	};
+	int err;
 
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+	if (attr_mask & ~(IB_SRQ_LIMIT | IB_SRQ_MAX_WR))
 		return -EOPNOTSUPP;
-	/* No resizing (IB_DEVICE_SRQ_RESIZE is not offered). */
-	if (attr_mask & ~IB_SRQ_LIMIT)
+	if (attr_mask & IB_SRQ_MAX_WR) {
+		err = pvo_srq_resize(dev, srq, attr->max_wr, udata);
+		if (err)
+			return err;
+	} else if (udata && udata->inlen &&
+		   !ib_is_udata_cleared(udata, 0, udata->inlen)) {
 		return -EOPNOTSUPP;
+	}
 	if (!(attr_mask & IB_SRQ_LIMIT))
 		return 0;
 	if (attr->srq_limit > srq->ring.entries)
 		return -EINVAL;
-	return pvo_ctrl_cmd(to_pvo_dev(ibsrq->device), PVO_CMD_MODIFY_SRQ,
-			    srq->ctx, &cmd, sizeof(cmd), NULL, 0);
+	return pvo_ctrl_cmd(dev, PVO_CMD_MODIFY_SRQ, srq->ctx, &cmd,
+			    sizeof(cmd), NULL, 0);
 }
 
 int pvo_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)

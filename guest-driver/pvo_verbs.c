@@ -22,12 +22,13 @@
 /*
  * Device capabilities the driver passes on from the back-end, if the
  * back-end reports them. Anything the driver does not implement (XRC,
- * SRQ resizing, ...) is masked. Memory management extensions: fast
+ * ...) is masked; SRQ resizing is for user SRQs. Memory management extensions: fast
  * registration and invalidation (kernel ULPs); memory windows of type 1
  * and 2B (user space).
  */
 #define PVO_DEVICE_CAP_FLAGS	(IB_DEVICE_SYS_IMAGE_GUID |		\
 				 IB_DEVICE_RC_RNR_NAK_GEN |		\
+				 IB_DEVICE_SRQ_RESIZE |			\
 				 IB_DEVICE_PORT_ACTIVE_EVENT |		\
 				 IB_DEVICE_CURR_QP_STATE_MOD |		\
 				 IB_DEVICE_UD_AV_PORT_ENFORCE |		\

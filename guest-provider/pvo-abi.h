@@ -24,6 +24,8 @@ DECLARE_DRV_CMD(pvo_uverbs_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		pvo_create_qp, pvo_create_qp_resp);
 DECLARE_DRV_CMD(pvo_uverbs_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		pvo_create_srq, pvo_create_srq_resp);
+DECLARE_DRV_CMD(pvo_uverbs_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
+		pvo_modify_srq, empty);
 DECLARE_DRV_CMD(pvo_uverbs_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, pvo_create_ah_resp);
 

@@ -71,16 +71,43 @@ err_free:
 	return NULL;
 }
 
+/*
+ * IBV_SRQ_MAX_WR: a new ring; the device moves the posted receives to it
+ * while the SRQ lock keeps posters out, and the SRQ switches when the
+ * kernel returns.
+ */
 int pvo_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		   int attr_mask)
 {
-	struct ibv_modify_srq cmd;
+	struct pvo_context *ctx = to_pvo_ctx(ibsrq->context);
+	struct pvo_device *dev = to_pvo_dev(ibsrq->context->device);
+	struct pvo_srq *srq = to_pvo_srq(ibsrq);
+	struct pvo_uverbs_modify_srq cmd = {};
+	struct pvo_ring ring, old;
+	int ret;
 
-	/* The ring cannot grow: resizing is not supported. */
-	if (attr_mask & IBV_SRQ_MAX_WR)
+	if (!(attr_mask & IBV_SRQ_MAX_WR))
+		return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.ibv_cmd,
+					  sizeof(cmd));
+	if (!attr->max_wr || attr->max_wr > ctx->limits.max_srq_wr)
 		return EINVAL;
-
-	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
+	ret = pvo_ring_alloc(&ring, pvo_roundup_pow2(attr->max_wr),
+			     srq->rq.ring.shift, dev->page_size);
+	if (ret)
+		return ret;
+	cmd.buf_addr = (uintptr_t)ring.buf;
+	cmd.buf_size = ring.ring_size;
+	cmd.entries = ring.num_entries;
+	pthread_spin_lock(&srq->rq.lock);
+	ret = ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.ibv_cmd,
+				 sizeof(cmd));
+	if (!ret) {
+		old = srq->rq.ring;
+		srq->rq.ring = ring;
+	}
+	pthread_spin_unlock(&srq->rq.lock);
+	pvo_ring_free(ret ? &ring : &old);
+	return ret;
 }
 
 int pvo_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)

@@ -15,7 +15,6 @@
  * does not have: whatever the kernel says, they are cleared.
  */
 #define PVO_NO_CAP_FLAGS ((uint64_t)IBV_DEVICE_RESIZE_MAX_WR |		\
-			  IBV_DEVICE_SRQ_RESIZE |			\
 			  IBV_DEVICE_MEM_WINDOW_TYPE_2A |		\
 			  IBV_DEVICE_MEM_MGT_EXTENSIONS |		\
 			  IBV_DEVICE_XRC |				\

@@ -81,6 +81,15 @@ struct pvo_create_srq {
 	__u8 reserved[7];
 };
 
+/* modify_srq udata with IB_SRQ_MAX_WR: the new ring the provider
+ * allocated (the same WQE stride). The device moves posted receives to
+ * it; the provider switches once the verb returns. */
+struct pvo_modify_srq {
+	__aligned_u64 buf_addr;
+	__u32 buf_size;
+	__u32 entries;		/* power of two */
+};
+
 struct pvo_create_srq_resp {
 	__u32 srq;
 	__u32 srqn;

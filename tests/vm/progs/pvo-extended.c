@@ -19,7 +19,8 @@
  * and a completion channel; errors: send_ops_flags the device lacks and
  * CQ fields it lacks at create time, too many SGEs (EINVAL at
  * wr_complete, nothing posted), a bad lkey (a LOC_PROT_ERR completion);
- * ibv_query_device_ex against ibv_query_device.
+ * ibv_query_device_ex against ibv_query_device; ibv_resize_cq and
+ * ibv_modify_srq (IBV_SRQ_MAX_WR) with work outstanding.
  *
  * Prints one TAP line per check ("ok N - ..."), then
  *   pvo-extended: passed=N failed=M
@@ -427,7 +428,7 @@ static void test_query_device_ex(void)
 	const uint64_t no_caps = IBV_DEVICE_XRC |
 				 IBV_DEVICE_MEM_WINDOW_TYPE_2A |
 				 IBV_DEVICE_MEM_MGT_EXTENSIONS |
-				 IBV_DEVICE_RESIZE_MAX_WR | IBV_DEVICE_SRQ_RESIZE |
+				 IBV_DEVICE_RESIZE_MAX_WR |
 				 IBV_DEVICE_UD_IP_CSUM | IBV_DEVICE_RAW_IP_CSUM;
 	int ret;
 
@@ -455,7 +456,7 @@ static void test_query_device_ex(void)
 		  x.completion_timestamp_mask == 0 && x.hca_core_clock == 0 &&
 		  x.rss_caps.supported_qpts == 0 && x.raw_packet_caps == 0 &&
 		  x.tm_caps.max_num_tags == 0 && x.cq_mod_caps.max_cq_count == 0,
-		  "ibv_query_device_ex: no XRC, memory windows, ODP, device memory, TSO, "
+		  "ibv_query_device_ex: no XRC, type 2A windows, ODP, device memory, TSO, "
 		  "RSS, timestamps, tag matching, CQ moderation (cap flags %#llx)",
 		  (unsigned long long)x.device_cap_flags_ex);
 }
@@ -797,6 +798,111 @@ static void test_rc_resize_cq(void)
 		  old + 16, old, n);
 }
 
+/*
+ * ibv_modify_srq with IBV_SRQ_MAX_WR and receives posted: refused below
+ * their number; above it they are all still there and taken in order,
+ * and the SRQ holds more than it could before.
+ */
+static void test_srq_resize(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_qp_init_attr qa = {};
+	struct ibv_srq_attr attr = {};
+	struct side *a = &rc_a;
+	struct pt_qp_info si, ri;
+	struct ibv_qp *snd, *rcv;
+	struct ibv_cq *scq, *rcq;
+	struct ibv_srq *srq;
+	struct ibv_wc wc;
+	uint8_t *buf = aligned_alloc(4096, 65536);
+	struct ibv_mr *mr;
+	int i, n, err, ret, ret2;
+
+	srq = ibv_create_srq(dev.pd, &sa);
+	scq = ibv_create_cq(dev.ctx, 128, NULL, NULL, 0);
+	rcq = ibv_create_cq(dev.ctx, 128, NULL, NULL, 0);
+	if (!buf || !srq || !scq || !rcq)
+		pt_die("SRQ resize: create_srq / create_cq");
+	mr = ibv_reg_mr(dev.pd, buf, 65536, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		pt_die("SRQ resize: reg_mr");
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = 64;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_wr = 1;
+	qa.cap.max_recv_sge = 1;
+	qa.send_cq = scq;
+	qa.recv_cq = scq;
+	snd = ibv_create_qp(dev.pd, &qa);
+	qa.recv_cq = rcq;
+	qa.srq = srq;
+	rcv = ibv_create_qp(dev.pd, &qa);
+	if (!snd || !rcv)
+		pt_die("SRQ resize: create_qp");
+	pt_local_info(&dev, snd, &si);
+	pt_local_info(&dev, rcv, &ri);
+	err = pt_connect_qp(&dev, snd, &si, &ri, &pt_conn_default);
+	if (!err)
+		err = pt_connect_qp(&dev, rcv, &ri, &si, &pt_conn_default);
+	if (err) {
+		errno = err;
+		pt_die("SRQ resize: connect");
+	}
+	for (i = 0, ret = 0; i < 64 && !ret; i++) {
+		struct ibv_sge sge = { (uintptr_t)buf + i * 1024, 1024, mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 500 + i, .sg_list = &sge,
+					  .num_sge = 1 }, *bad;
+
+		memset(buf + i * 1024, 0, 1024);
+		ret = ibv_post_srq_recv(srq, &wr, &bad);
+		if (i == 5) {
+			attr.max_wr = 4;
+			ret2 = ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR);
+			pt_tap_ok(ret == 0 && ret2 == EINVAL,
+				  "modify_srq to max_wr 4 with 6 receives posted: EINVAL (%d)",
+				  ret2);
+			attr.max_wr = 64;
+			ret2 = ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR);
+			memset(&attr, 0, sizeof(attr));
+			if (!ret2)
+				ret2 = ibv_query_srq(srq, &attr);
+			pt_tap_ok(ret2 == 0 && attr.max_wr >= 64,
+				  "modify_srq to max_wr 64 with 6 receives posted (%d, max_wr %u)",
+				  ret2, attr.max_wr);
+		}
+	}
+	pt_tap_ok(!ret, "58 more receives posted to the resized SRQ (%s)", strerror(ret));
+	for (i = 0, n = 0; i < 64; i++) {
+		struct ibv_sge sge = { local(a, SEND_OFF), 100 + i, a->mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 600 + i, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		memset(a->buf + SEND_OFF, 0x40 + i, 100 + i);
+		if (ibv_post_send(snd, &wr, &bad) || !pt_poll(scq, &wc, WAIT_MS) ||
+		    wc.status != IBV_WC_SUCCESS || !pt_poll(rcq, &wc, WAIT_MS))
+			break;
+		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != 500u + i ||
+		    wc.byte_len != 100u + i || buf[i * 1024] != 0x40 + i ||
+		    buf[i * 1024 + 99 + i] != 0x40 + i || buf[i * 1024 + 100 + i]) {
+			printf("# SRQ receive %d: wr_id %llu %s byte_len %u\n", i,
+			       (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status),
+			       wc.byte_len);
+			break;
+		}
+		n++;
+	}
+	pt_tap_ok(n == 64, "64 SENDs take the 6 receives posted before the resize and "
+		  "the 58 after it, in order, with their bytes (%d)", n);
+	ibv_destroy_qp(snd);
+	ibv_destroy_qp(rcv);
+	ibv_destroy_srq(srq);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(scq);
+	ibv_destroy_cq(rcq);
+	free(buf);
+}
+
 /* One signaled RDMA WRITE of MSG bytes from a's SEND_OFF to (rkey, addr). */
 static bool write_to(struct side *a, uint32_t rkey, uint64_t addr, uint64_t id)
 {
@@ -1043,6 +1149,20 @@ static void test_uc(void)
 	pt_tap_ok(ok, "uc: SEND, WRITE and inline WRITE_WITH_IMM arrive with the right bytes");
 }
 
+/*
+ * The sl of a UD receive with a GRH: on pvrdma_overlay the RoCE header
+ * type, as mlx5 reports it (0x8 | 2 for IPv4, 0x8 | 1 for IPv6), which
+ * UCX's ud_verbs needs; rxe reports 0.
+ */
+static uint8_t ud_sl_expected(void)
+{
+	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (!is_pvo)
+		return 0;
+	return memcmp(dev.gid.raw, v4, sizeof(v4)) ? 0x9 : 0xa;
+}
+
 /* UD: wr_set_ud_addr; GRH, src_qp, byte_len + 40. */
 static void test_ud(void)
 {
@@ -1050,6 +1170,7 @@ static void test_ud(void)
 	struct ibv_qp_ex *x = a->qpx;
 	static const char inl[] = "a UD datagram, inline, with immediate data";
 	struct xwc s = {}, r = {};
+	uint8_t sl = ud_sl_expected();
 	int ret;
 	bool ok;
 
@@ -1066,12 +1187,12 @@ static void test_ud(void)
 	ok = ret == 0 && xpoll1(a->scq, &s) && sent_ok(a, &s, 71, IBV_WC_SEND) &&
 	     xpoll1(b->rcq, &r) &&
 	     recv_ok(b, &r, 701, IBV_WC_RECV, GRH_LEN + MSG, IBV_WC_GRH, 0) &&
-	     r.src_qp == a->qp->qp_num && r.sl == 0 &&
+	     r.src_qp == a->qp->qp_num && r.sl == sl &&
 	     same(b->buf + RECV_OFF + GRH_LEN, a->buf + SEND_OFF, MSG, "received");
 	if (!ok)
 		show("ud receive", &r);
 	pt_tap_ok(ok, "ud: wr_set_ud_addr + wr_set_sge: RECV with IBV_WC_GRH, byte_len %d + 40, "
-		  "src_qp = sender, qp_num, sl 0, slid 0, data after the GRH", MSG);
+		  "src_qp = sender, qp_num, sl %#x, slid 0, data after the GRH", MSG, sl);
 
 	memset(b->buf + RECV_OFF, 0, GRH_LEN + MSG);
 	post_recv(b, 702, RECV_OFF, GRH_LEN + MSG);
@@ -1160,6 +1281,7 @@ int main(int argc, char **argv)
 	test_uc();
 	test_ud();
 	test_rc_resize_cq();
+	test_srq_resize();
 	test_rereg_mr();
 	test_rc_send_inv();
 	test_rc_bad_lkey();
