@@ -88,14 +88,19 @@ void pvo_vhost_queue_notify(struct pvo_vm *vm, unsigned int q)
 		vu_queue_notify(&vm->vhost->vug.parent, vq);
 }
 
+/* VHOST_F_LOG_ALL: every write into guest memory marks the dirty log
+ * (guest_mem.c), so a front-end can migrate the guest's memory. */
 static uint64_t get_features(VuDev *dev)
 {
-	return 1ull << VIRTIO_F_VERSION_1;
+	return 1ull << VIRTIO_F_VERSION_1 | 1ull << VHOST_F_LOG_ALL;
 }
 
 static void set_features(VuDev *dev, uint64_t features)
 {
-	pvo_debug(pvo_vm_name(vm_of(dev)), "features 0x%" PRIx64, features);
+	pvo_debug(pvo_vm_name(vm_of(dev)), "features 0x%" PRIx64 "%s",
+		  features,
+		  features & (1ull << VHOST_F_LOG_ALL) ? " (dirty logging)"
+						      : "");
 }
 
 static void get_config_bytes(void *opaque, struct pvo_config *c)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -441,6 +442,7 @@ static int set_u64(struct vu_frontend *fe, uint32_t request, uint64_t val,
 int vu_frontend_negotiate(struct vu_frontend *fe)
 {
 	const uint64_t wanted = (1ull << VU_PROTOCOL_F_MQ) |
+				(1ull << VU_PROTOCOL_F_LOG_SHMFD) |
 				(1ull << VU_PROTOCOL_F_REPLY_ACK) |
 				(1ull << VU_PROTOCOL_F_CONFIG);
 	uint64_t num;
@@ -581,6 +583,61 @@ static int send_mem_table(struct vu_frontend *fe)
 	/* QEMU sends the whole 8-slot table whatever nregions is. */
 	return vu_request(fe, VU_SET_MEM_TABLE, &mt, sizeof(mt), fds,
 			  fe->ram.nregions, false, NULL, 0, NULL);
+}
+
+uint8_t *vu_frontend_start_log(struct vu_frontend *fe, size_t *log_size)
+{
+	struct {
+		uint64_t mmap_size, mmap_offset;
+	} log;
+	size_t size = (fe->ram.size / 4096 + 7) / 8;
+	uint64_t reply;
+	uint32_t got = 0;
+	uint8_t *map;
+	int fd, ret;
+
+	if (!(fe->backend_features & (1ull << VU_F_LOG_ALL)) ||
+	    !(fe->acked_protocol_features & (1ull << VU_PROTOCOL_F_LOG_SHMFD))) {
+		fe_err(fe, -ENOTSUP,
+		       "the back-end offers no dirty log (features 0x%llx, "
+		       "protocol features 0x%llx)",
+		       (unsigned long long)fe->backend_features,
+		       (unsigned long long)fe->acked_protocol_features);
+		return NULL;
+	}
+	fd = memfd_create("vu-dirty-log", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, size) < 0) {
+		fe_err(fe, -errno, "dirty log memfd: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		fe_err(fe, -errno, "mapping the dirty log: %s", strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	log.mmap_size = size;
+	log.mmap_offset = 0;
+	ret = vu_request(fe, VU_SET_LOG_BASE, &log, sizeof(log), &fd, 1, false,
+			 &reply, sizeof(reply), &got);
+	close(fd);
+	if (ret == 0)
+		ret = set_u64(fe, VU_SET_FEATURES,
+			      fe->acked_features | (1ull << VU_F_LOG_ALL), NULL,
+			      0);
+	if (ret < 0) {
+		munmap(map, size);
+		return NULL;
+	}
+	*log_size = size;
+	return map;
+}
+
+int vu_frontend_stop_log(struct vu_frontend *fe)
+{
+	return set_u64(fe, VU_SET_FEATURES, fe->acked_features, NULL, 0);
 }
 
 int vu_frontend_start(struct vu_frontend *fe)

@@ -67,6 +67,7 @@ enum vu_request {
 
 /* virtio / vhost-user feature bits */
 #define VU_F_VIRTIO_VERSION_1 32
+#define VU_F_LOG_ALL 26
 #define VU_F_PROTOCOL_FEATURES 30
 #define VU_F_RING_INDIRECT_DESC 28
 #define VU_F_RING_EVENT_IDX 29
@@ -176,6 +177,16 @@ void vu_frontend_disconnect(struct vu_frontend *fe);
 
 /* GET_FEATURES, GET/SET_PROTOCOL_FEATURES, GET_QUEUE_NUM, SET_OWNER. */
 int vu_frontend_negotiate(struct vu_frontend *fe);
+
+/*
+ * Dirty logging as QEMU starts it for a migration: SET_LOG_BASE with a
+ * shared log of one bit per 4 KiB page of guest RAM, then SET_FEATURES
+ * with VHOST_F_LOG_ALL. Returns the log, mapped (*log_size bytes; the
+ * caller unmaps it), or NULL with the error set. vu_frontend_stop_log
+ * clears VHOST_F_LOG_ALL.
+ */
+uint8_t *vu_frontend_start_log(struct vu_frontend *fe, size_t *log_size);
+int vu_frontend_stop_log(struct vu_frontend *fe);
 /* GET_CONFIG of [offset, offset+size); returns the payload size the
  * back-end answered (0 is its error indication) or -errno. */
 int vu_frontend_get_config(struct vu_frontend *fe, uint32_t offset, void *buf,

@@ -841,6 +841,8 @@ int main(void)
 	}
 	if (section("mw"))
 		test_mw();
+	if (section("dirtylog"))
+		test_dirty_log();
 	if (section("isolation")) {
 		test_isolation();
 		if (!overlay)

@@ -176,6 +176,10 @@ void test_rereg_mr(void);
 
 void test_mw(void);
 
+/* t-datapath-dirtylog.c: the vhost-user dirty log */
+
+void test_dirty_log(void);
+
 /* t-datapath-isolation.c: tenant isolation, per-VM quotas */
 
 void test_route_change(void);
