@@ -39,8 +39,8 @@ static bool marked(const struct dlog *l, uint64_t gpa)
 }
 
 /* Every page of [off, off + len) of buffer b is marked in l. */
-static bool range_marked(const struct dlog *l, struct sim_buf *b,
-			 uint64_t off, uint64_t len, const char *what)
+static bool range_marked(const struct dlog *l, struct sim_buf *b, uint64_t off,
+			 uint64_t len, const char *what)
 {
 	uint64_t o;
 
