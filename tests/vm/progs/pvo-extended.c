@@ -798,6 +798,24 @@ static void test_rc_resize_cq(void)
 		  old + 16, old, n);
 }
 
+/* IBV_EVENT_SRQ_LIMIT_REACHED events for srq within QUIET_MS (other
+ * async events are acknowledged and skipped). */
+static int srq_limit_events(struct ibv_srq *srq)
+{
+	struct pollfd pfd = { .fd = dev.ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	int n = 0;
+
+	while (poll(&pfd, 1, QUIET_MS) == 1) {
+		if (ibv_get_async_event(dev.ctx, &ev))
+			break;
+		if (ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED && ev.element.srq == srq)
+			n++;
+		ibv_ack_async_event(&ev);
+	}
+	return n;
+}
+
 /*
  * ibv_modify_srq with IBV_SRQ_MAX_WR and receives posted: refused below
  * their number; above it they are all still there and taken in order,
@@ -872,6 +890,10 @@ static void test_srq_resize(void)
 		}
 	}
 	pt_tap_ok(!ret, "58 more receives posted to the resized SRQ (%s)", strerror(ret));
+	memset(&attr, 0, sizeof(attr));
+	attr.srq_limit = 60;
+	ret = ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT);
+	pt_tap_ok(ret == 0, "modify_srq arms srq_limit 60 with 64 receives posted (%d)", ret);
 	for (i = 0, n = 0; i < 64; i++) {
 		struct ibv_sge sge = { local(a, SEND_OFF), 100 + i, a->mr->lkey };
 		struct ibv_send_wr wr = { .wr_id = 600 + i, .sg_list = &sge, .num_sge = 1,
@@ -894,6 +916,9 @@ static void test_srq_resize(void)
 	}
 	pt_tap_ok(n == 64, "64 SENDs take the 6 receives posted before the resize and "
 		  "the 58 after it, in order, with their bytes (%d)", n);
+	n = srq_limit_events(srq);
+	pt_tap_ok(n == 1, "one IBV_EVENT_SRQ_LIMIT_REACHED for the SRQ, when fewer than "
+		  "60 receives were left (%d)", n);
 	ibv_destroy_qp(snd);
 	ibv_destroy_qp(rcv);
 	ibv_destroy_srq(srq);
