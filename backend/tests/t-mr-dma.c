@@ -144,11 +144,12 @@ static void test_pure(void)
 	tap_ok(pvo_mr_access_valid(0) &&
 		       pvo_mr_access_valid(PVO_ACCESS_REMOTE_READ) &&
 		       pvo_mr_access_valid(PVO_ACCESS_LOCAL_WRITE |
-					   PVO_ACCESS_REMOTE_ATOMIC),
-	       "valid access flags");
+					   PVO_ACCESS_REMOTE_ATOMIC) &&
+		       pvo_mr_access_valid(PVO_ACCESS_MW_BIND),
+	       "valid access flags (MW_BIND too)");
 	tap_ok(!pvo_mr_access_valid(PVO_ACCESS_REMOTE_WRITE) &&
 		       !pvo_mr_access_valid(PVO_ACCESS_REMOTE_ATOMIC) &&
-		       !pvo_mr_access_valid(1 << 4) &&
+		       !pvo_mr_access_valid(1 << 5) && /* zero-based */
 		       !pvo_mr_access_valid(1u << 31),
 	       "remote write/atomic need local write; unknown bits refused");
 
@@ -226,8 +227,8 @@ static void test_keys(void)
 	tap_is(st, PVO_STATUS_EINVAL, "over max-mr-size");
 	reg(0x777, p, 1, 0x7000, 0x1000, 0, &key, &st);
 	tap_is(st, PVO_STATUS_ENOENT, "unknown PD");
-	reg(pd, p, 1, 0x7000, 0x1000, 0x10, &key, &st);
-	tap_is(st, PVO_STATUS_EINVAL, "unknown access bit");
+	reg(pd, p, 1, 0x7000, 0x1000, 0x20, &key, &st);
+	tap_is(st, PVO_STATUS_EINVAL, "unknown access bit (zero-based)");
 	{
 		uint64_t bad[1] = { FG_RAM_SIZE };
 
