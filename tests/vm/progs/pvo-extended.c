@@ -827,7 +827,6 @@ static void test_srq_resize(void)
 	struct ibv_qp_init_attr qa = {};
 	struct ibv_srq_attr attr = {};
 	struct side *a = &rc_a;
-	struct pt_qp_info si, ri;
 	struct ibv_qp *snd, *rcv;
 	struct ibv_cq *scq, *rcq;
 	struct ibv_srq *srq;
@@ -857,11 +856,7 @@ static void test_srq_resize(void)
 	rcv = ibv_create_qp(dev.pd, &qa);
 	if (!snd || !rcv)
 		pt_die("SRQ resize: create_qp");
-	pt_local_info(&dev, snd, &si);
-	pt_local_info(&dev, rcv, &ri);
-	err = pt_connect_qp(&dev, snd, &si, &ri, &pt_conn_default);
-	if (!err)
-		err = pt_connect_qp(&dev, rcv, &ri, &si, &pt_conn_default);
+	err = pt_connect_pair(&dev, snd, rcv, &pt_conn_default);
 	if (err) {
 		errno = err;
 		pt_die("SRQ resize: connect");

@@ -67,7 +67,6 @@ static struct ibv_mr *amr, *bmr;
 static void make_pair(struct pair *p, enum ibv_qp_type type)
 {
 	struct ibv_qp_init_attr_ex ia = {};
-	struct pt_qp_info ai, bi;
 	struct pt_conn c = pt_conn_default;
 	int err;
 
@@ -90,13 +89,9 @@ static void make_pair(struct pair *p, enum ibv_qp_type type)
 	if (!p->a || !p->b)
 		pt_die("ibv_create_qp_ex");
 	p->bx = ibv_qp_to_qp_ex(p->b);
-	pt_local_info(&dev, p->a, &ai);
-	pt_local_info(&dev, p->b, &bi);
 	c.access = REMOTE_ALL;
 	c.retry_cnt = 1;
-	err = pt_connect_qp(&dev, p->a, &ai, &bi, &c);
-	if (!err)
-		err = pt_connect_qp(&dev, p->b, &bi, &ai, &c);
+	err = pt_connect_pair(&dev, p->a, p->b, &c);
 	if (err) {
 		errno = err;
 		pt_die("connect QPs");

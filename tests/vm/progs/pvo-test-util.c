@@ -246,6 +246,18 @@ int pt_connect_qp(struct pt_dev *d, struct ibv_qp *qp, const struct pt_qp_info *
 	return 0;
 }
 
+int pt_connect_pair(struct pt_dev *d, struct ibv_qp *a, struct ibv_qp *b,
+		    const struct pt_conn *c)
+{
+	struct pt_qp_info ia, ib;
+	int err;
+
+	pt_local_info(d, a, &ia);
+	pt_local_info(d, b, &ib);
+	err = pt_connect_qp(d, a, &ia, &ib, c);
+	return err ? err : pt_connect_qp(d, b, &ib, &ia, c);
+}
+
 int pt_ud_ready(struct pt_dev *d, struct ibv_qp *qp, uint32_t qkey)
 {
 	struct ibv_qp_attr a;

@@ -69,6 +69,10 @@ void pt_local_info(struct pt_dev *d, struct ibv_qp *qp, struct pt_qp_info *info)
  */
 int pt_connect_qp(struct pt_dev *d, struct ibv_qp *qp, const struct pt_qp_info *local,
 		  const struct pt_qp_info *remote, const struct pt_conn *c);
+/* Two RC/UC QPs of this process connected to each other (looped back
+ * through the device): 0 or the errno of the failing ibv_modify_qp. */
+int pt_connect_pair(struct pt_dev *d, struct ibv_qp *a, struct ibv_qp *b,
+		    const struct pt_conn *c);
 /* RESET -> INIT -> RTR -> RTS for UD with qkey. */
 int pt_ud_ready(struct pt_dev *d, struct ibv_qp *qp, uint32_t qkey);
 int pt_qp_state(struct ibv_qp *qp);
