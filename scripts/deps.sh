@@ -17,7 +17,8 @@ pkgs="build-essential pkg-config ninja-build python3 python3-venv python3-pycota
  libattr1-dev cmake libnl-3-dev libnl-route-3-dev libudev-dev
  linux-headers-$GUEST_KVER kmod busybox-static cpio xz-utils zstd
  seabios qemu-system-data ipxe-qemu perftest iproute2 tshark socat strace
- perl libclang-rt-14-dev clang linux-source-6.1 sparse nvme-cli nfs-kernel-server ucx-utils"
+ perl libclang-rt-14-dev clang linux-source-6.1 sparse nvme-cli nfs-kernel-server ucx-utils
+ libvirt-clients"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
