@@ -81,20 +81,22 @@ static enum pvo_wc_status parse_wqe(struct pvo_qp *qp, const uint8_t *buf,
 	if (!opcode_valid(qp, h->opcode))
 		return PVO_WC_LOC_QP_OP_ERR;
 	w->invalidate_rkey = le32toh(h->invalidate_rkey);
-	if (is_local(h->opcode)) {
+	if (h->opcode == PVO_WR_REG_MR) {
 		w->reg.iova = le64toh(h->u.reg.iova);
 		w->reg.length = le64toh(h->u.reg.length);
 		w->reg.pages = le64toh(h->u.reg.pages);
 		w->reg.key = le32toh(h->u.reg.key);
 		w->reg.access = le32toh(h->u.reg.access);
 		w->reg.npages = le32toh(h->u.reg.npages);
+	} else if (h->opcode == PVO_WR_BIND_MW) {
 		w->bind.addr = le64toh(h->u.bind.addr);
 		w->bind.length = le64toh(h->u.bind.length);
 		w->bind.rkey = le32toh(h->u.bind.rkey);
 		w->bind.lkey = le32toh(h->u.bind.mr_lkey);
 		w->bind.access = le32toh(h->u.bind.access);
-		return PVO_WC_SUCCESS;
 	}
+	if (is_local(h->opcode))
+		return PVO_WC_SUCCESS;
 	writes_local = h->opcode == PVO_WR_RDMA_READ || is_atomic(h->opcode);
 
 	if (h->flags & PVO_WQE_F_INLINE) {

@@ -27,6 +27,18 @@ bool pvo_mr_access_valid(uint32_t access)
 	return true;
 }
 
+/* [iova, iova + length) of REG_MR / REREG_MR: not empty, not wrapping,
+ * within max-mr-size and one page directory; *npages its pages. */
+static bool range_valid(struct pvo_vm *vm, uint64_t iova, uint64_t length,
+			uint64_t *npages)
+{
+	if (length == 0 || iova + length < iova ||
+	    length > pvo_device_max_mr_size(vm->cfg))
+		return false;
+	*npages = pvo_mr_npages(iova, length);
+	return *npages <= PVO_PDIR_MAX_PAGES;
+}
+
 /* A new MR (REG_MR, ALLOC_MR) gets its handle and key, or is freed. */
 static enum pvo_status publish(struct pvo_vm *vm, struct pvo_mr *mr,
 			       struct pvo_resp_reg_mr *r)
@@ -62,11 +74,8 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 	pd = pvo_table_get(&vm->pds, le32toh(c->pd), ctx);
 	if (!pd)
 		return PVO_STATUS_ENOENT;
-	if (!pvo_mr_access_valid(access) || length == 0 ||
-	    iova + length < iova || length > pvo_device_max_mr_size(vm->cfg))
-		return PVO_STATUS_EINVAL;
-	npages = pvo_mr_npages(iova, length);
-	if (npages > PVO_PDIR_MAX_PAGES)
+	if (!pvo_mr_access_valid(access) ||
+	    !range_valid(vm, iova, length, &npages))
 		return PVO_STATUS_EINVAL;
 	if (vm->mrs.count >= vm->mrs.limit) {
 		pvo_vm_warn(vm, "MR quota reached (max-mr = %u)",
@@ -203,11 +212,7 @@ enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
 	if (!pvo_mr_access_valid(access))
 		return PVO_STATUS_EINVAL;
 	if (flags & PVO_REREG_TRANS) {
-		if (length == 0 || iova + length < iova ||
-		    length > pvo_device_max_mr_size(vm->cfg))
-			return PVO_STATUS_EINVAL;
-		npages = pvo_mr_npages(iova, length);
-		if (npages > PVO_PDIR_MAX_PAGES)
+		if (!range_valid(vm, iova, length, &npages))
 			return PVO_STATUS_EINVAL;
 		st = pvo_pdir_read(vm, &c->pages, npages, &pages);
 		if (st)
@@ -266,8 +271,7 @@ enum pvo_status pvo_cmd_dereg_mr(struct pvo_vm *vm, uint32_t ctx,
 
 bool pvo_mr_covers(const struct pvo_mr *mr, uint64_t addr, uint64_t len)
 {
-	return addr >= mr->iova && len <= mr->length &&
-	       addr - mr->iova <= mr->length - len;
+	return pvo_range_covers(mr->iova, mr->length, addr, len);
 }
 
 struct pvo_mr *pvo_mr_get(struct pvo_vm *vm, uint32_t key,

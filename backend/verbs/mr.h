@@ -90,6 +90,14 @@ struct pvo_mr *pvo_mr_get(struct pvo_vm *vm, uint32_t key,
 			  const struct pvo_pd *pd, uint32_t access,
 			  uint64_t addr, uint64_t len);
 
+/* Whether [addr, addr + len) lies in [base, base + length) (len may be 0;
+ * no sum that could wrap). */
+static inline bool pvo_range_covers(uint64_t base, uint64_t length,
+				    uint64_t addr, uint64_t len)
+{
+	return addr >= base && len <= length && addr - base <= length - len;
+}
+
 /* Whether [addr, addr + len) lies in the MR (len may be 0). */
 bool pvo_mr_covers(const struct pvo_mr *mr, uint64_t addr, uint64_t len);
 

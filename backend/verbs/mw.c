@@ -55,9 +55,12 @@ enum pvo_status pvo_cmd_alloc_mw(struct pvo_vm *vm, uint32_t ctx,
 	return PVO_STATUS_OK;
 }
 
-/* The window grants nothing any more; transfers under way stop. */
+/* The window grants nothing any more; transfers under way stop (only
+ * then: every cursor of the VM looks its keys up again). */
 static void unbind(struct pvo_vm *vm, struct pvo_mw *mw)
 {
+	if (!mw->bound && !mw->mr)
+		return;
 	if (mw->mr)
 		mw->mr->mw_binds--;
 	mw->mr = NULL;
@@ -172,8 +175,7 @@ struct pvo_mr *pvo_rkey_get(struct pvo_vm *vm, uint32_t key,
 	    (mw->type == 2 && mw->qpn != qpn) ||
 	    (mw->access & access) != access)
 		return NULL;
-	if (addr < mw->addr || len > mw->length ||
-	    addr - mw->addr > mw->length - len)
+	if (!pvo_range_covers(mw->addr, mw->length, addr, len))
 		return NULL;
 	/* the MR may have been invalidated (fast-reg) since the bind */
 	if (!mw->mr->valid || !pvo_mr_covers(mw->mr, addr, len))
