@@ -56,6 +56,40 @@ uint32_t pvo_table_add(struct pvo_table *t, void *obj, uint32_t owner)
 	return make_handle(i, s->gen);
 }
 
+bool pvo_table_add_at(struct pvo_table *t, uint32_t handle, void *obj,
+		      uint32_t owner)
+{
+	uint32_t idx = pvo_handle_index(handle);
+	uint32_t gen = handle >> PVO_HANDLE_INDEX_BITS;
+	struct pvo_slot *s;
+
+	/* add() hands out the lowest free slot, so a live handle's index
+	 * never exceeds the quota */
+	if (idx == 0 || idx > t->limit || gen == 0 || gen > GEN_MAX ||
+	    t->count >= t->limit)
+		return false;
+	if (idx > t->size) {
+		uint32_t n = MAX(t->size * 2, 16u);
+
+		while (n < idx)
+			n *= 2;
+		n = MIN(n, PVO_TABLE_MAX_SLOTS);
+		t->slots = g_renew(struct pvo_slot, t->slots, n);
+		memset(&t->slots[t->size], 0,
+		       (n - t->size) * sizeof(struct pvo_slot));
+		t->size = n;
+	}
+	s = &t->slots[idx - 1];
+	if (s->used)
+		return false;
+	s->gen = (uint16_t)gen;
+	s->obj = obj;
+	s->owner = owner;
+	s->used = true;
+	t->count++;
+	return true;
+}
+
 static struct pvo_slot *lookup(const struct pvo_table *t, uint32_t handle,
 			       uint32_t owner)
 {

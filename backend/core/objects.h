@@ -35,6 +35,11 @@ void pvo_table_destroy(struct pvo_table *t);
 
 /* Returns the new handle, or 0 when the quota is reached. */
 uint32_t pvo_table_add(struct pvo_table *t, void *obj, uint32_t owner);
+/* Puts obj at exactly handle (a handle the table once gave out, e.g. in
+ * a migrating VM's state): false if that slot is taken, the handle is
+ * malformed or beyond the quota. */
+bool pvo_table_add_at(struct pvo_table *t, uint32_t handle, void *obj,
+		      uint32_t owner);
 /* Object for a handle owned by owner, or NULL. */
 void *pvo_table_get(const struct pvo_table *t, uint32_t handle,
 		    uint32_t owner);

@@ -145,6 +145,11 @@ void pvo_comp_timer(void *opaque)
 
 	if (!qp->req.active || why == PVO_WAIT_NONE)
 		return;
+	if (qp->vm->frozen) {
+		/* stopped for migration: no retry, no completion now */
+		pvo_timer_arm(&qp->req.timer, PVO_FROZEN_RECHECK_USEC);
+		return;
+	}
 	qp->req.wait = PVO_WAIT_NONE;
 	if (why == PVO_WAIT_ACK) {
 		if (!qp->req.retry_left) {

@@ -20,12 +20,14 @@ struct pvo_qp;
  * A QP engine runs a QP's work once verbs/qp.c has checked the command:
  * the software engine (sw_qp.c with req / comp / resp) executes WQEs
  * itself; an engine on host RDMA verbs would hand them to a host QP.
- * State saving and loading join this table with live migration.
  */
 struct pvo_engine_ops {
 	const char *name;
 	/* The QP's rings are mapped and its attributes decoded. */
 	void (*create)(struct pvo_qp *qp);
+	/* The QP was loaded from a migrated VM's state (counters and
+	 * attributes set; guest memory may not be mapped yet). */
+	void (*restore)(struct pvo_qp *qp);
 	/* qp->state changed from cur (attributes already applied). */
 	void (*modify)(struct pvo_qp *qp, unsigned int cur);
 	/* The guest rang the QP's doorbell. */

@@ -469,7 +469,9 @@ void pvo_req_run(struct pvo_qp *qp)
 	unsigned int wqes = 0;
 	uint64_t bytes = 0;
 
-	if (qp->req.running)
+	/* A VM stopped for migration writes nothing into its memory: the
+	 * requester waits for the rings to start again (state.h). */
+	if (qp->req.running || qp->vm->frozen)
 		return;
 	qp->req.running = true;
 	for (;;) {

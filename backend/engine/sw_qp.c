@@ -15,6 +15,12 @@
 #include "qp.h"
 #include "vm.h"
 
+static void sw_restore(struct pvo_qp *qp)
+{
+	pvo_timer_init(&qp->req.timer, pvo_comp_timer, qp);
+	pvo_timer_init(&qp->req.resume, pvo_req_resume, qp);
+}
+
 static void sw_create(struct pvo_qp *qp)
 {
 	struct pvo_vm *vm = qp->vm;
@@ -24,8 +30,7 @@ static void sw_create(struct pvo_qp *qp)
 	qp->req.prod_seen = qp->req.cons;
 	if (!qp->srq)
 		pvo_ring_load(vm, &qp->rq, PVO_RING_CONS, &qp->resp.rq_cons);
-	pvo_timer_init(&qp->req.timer, pvo_comp_timer, qp);
-	pvo_timer_init(&qp->req.resume, pvo_req_resume, qp);
+	sw_restore(qp);
 }
 
 static void sw_destroy(struct pvo_qp *qp)
@@ -118,6 +123,7 @@ static void sw_doorbell(struct pvo_qp *qp)
 const struct pvo_engine_ops pvo_engine_sw = {
 	.name = "software",
 	.create = sw_create,
+	.restore = sw_restore,
 	.modify = sw_modify,
 	.doorbell = sw_doorbell,
 	.flush = sw_flush,

@@ -105,7 +105,7 @@ void pvo_local_mcast_each(uint32_t vni, const uint8_t *gid,
 	for (i = 0; i < served->len; i++) {
 		struct pvo_vm *v = g_ptr_array_index(served, i);
 
-		if (!v->connected || v->cfg->tenant->vni != vni)
+		if (!v->connected || v->frozen || v->cfg->tenant->vni != vni)
 			continue;
 		for (k = 0; k < v->mcast_qps->len; k++) {
 			struct pvo_qp *m = g_ptr_array_index(v->mcast_qps, k);
@@ -143,6 +143,12 @@ static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 	pvo_prof_mark(PVO_PROF_BUILD);
 	if (!dvm)
 		return false;
+	if (dvm->frozen) {
+		/* stopped for migration: as a lost packet, which RC
+		 * resends after its timeout */
+		pvo_comp_reply(qp, &r);
+		return true;
+	}
 	dqp = pvo_qp_by_qpn(dvm, pkt->dst_qpn);
 	if (dqp)
 		pvo_resp_receive(dqp, pkt, &r);

@@ -18,6 +18,7 @@ enum pvo_drop {
 	PVO_DROP_NO_ROUTE,
 	PVO_DROP_WRONG_VTEP,	/* sender mapped behind another VTEP */
 	PVO_DROP_UNKNOWN_SRC,	/* sender not mapped, may not be learned */
+	PVO_DROP_FROZEN,	/* VM stopped for migration's switch-over */
 	PVO_DROP_COUNT
 };
 

@@ -87,7 +87,7 @@ static enum pvo_status check_create(struct pvo_vm *vm, uint32_t ctx,
 	return PVO_STATUS_OK;
 }
 
-static void update_mtu(struct pvo_qp *qp)
+void pvo_qp_update_mtu(struct pvo_qp *qp)
 {
 	unsigned int port = pvo_ib_mtu_for(qp->vm->cfg->tenant->mtu);
 	unsigned int e = qp->attr.path_mtu;
@@ -158,7 +158,7 @@ enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,
 	qp->max_send_sge = le32toh(c->max_send_sge);
 	qp->max_recv_sge = le32toh(c->max_recv_sge);
 	qp->max_inline = le32toh(c->max_inline_data);
-	update_mtu(qp);
+	pvo_qp_update_mtu(qp);
 	qp->engine = &pvo_engine_sw; /* the only engine so far */
 	qp->engine->create(qp);
 	if (qp->type == PVO_QPT_GSI) {
@@ -413,7 +413,7 @@ static void apply_attrs(struct pvo_qp *qp, uint32_t mask,
 		q->access = le32toh(a->qp_access_flags);
 	if (mask & M(PATH_MTU)) {
 		q->path_mtu = le32toh(a->path_mtu);
-		update_mtu(qp);
+		pvo_qp_update_mtu(qp);
 	}
 	if (mask & M(TIMEOUT))
 		q->timeout = a->timeout;
@@ -473,7 +473,7 @@ enum pvo_status pvo_cmd_modify_qp(struct pvo_vm *vm, uint32_t ctx,
 		/* IB: in RESET a QP forgets its work and its attributes */
 		qp->state = PVO_QPS_RESET;
 		memset(&qp->attr, 0, sizeof(qp->attr));
-		update_mtu(qp);
+		pvo_qp_update_mtu(qp);
 		qp->engine->modify(qp, cur);
 		pvo_transport_reset_qp(qp);
 		return PVO_STATUS_OK;

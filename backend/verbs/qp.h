@@ -104,6 +104,8 @@ bool pvo_qp_transition(unsigned int type, unsigned int cur, unsigned int next,
 
 /* The doorbell of the QP was rung. */
 void pvo_qp_doorbell(struct pvo_qp *qp);
+/* mtu_bytes from path_mtu and the tenant's MTU */
+void pvo_qp_update_mtu(struct pvo_qp *qp);
 
 /*
  * The device moves a QP to error (RC/UC, or any type when sq_only is

@@ -10,6 +10,16 @@
 /* Generation no memory table has: a fresh cache is stale. */
 #define HVA_STALE UINT64_MAX
 
+static void set_geometry(struct pvo_ring *r, uint32_t npages,
+			 uint32_t entries, unsigned int shift)
+{
+	r->hva = g_malloc0(sizeof(*r->hva) + npages * sizeof(r->hva->page[0]));
+	r->hva->gen = HVA_STALE;
+	r->npages = npages;
+	r->entries = entries;
+	r->shift = (uint8_t)shift;
+}
+
 enum pvo_status pvo_ring_init(struct pvo_ring *r, struct pvo_vm *vm,
 			      const struct pvo_pdir *pdir, uint32_t entries,
 			      uint32_t max_entries, unsigned int shift)
@@ -25,12 +35,16 @@ enum pvo_status pvo_ring_init(struct pvo_ring *r, struct pvo_vm *vm,
 	st = pvo_pdir_read(vm, pdir, npages, &r->pages);
 	if (st)
 		return st;
-	r->hva = g_malloc0(sizeof(*r->hva) + npages * sizeof(r->hva->page[0]));
-	r->hva->gen = HVA_STALE;
-	r->npages = npages;
-	r->entries = entries;
-	r->shift = shift;
+	set_geometry(r, npages, entries, shift);
 	return PVO_STATUS_OK;
+}
+
+void pvo_ring_restore(struct pvo_ring *r, const uint64_t *pages,
+		      uint32_t npages, uint32_t entries, unsigned int shift)
+{
+	memset(r, 0, sizeof(*r));
+	r->pages = g_memdup2(pages, npages * sizeof(*pages));
+	set_geometry(r, npages, entries, shift);
 }
 
 void pvo_ring_fini(struct pvo_ring *r)

@@ -42,6 +42,10 @@ struct pvo_ring {
 enum pvo_status pvo_ring_init(struct pvo_ring *r, struct pvo_vm *vm,
 			      const struct pvo_pdir *pdir, uint32_t entries,
 			      uint32_t max_entries, unsigned int shift);
+/* A ring from a checked page list (a migrating VM's state): takes a copy
+ * of pages. */
+void pvo_ring_restore(struct pvo_ring *r, const uint64_t *pages,
+		      uint32_t npages, uint32_t entries, unsigned int shift);
 void pvo_ring_fini(struct pvo_ring *r);
 
 static inline bool pvo_is_pow2(uint32_t v)

@@ -15,6 +15,15 @@
 
 struct pvo_vm *pvo_vm_new(const struct pvo_vm_config *cfg)
 {
+	struct pvo_vm *vm = pvo_vm_new_detached(cfg);
+
+	vm->registered = true;
+	pvo_local_register(vm);
+	return vm;
+}
+
+struct pvo_vm *pvo_vm_new_detached(const struct pvo_vm_config *cfg)
+{
 	struct pvo_vm *vm = g_new0(struct pvo_vm, 1);
 	const struct pvo_quota *q = &cfg->quota;
 
@@ -30,7 +39,6 @@ struct pvo_vm *pvo_vm_new(const struct pvo_vm_config *cfg)
 	vm->qpn_map = g_hash_table_new(g_direct_hash, g_direct_equal);
 	vm->mcast_qps = g_ptr_array_new();
 	vm->next_qpn = 2;
-	pvo_local_register(vm);
 	return vm;
 }
 
@@ -109,7 +117,8 @@ void pvo_vm_free(struct pvo_vm *vm)
 {
 	if (!vm)
 		return;
-	pvo_local_unregister(vm);
+	if (vm->registered)
+		pvo_local_unregister(vm);
 	pvo_vm_reset_guest_state(vm);
 	pvo_table_destroy(&vm->ucontexts);
 	pvo_table_destroy(&vm->pds);

@@ -56,6 +56,15 @@ struct pvo_vm {
 	/* vhost-user server side (vhost/vhost.h) */
 	struct pvo_vhost *vhost;
 	bool connected;		/* a front-end is, vhost->vug is valid */
+	/* The destination of a migration within this back-end: a second
+	 * front-end, until its rings start (vhost.c). */
+	struct pvo_vhost *incoming;
+	struct pvo_vhost *retired;	/* the source after a switch-over */
+	/* Rings stopped while the front-end logs dirty pages: a migration's
+	 * last phase. Nothing may write into the guest's memory (QEMU has
+	 * copied it); peers' packets are dropped, requesters wait. */
+	bool frozen;
+	bool registered;	/* with the local transport (pvo_vm_new) */
 	/* Changes whenever guest RAM may be mapped differently (memory table,
 	 * connect, disconnect): host addresses cached under an older value
 	 * are stale (ring.c). */
@@ -88,7 +97,12 @@ struct pvo_vm {
 	struct pvo_ratelimit guest_log;	/* for guest-triggered messages */
 };
 
+/* Re-check interval of a frozen VM's requester timers. */
+#define PVO_FROZEN_RECHECK_USEC 1000
+
 struct pvo_vm *pvo_vm_new(const struct pvo_vm_config *cfg);
+/* A VM no peer can reach (a migration stream's trial load). */
+struct pvo_vm *pvo_vm_new_detached(const struct pvo_vm_config *cfg);
 void pvo_vm_free(struct pvo_vm *vm);
 
 /* Forget everything the guest created (device reset, disconnect). */

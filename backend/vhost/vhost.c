@@ -4,6 +4,12 @@
  * libvhost-user on it in the glib main loop. Protocol errors and
  * disconnects drop the connection and the guest's objects; the socket
  * keeps listening so that the VM (or a restarted QEMU) can connect again.
+ *
+ * Live migration within this back-end: while the VM is connected, one
+ * more front-end may connect, the destination QEMU. It may load the VM's
+ * state (vhost_state.c) and takes over at its first ring start, once the
+ * source's rings have stopped; the source's session stays, retired,
+ * until its QEMU leaves.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,16 +30,34 @@
 #include "iov.h"
 #include "log.h"
 #include "loop.h"
+#include "state.h"
+#include "timer.h"
 #include "transport.h"
 #include "vhost.h"
 #include "vhost_dev.h"
 #include "vhost_msg.h"
+#include "vhost_state.h"
 
 #define VIRTIO_F_VERSION_1 32
 
+/* After the last ring of a switch-over started: QEMU starts them in one
+ * burst, and completions need the event queue and interrupts running. */
+#define THAW_DELAY_USEC 20000
+
+static struct pvo_vhost *session_of(VuDev *dev)
+{
+	return container_of(dev, struct pvo_vhost, vug.parent);
+}
+
 static struct pvo_vm *vm_of(VuDev *dev)
 {
-	return container_of(dev, struct pvo_vhost, vug.parent)->vm;
+	return session_of(dev)->vm;
+}
+
+/* The session that owns the VM (not a migration's other end). */
+static bool owns_vm(VuDev *dev)
+{
+	return session_of(dev) == vm_of(dev)->vhost;
 }
 
 /* The running queue q, or NULL. */
@@ -95,6 +119,12 @@ static uint64_t get_features(VuDev *dev)
 	return 1ull << VIRTIO_F_VERSION_1 | 1ull << VHOST_F_LOG_ALL;
 }
 
+/* ... and its state moves with the migration stream (vhost_state.c). */
+static uint64_t get_protocol_features(VuDev *dev)
+{
+	return 1ull << PVO_VHOST_USER_PROTOCOL_F_DEVICE_STATE;
+}
+
 static void set_features(VuDev *dev, uint64_t features)
 {
 	pvo_debug(pvo_vm_name(vm_of(dev)), "features 0x%" PRIx64 "%s",
@@ -133,6 +163,8 @@ static void ctrl_kick(VuDev *dev, int qidx)
 	uint64_t req[PVO_CTRL_MAX_MSG / 8], resp[PVO_CTRL_MAX_MSG / 8];
 	VuVirtqElement *elem;
 
+	if (!owns_vm(dev))
+		return;
 	while ((elem = vu_queue_pop(dev, vq, sizeof(*elem)))) {
 		size_t req_len, room, len;
 
@@ -156,25 +188,145 @@ static void ctrl_kick(VuDev *dev, int qidx)
 /* The driver posted event buffers: hand over what waits. */
 static void event_kick(VuDev *dev, int qidx)
 {
-	pvo_event_flush(vm_of(dev));
+	if (owns_vm(dev))
+		pvo_event_flush(vm_of(dev));
 }
 
 static void doorbell_kick(VuDev *dev, int qidx)
 {
-	pvo_doorbell_kick(vm_of(dev), qidx);
+	if (owns_vm(dev))
+		pvo_doorbell_kick(vm_of(dev), qidx);
+}
+
+/* The VM runs again after a migration's last phase (or a failed one):
+ * requesters send what waits, peers reach it again. */
+static void thaw(void *opaque)
+{
+	struct pvo_vm *vm = opaque;
+
+	if (!vm->frozen || !vm->connected)
+		return;
+	vm->frozen = false;
+	pvo_local_routes_changed();
+	pvo_state_resume(vm);
+	pvo_info(pvo_vm_name(vm), "rings running again: RDMA traffic "
+		 "resumes");
+}
+
+static void freeze(struct pvo_vm *vm)
+{
+	if (vm->frozen)
+		return;
+	vm->frozen = true;
+	pvo_timer_cancel(&vm->vhost->thaw);
+	pvo_info(pvo_vm_name(vm), "rings stopped while migrating: the VM's "
+		 "memory stays untouched, its RDMA traffic waits");
+}
+
+/* Replaces the VM's objects with the migrated ones. */
+static void apply_loaded(struct pvo_vm *vm, struct pvo_vhost *vh)
+{
+	char *err = NULL;
+
+	pvo_vm_reset_guest_state(vm);
+	if (!pvo_state_load(vm, vh->loaded->data, vh->loaded->len, &err)) {
+		pvo_info(pvo_vm_name(vm), "the migrated state could not be "
+			 "applied: %s; the guest's RDMA objects are lost",
+			 err);
+		g_free(err);
+	} else {
+		pvo_info(pvo_vm_name(vm), "migrated state applied: %u QPs, "
+			 "%u MRs, %u CQs", vm->qps.count, vm->mrs.count,
+			 vm->cqs.count);
+	}
+	g_byte_array_free(vh->loaded, TRUE);
+	vh->loaded = NULL;
+	vm->mem_gen++;
+	pvo_local_routes_changed();
+	vm->frozen = true; /* until the rings run: thaw() */
+}
+
+static bool any_ring_started(struct pvo_vhost *vh)
+{
+	VuDev *dev = &vh->vug.parent;
+	unsigned int q;
+
+	for (q = 0; dev->vq && q < dev->max_queues; q++)
+		if (vu_queue_started(dev, &dev->vq[q]))
+			return true;
+	return false;
+}
+
+/*
+ * The second front-end starts the VM: a migration's switch-over. Only
+ * with the migrated state, and only once the source stopped its rings.
+ */
+static bool take_over(struct pvo_vm *vm, struct pvo_vhost *vh)
+{
+	struct pvo_vhost *old = vm->vhost;
+
+	if (vh == vm->retired)
+		return false;
+	if (!vh->loaded) {
+		pvo_info(pvo_vm_name(vm), "a second front-end started the VM "
+			 "without its migrated state: refused (is another "
+			 "QEMU using %s?)", vm->cfg->socket_path);
+		return false;
+	}
+	if (vm->connected && any_ring_started(old)) {
+		pvo_info(pvo_vm_name(vm), "the migration's destination "
+			 "started while the source still runs: refused");
+		return false;
+	}
+	pvo_info(pvo_vm_name(vm), "switch-over: the migration's "
+		 "destination front-end takes the VM over");
+	pvo_vm_reset_guest_state(vm); /* the source's, now in the stream */
+	vh->listen_fd = old->listen_fd;
+	vh->listen_src = old->listen_src;
+	old->listen_fd = -1;
+	old->listen_src = NULL;
+	pvo_timer_cancel(&old->thaw);
+	vm->vhost = vh;
+	vm->incoming = NULL;
+	if (vm->connected) {
+		vm->retired = old;
+	} else {
+		pvo_timer_destroy(&old->thaw);
+		g_free(old);
+	}
+	vm->connected = true;
+	vm->mem_gen++;
+	pvo_local_routes_changed();
+	return true;
 }
 
 static void queue_set_started(VuDev *dev, int qidx, bool started)
 {
-	struct pvo_vm *vm = vm_of(dev);
+	struct pvo_vhost *vh = session_of(dev);
+	struct pvo_vm *vm = vh->vm;
 	VuVirtq *vq = vu_get_queue(dev, qidx);
+	bool applied = false;
 
 	pvo_debug(pvo_vm_name(vm), "queue %d %s", qidx,
 		  started ? "started" : "stopped");
 	if (!started) {
 		vu_set_queue_handler(dev, vq, NULL);
+		/* QEMU stops the rings for a migration's last phase with
+		 * the dirty log on: from now on it copies no more memory */
+		if (vh == vm->vhost && (dev->features & (1ull << VHOST_F_LOG_ALL)))
+			freeze(vm);
 		return;
 	}
+	if (vh != vm->vhost && !take_over(vm, vh)) {
+		dev->panic(dev, "refused to start the VM");
+		return;
+	}
+	if (vh->loaded) {
+		apply_loaded(vm, vh);
+		applied = true;
+	}
+	if (vm->frozen)
+		pvo_timer_arm(&vh->thaw, THAW_DELAY_USEC);
 	if (qidx == PVO_VQ_EVENT) {
 		vu_set_queue_handler(dev, vq, event_kick);
 		pvo_event_flush(vm);
@@ -193,7 +345,7 @@ static void queue_set_started(VuDev *dev, int qidx, bool started)
 	 * the guest created before can still be referenced. A ring resumed
 	 * from a saved index (VM stop/continue) keeps its objects.
 	 */
-	if (vq->last_avail_idx == 0)
+	if (vq->last_avail_idx == 0 && !applied)
 		pvo_vm_reset_guest_state(vm);
 	vu_set_queue_handler(dev, vq, ctrl_kick);
 }
@@ -205,6 +357,12 @@ static int process_msg(VuDev *dev, VhostUserMsg *m, int *do_reply)
 
 	pvo_debug(pvo_vm_name(vm), "vhost-user %s",
 		  vu_request_to_string(m->request));
+	if ((dev->protocol_features &
+	     (1ull << PVO_VHOST_USER_PROTOCOL_F_DEVICE_STATE)) &&
+	    pvo_vhost_state_msg(session_of(dev), m)) {
+		*do_reply = 1;
+		return 1;
+	}
 	if (!pvo_vhost_msg_valid(dev, m, &why)) {
 		pvo_vhost_msg_close_fds(m);
 		dev->panic(dev, why);
@@ -237,38 +395,63 @@ static int process_msg(VuDev *dev, VhostUserMsg *m, int *do_reply)
 static const VuDevIface iface = {
 	.process_msg = process_msg,
 	.get_features = get_features,
+	.get_protocol_features = get_protocol_features,
 	.set_features = set_features,
 	.get_config = get_config,
 	.set_config = set_config,
 	.queue_set_started = queue_set_started,
 };
 
+static void end_session(struct pvo_vhost *vh)
+{
+	vu_deinit(&vh->vug.parent); /* closes the socket too */
+	vug_deinit(&vh->vug);
+	vh->conn_fd = -1;
+	pvo_vhost_state_forget(vh);
+}
+
 static gboolean drop_connection(gpointer data)
 {
-	struct pvo_vm *vm = data;
-	struct pvo_vhost *vh = vm->vhost;
+	struct pvo_vhost *vh = data;
+	struct pvo_vm *vm = vh->vm;
 
-	if (vm->connected) {
-		vu_deinit(&vh->vug.parent);	/* closes the socket too */
-		vug_deinit(&vh->vug);
-		vh->conn_fd = -1;
+	if (vh == vm->vhost && vm->connected) {
+		end_session(vh);
+		pvo_timer_cancel(&vh->thaw);
 		vm->connected = false;
+		vm->frozen = false;
 		vm->mem_gen++;
 		pvo_local_routes_changed();
 		pvo_vm_reset_guest_state(vm);
 		pvo_info(pvo_vm_name(vm), "front-end disconnected");
+	} else if (vh != vm->vhost) {
+		end_session(vh);
+		pvo_info(pvo_vm_name(vm), "%s",
+			 vh == vm->incoming
+				 ? "the migration's destination front-end "
+				   "left before the switch-over"
+				 : "the migrated VM's previous front-end "
+				   "left");
 	}
 	vh->dropping = false;
 	/* done, whether this is the scheduled call or an earlier one */
 	pvo_loop_remove(vh->drop_src);
 	vh->drop_src = NULL;
+	if (vh != vm->vhost) {
+		if (vm->incoming == vh)
+			vm->incoming = NULL;
+		if (vm->retired == vh)
+			vm->retired = NULL;
+		pvo_timer_destroy(&vh->thaw);
+		g_free(vh);
+	}
 	return G_SOURCE_REMOVE;
 }
 
 static void panic(VuDev *dev, const char *msg)
 {
-	struct pvo_vm *vm = vm_of(dev);
-	struct pvo_vhost *vh = vm->vhost;
+	struct pvo_vhost *vh = session_of(dev);
+	struct pvo_vm *vm = vh->vm;
 
 	if (vh->dropping)
 		return;
@@ -286,7 +469,7 @@ static void panic(VuDev *dev, const char *msg)
 	 * high priority so the readable EOF cannot starve it. */
 	vh->drop_src = g_idle_source_new();
 	g_source_set_priority(vh->drop_src, G_PRIORITY_HIGH);
-	g_source_set_callback(vh->drop_src, drop_connection, vm, NULL);
+	g_source_set_callback(vh->drop_src, drop_connection, vh, NULL);
 	pvo_loop_attach(vh->drop_src);
 }
 
@@ -309,6 +492,9 @@ static void set_watch(VuDev *dev, int fd, int evt, vu_watch_cb cb, void *pvt)
 	    g_hash_table_lookup(gdev->fdmap, GINT_TO_POINTER(fd)), TRUE);
 }
 
+static struct pvo_vhost *new_session(struct pvo_vm *vm);
+static bool serve_session(struct pvo_vhost *vh, int conn);
+
 static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 {
 	struct pvo_vm *vm = data;
@@ -321,29 +507,48 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 				 strerror(errno));
 		return G_SOURCE_CONTINUE;
 	}
-	if (vm->connected || vh->dropping) {
+	if (vh->dropping || (vm->connected && vm->incoming)) {
 		pvo_info(pvo_vm_name(vm),
-			 "refused a second front-end on %s: the VM is "
-			 "already connected",
-			 vm->cfg->socket_path);
+			 "refused another front-end on %s: the VM is "
+			 "already connected%s",
+			 vm->cfg->socket_path,
+			 vm->incoming ? " and migrating in" : "");
 		close(conn);
+		return G_SOURCE_CONTINUE;
+	}
+	if (vm->connected) {
+		struct pvo_vhost *in = new_session(vm);
+
+		if (!serve_session(in, conn)) {
+			pvo_timer_destroy(&in->thaw);
+			g_free(in);
+			return G_SOURCE_CONTINUE;
+		}
+		vm->incoming = in;
+		pvo_info(pvo_vm_name(vm), "a second front-end connected: "
+			 "the destination of a migration, it may start the "
+			 "VM only with the VM's migrated state");
 		return G_SOURCE_CONTINUE;
 	}
 	pvo_vhost_serve(vm, conn);
 	return G_SOURCE_CONTINUE;
 }
 
-bool pvo_vhost_serve(struct pvo_vm *vm, int conn)
+static struct pvo_vhost *new_session(struct pvo_vm *vm)
 {
-	struct pvo_vhost *vh = vm->vhost;
+	struct pvo_vhost *vh = g_new0(struct pvo_vhost, 1);
 
-	if (!vh) {
-		/* a connection that did not come through the listener */
-		vh = vm->vhost = g_new0(struct pvo_vhost, 1);
-		vh->vm = vm;
-		vh->conn_fd = -1;
-		vh->listen_fd = -1;
-	}
+	vh->vm = vm;
+	vh->conn_fd = -1;
+	vh->listen_fd = -1;
+	pvo_timer_init(&vh->thaw, thaw, vm);
+	return vh;
+}
+
+static bool serve_session(struct pvo_vhost *vh, int conn)
+{
+	struct pvo_vm *vm = vh->vm;
+
 	if (!vug_init(&vh->vug, pvo_device_max_queues(vm->cfg), conn, panic,
 		      &iface)) {
 		pvo_info(pvo_vm_name(vm), "cannot set up vhost-user session");
@@ -355,6 +560,16 @@ bool pvo_vhost_serve(struct pvo_vm *vm, int conn)
 	vh->vug.parent.set_watch = set_watch;
 	g_source_set_can_recurse(vh->vug.src, TRUE);
 	vh->conn_fd = conn;
+	return true;
+}
+
+bool pvo_vhost_serve(struct pvo_vm *vm, int conn)
+{
+	/* a connection that did not come through the listener */
+	if (!vm->vhost)
+		vm->vhost = new_session(vm);
+	if (!serve_session(vm->vhost, conn))
+		return false;
 	vm->connected = true;
 	vm->mem_gen++;
 	pvo_local_routes_changed();
@@ -424,9 +639,7 @@ bool pvo_vhost_listen(struct pvo_vm *vm, char **err)
 			close(fd);
 		return false;
 	}
-	vm->vhost = g_new0(struct pvo_vhost, 1);
-	vm->vhost->vm = vm;
-	vm->vhost->conn_fd = -1;
+	vm->vhost = new_session(vm);
 	vm->vhost->listen_fd = fd;
 	vm->vhost->listen_src = pvo_loop_add_fd(fd, G_IO_IN, on_accept, vm);
 	pvo_info(pvo_vm_name(vm), "listening on %s (tenant %s, vni %u)", path,
@@ -440,13 +653,18 @@ void pvo_vhost_close(struct pvo_vm *vm)
 
 	if (!vh)
 		return;
+	if (vm->incoming)
+		drop_connection(vm->incoming);
+	if (vm->retired)
+		drop_connection(vm->retired);
 	vh->dropping = false;
-	drop_connection(vm);
+	drop_connection(vh);
 	pvo_loop_remove(vh->listen_src);
 	if (vh->listen_fd >= 0) {
 		close(vh->listen_fd);
 		unlink(vm->cfg->socket_path);
 	}
 	vm->vhost = NULL;
+	pvo_timer_destroy(&vh->thaw);
 	g_free(vh);
 }

@@ -10,18 +10,29 @@
 #include <stdbool.h>
 #include <glib.h>
 #include "libvhost-user-glib.h"
+#include "timer.h"
 
 struct pvo_vm;
+struct pvo_state_xfer;
 
-/* vm->vhost, from pvo_vhost_listen to pvo_vhost_close. */
+/*
+ * A front-end session. vm->vhost, from pvo_vhost_listen to
+ * pvo_vhost_close, also holds the VM's listening socket; its session is
+ * valid while vm->connected. A migration within this back-end adds a
+ * second session (vm->incoming), which takes vm->vhost's place at the
+ * switch-over (the old one is vm->retired until its QEMU leaves).
+ */
 struct pvo_vhost {
 	struct pvo_vm *vm;
 	int listen_fd;
 	GSource *listen_src;
 	GSource *drop_src; /* tears the session down after a panic */
-	VugDev vug;	/* valid while vm->connected */
+	VugDev vug;
 	int conn_fd;
 	bool dropping;	/* a disconnect is scheduled */
+	struct pvo_state_xfer *xfer;	/* device state transfer running */
+	GByteArray *loaded;	/* migrated state, applied at ring start */
+	struct pvo_timer thaw;	/* unfreezes the VM after its rings start */
 };
 
 #endif

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -444,7 +445,8 @@ int vu_frontend_negotiate(struct vu_frontend *fe)
 	const uint64_t wanted = (1ull << VU_PROTOCOL_F_MQ) |
 				(1ull << VU_PROTOCOL_F_LOG_SHMFD) |
 				(1ull << VU_PROTOCOL_F_REPLY_ACK) |
-				(1ull << VU_PROTOCOL_F_CONFIG);
+				(1ull << VU_PROTOCOL_F_CONFIG) |
+				(1ull << VU_PROTOCOL_F_DEVICE_STATE);
 	uint64_t num;
 	int ret;
 
@@ -847,4 +849,106 @@ bool vu_connection_alive(struct vu_frontend *fe, int timeout_ms)
 	if (r <= 0)
 		return true;
 	return !(pfd.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* SET_DEVICE_STATE_FD with one end of a fresh pipe; the other in *mine. */
+static int state_fd(struct vu_frontend *fe, uint32_t direction, int *mine)
+{
+	uint32_t params[2] = {direction, 0 /* stopped */};
+	uint32_t size = 0;
+	uint64_t r = 0;
+	int p[2], theirs, ret;
+
+	if (!(fe->acked_protocol_features &
+	      (1ull << VU_PROTOCOL_F_DEVICE_STATE)))
+		return fe_err(fe, -ENOTSUP, "the back-end does not offer "
+			      "VHOST_USER_PROTOCOL_F_DEVICE_STATE");
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return fe_err(fe, -errno, "pipe: %s", strerror(errno));
+	/* save: the back-end writes; load: it reads */
+	theirs = direction == 0 ? p[1] : p[0];
+	*mine = direction == 0 ? p[0] : p[1];
+	ret = vu_request(fe, VU_SET_DEVICE_STATE_FD, params, sizeof(params),
+			 &theirs, 1, false, &r, sizeof(r), &size);
+	close(theirs);
+	if (ret == 0 && (size != sizeof(r) || (r & 0xff)))
+		ret = fe_err(fe, -EIO, "SET_DEVICE_STATE_FD: reply 0x%llx",
+			     (unsigned long long)r);
+	if (ret < 0)
+		close(*mine);
+	return ret;
+}
+
+static int check_state(struct vu_frontend *fe)
+{
+	uint64_t r = 1;
+	int ret = get_u64(fe, VU_CHECK_DEVICE_STATE, &r);
+
+	if (ret == 0 && r)
+		return fe_err(fe, -EIO, "CHECK_DEVICE_STATE: the back-end "
+			      "reports failure (%llu)", (unsigned long long)r);
+	return ret;
+}
+
+int vu_frontend_save_state(struct vu_frontend *fe, uint8_t **buf, size_t *len)
+{
+	size_t cap = 65536;
+	ssize_t n;
+	int fd, ret;
+
+	*buf = NULL;
+	*len = 0;
+	ret = state_fd(fe, 0, &fd);
+	if (ret < 0)
+		return ret;
+	*buf = malloc(cap);
+	while (*buf) {
+		if (*len == cap)
+			*buf = realloc(*buf, cap *= 2);
+		if (!*buf)
+			break;
+		n = read(fd, *buf + *len, cap - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		*len += (size_t)n;
+	}
+	close(fd);
+	if (!*buf)
+		return fe_err(fe, -ENOMEM, "out of memory for the state");
+	return check_state(fe);
+}
+
+int vu_frontend_load_state(struct vu_frontend *fe, const uint8_t *buf,
+			   size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+	int fd, ret;
+
+	ret = state_fd(fe, 1, &fd);
+	if (ret < 0)
+		return ret;
+	while (done < len) {
+		n = write(fd, buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return fe_err(fe, -EIO, "writing the state: %s",
+				      n < 0 ? strerror(errno) : "closed");
+		}
+		done += (size_t)n;
+	}
+	close(fd);
+	return check_state(fe);
+}
+
+int vu_frontend_detach(struct vu_frontend *fe)
+{
+	int fd = fe->sock;
+
+	fe->sock = -1;
+	return fd;
 }

@@ -248,4 +248,17 @@ bool vu_connection_alive(struct vu_frontend *fe, int timeout_ms);
 
 const char *vu_request_name(uint32_t request);
 
+/* --- migration, as QEMU's vhost_save/load_backend_state --- */
+
+/* With the rings stopped: the back-end's state into a malloc'ed buffer. */
+int vu_frontend_save_state(struct vu_frontend *fe, uint8_t **buf,
+			   size_t *len);
+/* Hands the state to the back-end; 0 if CHECK_DEVICE_STATE accepts it. */
+int vu_frontend_load_state(struct vu_frontend *fe, const uint8_t *buf,
+			   size_t len);
+/* Forget the connection without closing it (a migration's source, which
+ * stays until its QEMU quits) and return it; vu_frontend_connect then
+ * opens a new one over the same guest RAM and rings. */
+int vu_frontend_detach(struct vu_frontend *fe);
+
 #endif /* VU_FRONTEND_H */

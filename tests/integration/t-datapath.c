@@ -843,6 +843,8 @@ int main(void)
 		test_mw();
 	if (section("dirtylog"))
 		test_dirty_log();
+	if (section("migrate"))
+		test_migrate();
 	if (section("isolation")) {
 		test_isolation();
 		if (!overlay)

@@ -180,6 +180,10 @@ void test_mw(void);
 
 void test_dirty_log(void);
 
+/* t-datapath-migrate.c: live migration within the back-end */
+
+void test_migrate(void);
+
 /* t-datapath-isolation.c: tenant isolation, per-VM quotas */
 
 void test_route_change(void);

@@ -102,6 +102,7 @@ const char *pvo_drop_name(enum pvo_drop d)
 		[PVO_DROP_BAD_PSN] = "bad_psn",
 		[PVO_DROP_NO_ROUTE] = "no_route",
 		[PVO_DROP_WRONG_VTEP] = "wrong_vtep",
+		[PVO_DROP_FROZEN] = "frozen",
 		[PVO_DROP_UNKNOWN_SRC] = "unknown_src",
 	};
 
@@ -670,6 +671,10 @@ static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from
 	vm = pvo_served_by_gid(in.vni, dgid);
 	if (!vm || memcmp(in.dmac, vm->cfg->mac, 6) != 0) {
 		pvo_overlay_count_drop(NULL, NULL, PVO_DROP_UNKNOWN_DST);
+		return;
+	}
+	if (vm->frozen) {
+		pvo_overlay_count_drop(vm, NULL, PVO_DROP_FROZEN);
 		return;
 	}
 	vm->net.rx_packets++;

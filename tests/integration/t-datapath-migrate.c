@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * t-datapath, section migrate: live migration of VM a within its
+ * back-end, as QEMU does it: dirty log on, rings stopped (the back-end
+ * freezes the VM), the state saved through SET_DEVICE_STATE_FD, a second
+ * front-end over the same guest memory loads it and starts the rings.
+ * Work posted while frozen, a peer's SEND that had to wait, and every
+ * key and QP of a keep working; bad streams and a destination without
+ * state are refused while the source keeps running.
+ */
+#include <fcntl.h>
+
+#include "t-datapath.h"
+
+/* Whether the back-end's log has a line with every one of the needles
+ * (the refusal names the record and field). */
+static bool log_has(const struct backend_proc *b, const char *n1,
+		    const char *n2)
+{
+	char line[1024];
+	bool found = false;
+	FILE *f = fopen(b->log_path, "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, n1) && (!n2 || strstr(line, n2));
+	fclose(f);
+	return found;
+}
+
+static int log_count(const struct backend_proc *b, const char *needle)
+{
+	char line[1024];
+	int n = 0;
+	FILE *f = fopen(b->log_path, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+#define LEFT "destination front-end left"
+
+/* The back-end dropped the last refused destination: the next may come. */
+static void wait_destination_gone(int before)
+{
+	long long end = now_ms() + timeout_ms;
+
+	while (log_count(&bp, LEFT) <= before && now_ms() < end)
+		sleep_ms(10);
+}
+
+static bool stop_for_migration(struct node *n)
+{
+	struct vu_frontend *fe = n->vm->fe;
+	size_t size;
+
+	if (!vu_frontend_start_log(fe, &size) || vu_frontend_stop(fe) < 0) {
+		tap_diag("%s: %s", n->name, vu_frontend_error(fe));
+		return false;
+	}
+	return true;
+}
+
+/* A destination front-end of its own (own RAM) that offers buf: the
+ * CHECK_DEVICE_STATE result. */
+static int offer(struct node *n, const uint8_t *buf, size_t len,
+		 struct vu_frontend **out)
+{
+	struct vu_options o = {.socket_path = n->vm->fe->socket_path,
+			       .ram_size = 16 * MIB};
+	char err[256];
+	struct vu_frontend *fe = vu_frontend_new(&o, err, sizeof(err));
+	int left = log_count(&bp, LEFT), ret;
+
+	if (!fe)
+		return -ENOMEM;
+	ret = vu_frontend_connect(fe);
+	if (!ret)
+		ret = vu_frontend_negotiate(fe);
+	if (!ret)
+		ret = vu_frontend_load_state(fe, buf, len);
+	if (out) {
+		*out = fe;
+	} else {
+		vu_frontend_free(fe);
+		wait_destination_gone(left);
+	}
+	return ret;
+}
+
+/* The source runs again (a failed or cancelled migration). */
+static bool resume_source(struct node *n)
+{
+	if (vu_frontend_start(n->vm->fe) < 0) {
+		tap_diag("%s: %s", n->name, vu_frontend_error(n->vm->fe));
+		return false;
+	}
+	return true;
+}
+
+static void refused_streams(struct pair *p)
+{
+	uint8_t *buf, *bad;
+	size_t len;
+	struct vu_frontend *fe;
+	int ret;
+
+	if (!stop_for_migration(&A))
+		return;
+	if (vu_frontend_save_state(A.vm->fe, &buf, &len) < 0) {
+		tap_ok(false, "migrate: state saved");
+		return;
+	}
+	bad = malloc(len);
+	memcpy(bad, buf, len);
+	bad[8] = 99; /* stream version */
+	tap_ok(offer(&A, bad, len, NULL) < 0 &&
+		       log_has(&bp, "migrated state refused",
+			       "field version"),
+	       "a stream of another version is refused, naming the field");
+	tap_ok(offer(&A, buf, len / 2, NULL) < 0 &&
+		       log_has(&bp, "migrated state refused", "truncated"),
+	       "a truncated stream is refused");
+	tap_ok(offer(&A, buf, len - 1, NULL) < 0,
+	       "a stream without its last byte is refused");
+	memcpy(bad, buf, len);
+	memcpy(bad + 16, "someone-else", 13);
+	tap_ok(offer(&A, bad, len, NULL) < 0 &&
+		       log_has(&bp, "migrated state refused", "field vm"),
+	       "the state of another VM is refused");
+	free(bad);
+
+	/* a destination without state may connect, never start */
+	ret = offer(&A, (const uint8_t *)"", 0, &fe);
+	tap_ok(ret < 0, "an empty stream is refused");
+	vu_frontend_start(fe);
+	tap_ok(!vu_connection_alive(fe, 2000) &&
+		       log_has(&bp, "started the VM without its migrated "
+				    "state", NULL),
+	       "a second front-end starting without the VM's state is "
+	       "dropped");
+	vu_frontend_free(fe);
+	wait_destination_gone(log_count(&bp, LEFT) - 1);
+
+	/* the source goes on as after a failed migration */
+	if (!resume_source(&A))
+		return;
+	tap_ok(xfer(p, X_WRITE, 9000, 0, 0, false, 9301) &&
+		       xfer(p, X_SEND, 5000, 0, 4096, false, 9302),
+	       "after refused migrations the source's traffic continues");
+	free(buf);
+}
+
+/* The migration itself, with work waiting on both sides. */
+static void migrate_a(struct pair *p)
+{
+	const uint64_t roff = 700 * KIB, woff = 800 * KIB;
+	uint8_t *buf;
+	size_t len;
+	struct pvo_cqe c;
+	struct sim_wr w;
+	int old;
+
+	/* a receive posted at a before; b's SEND to it waits while a is
+	 * frozen (b's requester resends after its timeout) */
+	prepare_dst(&A.buf, roff, 6000);
+	if (!post_recv1(&p->a, &A, 0xa701, roff, 6000) ||
+	    !stop_for_migration(&A))
+		return;
+	fill_pattern(&B.buf, 64 * KIB, 6000, 9401);
+	w = wr1(0xb701, PVO_WR_SEND, &B, 64 * KIB, 6000);
+	post1(&p->b, &w);
+	/* ... and a WRITE a posts while its rings are stopped */
+	fill_pattern(&A.buf, 96 * KIB, 20000, 9402);
+	prepare_dst(&B.buf, woff, 20000);
+	w = write_wr(0xa702, 96 * KIB, 20000, B.mr.iova + woff, B.mr.key);
+	post1(&p->a, &w);
+	tap_ok(expect_no_cqe(&B.scq, 150, "migrate: b's SEND while a is "
+					   "frozen"),
+	       "a frozen VM takes nothing: b's SEND waits (150 ms)");
+
+	if (vu_frontend_save_state(A.vm->fe, &buf, &len) < 0) {
+		tap_ok(false, "migrate: state saved: %s",
+		       vu_frontend_error(A.vm->fe));
+		return;
+	}
+	tap_diag("migrate: a's state is %zu bytes", len);
+	old = vu_frontend_detach(A.vm->fe);
+	if (vu_frontend_connect(A.vm->fe) < 0 ||
+	    vu_frontend_negotiate(A.vm->fe) < 0 ||
+	    vu_frontend_load_state(A.vm->fe, buf, len) < 0 ||
+	    vu_frontend_start(A.vm->fe) < 0) {
+		tap_ok(false, "migrate: destination loads and starts: %s",
+		       vu_frontend_error(A.vm->fe));
+		close(old);
+		free(buf);
+		return;
+	}
+	free(buf);
+	tap_ok(true, "the destination front-end loaded a's state and "
+		     "started its rings");
+
+	expect_cqe(&B.scq, 0xb701, PVO_WC_SEND, PVO_WC_SUCCESS,
+		   "migrate: b's SEND after the switch-over");
+	if (get_cqe(&A.rcq, &c, "migrate: a's receive"))
+		cqe_ok(&c, 0xa701, PVO_WC_RECV, PVO_WC_SUCCESS,
+		       "migrate: a's receive posted before the migration");
+	check_data("migrate: SEND into the migrated VM", &A.buf, roff, 6000,
+		   9401);
+	expect_cqe(&A.scq, 0xa702, PVO_WC_RDMA_WRITE, PVO_WC_SUCCESS,
+		   "migrate: a's WRITE posted while frozen");
+	check_data("migrate: WRITE posted while frozen", &B.buf, woff, 20000,
+		   9402);
+
+	/* the source's QEMU quits: its connection goes, a's objects stay */
+	close(old);
+	sleep_ms(100);
+	expect_state(&p->a, PVO_QPS_RTS,
+		     "migrate: a's QP after the source left");
+	tap_ok(xfer(p, X_WRITE, 70000, 0, 0, false, 9403) &&
+		       xfer(p, X_READ, 30000, 0, 0, false, 9404) &&
+		       xfer(p, X_SEND_IMM, 3000, 0, 0, false, 9405),
+	       "WRITE, READ, SEND with immediate both ways with a's old "
+	       "keys and QPN after the source left");
+	{
+		struct pair q;
+
+		tap_ok(pair_make(&q, PVO_QPT_RC, NULL, NULL) &&
+			       xfer(&q, X_WRITE, 4096, 0, 0, false, 9406),
+		       "new QPs are made and used after the migration");
+		pair_destroy(&q);
+	}
+}
+
+void test_migrate(void)
+{
+	struct pair p;
+
+	if (!pair_make(&p, PVO_QPT_RC, NULL, NULL))
+		return;
+	if (!xfer(&p, X_WRITE, 4096, 0, 0, false, 9300))
+		return;
+	refused_streams(&p);
+	migrate_a(&p);
+	drain_all();
+	pair_destroy(&p);
+}
