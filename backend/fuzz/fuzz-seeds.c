@@ -8,10 +8,11 @@
  *
  * It also writes fuzz-overlay-rx's seeds, one well-formed datagram of
  * each RoCE opcode the overlay handles with a correct ICRC, and
- * fuzz-vhost's: QEMU's handshake with the device as message streams.
+ * fuzz-vhost's: QEMU's handshake with the device as message streams,
+ * and fuzz-state's: the migration state stream of each scenario's VM.
  *
  *   fuzz-seeds DIR     (backend/fuzz/corpus: writes fuzz-ctrl/,
- *                       fuzz-overlay-rx/ and fuzz-vhost/ below it)
+ *                       fuzz-overlay-rx/, fuzz-vhost/ and fuzz-state/)
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "encap.h"
 #include "fake_guest.h"
 #include "roce.h"
+#include "state.h"
 
 struct scenario {
 	struct fake_guest g;
@@ -402,7 +404,7 @@ int main(int argc, char **argv)
 					     "rc-read",	     "rc-fetch-add",
 					     "rc-reg-mr",    "rc-bind-mw" };
 	struct pvo_daemon_config *cfg;
-	char *err = NULL, *ctrl, *rx, *vh;
+	char *err = NULL, *ctrl, *rx, *vh, *st;
 	unsigned int i;
 
 	if (argc != 2) {
@@ -416,6 +418,8 @@ int main(int argc, char **argv)
 	}
 	ctrl = g_build_filename(argv[1], "fuzz-ctrl", NULL);
 	rx = g_build_filename(argv[1], "fuzz-overlay-rx", NULL);
+	st = g_build_filename(argv[1], "fuzz-state", NULL);
+	g_mkdir_with_parents(st, 0755);
 	for (i = 0; i <= PVO_OPC_SEND_ONLY_INV; i++)
 		if (pvo_roce_flags(i))
 			packet(rx, i);
@@ -441,6 +445,12 @@ int main(int argc, char **argv)
 				names[i]);
 			return 1;
 		}
+		{
+			GByteArray *state = pvo_state_save(s.g.vm);
+
+			write_file(st, names[i], state->data, state->len);
+			g_byte_array_free(state, TRUE);
+		}
 		fg_fini(&s.g);
 		g_byte_array_free(fg_record, TRUE);
 		fg_record = NULL;
@@ -448,5 +458,6 @@ int main(int argc, char **argv)
 	pvo_config_free(cfg);
 	g_free(ctrl);
 	g_free(rx);
+	g_free(st);
 	return 0;
 }

@@ -396,7 +396,7 @@ static void test_stop_continue(void)
 
 static void test_connections(void)
 {
-	struct vu_frontend *fe, *second;
+	struct vu_frontend *fe, *second, *third;
 	struct vu_options opt = {.socket_path = bp.socket_path};
 	uint32_t ctx = 0, c;
 	char err[512];
@@ -407,8 +407,21 @@ static void test_connections(void)
 	if (!second)
 		tap_bail("%s", err);
 	st = vu_frontend_connect(second);
-	tap_ok(st == 0 && !vu_connection_alive(second, 2000),
-	       "a second front-end on a connected VM's socket is turned away");
+	tap_ok(st == 0 && vu_frontend_negotiate(second) == 0 &&
+		       vu_connection_alive(second, 500),
+	       "a second front-end on a connected VM's socket is accepted "
+	       "(a migration's destination)");
+	third = vu_frontend_new(&opt, err, sizeof(err));
+	if (!third)
+		tap_bail("%s", err);
+	st = vu_frontend_connect(third);
+	tap_ok(st == 0 && !vu_connection_alive(third, 2000),
+	       "a third front-end is turned away while the second waits");
+	vu_frontend_free(third);
+	vu_frontend_start(second);
+	tap_ok(!vu_connection_alive(second, 2000),
+	       "the second front-end cannot start the VM without the VM's "
+	       "migrated state: dropped");
 	vu_frontend_free(second);
 	st = pvo_alloc_ucontext(fe, &ctx, NULL, NULL);
 	TAP_STATUS(st, PVO_STATUS_OK, "the first session is unaffected");
