@@ -37,6 +37,7 @@
 #include "chardev/char-socket.h"
 #include "io/task.h"
 #include "migration/blocker.h"
+#include "migration/misc.h"
 #include "migration/vmstate.h"
 #include "vhost-user-rdma.h"
 
@@ -514,6 +515,66 @@ static const VhostDevConfigOps pvo_config_ops = {
     .vhost_dev_config_notifier = pvo_config_changed,
 };
 
+/*
+ * Migration blocker: set while the back-end cannot hand its state over,
+ * decided on every connect and disconnect. Adding one fails while a
+ * migration runs (and always with --only-migratable); the state transfer
+ * then refuses the migration itself, and pvo_migration_event() decides
+ * again when it ends.
+ */
+static bool pvo_update_migration_blocker(VHostUserRDMA *s, Error **errp)
+{
+    Error *reason = NULL;
+
+    if (!s->connected) {
+        error_setg(&reason, "pvrdma-overlay: the back-end on chardev '%s' "
+                   "is disconnected, so the guest's RDMA state cannot be "
+                   "saved: let the chardev reconnect to a running "
+                   "pvrdma-overlayd (reconnect-ms=), or unplug the device, "
+                   "before migrating", pvo_chardev_name(s));
+    } else if (!vhost_supports_device_state(&s->vhost_dev)) {
+        error_setg(&reason, "pvrdma-overlay: the back-end on chardev '%s' "
+                   "cannot transfer its RDMA state (it does not offer "
+                   "VHOST_USER_PROTOCOL_F_DEVICE_STATE), so the guest "
+                   "cannot be migrated: upgrade pvrdma-overlayd to a version "
+                   "with migration support, or shut the guest down or unplug "
+                   "the device before migrating", pvo_chardev_name(s));
+    }
+
+    /* The reason may have changed: replace rather than keep. */
+    migrate_del_blocker(&s->migration_blocker);
+    if (!reason) {
+        return true;
+    }
+    s->migration_blocker = reason;
+    /* On failure this frees the reason and clears the pointer. */
+    return migrate_add_blocker(&s->migration_blocker, errp) == 0;
+}
+
+static void pvo_update_migration_blocker_or_warn(VHostUserRDMA *s)
+{
+    Error *local_err = NULL;
+
+    if (!pvo_update_migration_blocker(s, &local_err)) {
+        warn_reportf_err(local_err, "pvrdma-overlay: a migration now fails "
+                         "when it saves the device: ");
+    }
+}
+
+static int pvo_migration_event(NotifierWithReturn *notifier,
+                               MigrationEvent *e, Error **errp)
+{
+    VHostUserRDMA *s = container_of(notifier, VHostUserRDMA,
+                                    migration_notifier);
+
+    /* A (re)connect during the migration could not add its blocker. */
+    if (e->type == MIG_EVENT_PRECOPY_DONE ||
+        e->type == MIG_EVENT_PRECOPY_FAILED) {
+        pvo_update_migration_blocker_or_warn(s);
+    }
+    return 0;
+}
+
 /* Connection to the back-end */
 
 static int pvo_connect(DeviceState *dev, Error **errp)
@@ -565,8 +626,12 @@ static int pvo_connect(DeviceState *dev, Error **errp)
     s->config = cfg;
     s->connected = true;
 
-    /* A reconnect while the driver runs: restart vhost. */
-    if (virtio_device_started(vdev, vdev->status)) {
+    /*
+     * A reconnect while the driver runs: restart vhost, unless the VM is
+     * stopped (it restarts with the VM): the back-end state can only be
+     * saved with vhost stopped.
+     */
+    if (virtio_device_should_start(vdev, vdev->status)) {
         ret = pvo_vhost_start(vdev, errp);
         if (ret < 0) {
             error_prepend(errp, "pvrdma-overlay: back-end on chardev '%s' "
@@ -589,6 +654,7 @@ static void pvo_disconnect(DeviceState *dev)
         warn_report("pvrdma-overlay: back-end on chardev '%s' disconnected; "
                     "the device resumes when it reconnects",
                     pvo_chardev_name(s));
+        pvo_update_migration_blocker_or_warn(s);
     }
 
     /* vhost_user_async_close() removed the handler: listen again. */
@@ -607,7 +673,9 @@ static void pvo_chr_event(void *opaque, QEMUChrEvent event)
         if (pvo_connect(dev, &local_err) < 0) {
             error_report_err(local_err);
             qemu_chr_fe_disconnect(&s->chardev);
+            break;
         }
+        pvo_update_migration_blocker_or_warn(s);
         break;
     case CHR_EVENT_CLOSED:
         /* Deferred: the close may come from inside a vhost-user call. */
@@ -730,13 +798,11 @@ static void pvo_device_realize(DeviceState *dev, Error **errp)
         goto err_queues;
     }
 
-    error_setg(&s->migration_blocker, "pvrdma-overlay does not support "
-               "live migration yet: its back-end state cannot be "
-               "transferred; shut the guest down or unplug the device "
-               "before migrating");
-    if (migrate_add_blocker(&s->migration_blocker, errp) < 0) {
+    /* With --only-migratable a back-end without the feature fails here. */
+    if (!pvo_update_migration_blocker(s, errp)) {
         goto err_connected;
     }
+    migration_add_notifier(&s->migration_notifier, pvo_migration_event);
 
     s->slots = g_new0(VHostUserRDMASlot, PVO_MAX_DB_SLOTS);
     pvo_notify_reset(s, true);
@@ -755,6 +821,7 @@ static void pvo_device_realize(DeviceState *dev, Error **errp)
     return;
 
 err_connected:
+    migrate_del_blocker(&s->migration_blocker);
     s->connected = false;
     vhost_dev_cleanup(&s->vhost_dev);
 err_queues:
@@ -770,6 +837,7 @@ static void pvo_device_unrealize(DeviceState *dev)
     virtio_set_status(vdev, 0);
     qemu_chr_fe_set_handlers(&s->chardev, NULL, NULL, NULL, NULL, NULL, NULL,
                              false);
+    migration_remove_notifier(&s->migration_notifier);
     migrate_del_blocker(&s->migration_blocker);
     if (s->connected) {
         s->connected = false;
@@ -782,18 +850,239 @@ static void pvo_device_unrealize(DeviceState *dev)
 }
 
 /*
- * Migration is refused by the blocker added at realize (with a message
- * that says why); the back-end's state transfer will extend this vmsd.
- * So must the notify registers and notify_gpa, the rings' producer
- * counters and the slots' bookkeeping: device state that lives only here.
+ * Migration
+ *
+ * The stream holds, in this order: the virtio core state, the device's
+ * own state (pvo_vmstate_device, through vdc->vmsd, checked by its
+ * post_load before anything reaches the back-end), then the back-end's
+ * state (subsection pvrdma-overlay/backend), fetched from and handed to
+ * the back-end with VHOST_USER_SET_DEVICE_STATE_FD and
+ * VHOST_USER_CHECK_DEVICE_STATE.
+ *
+ * Saving needs vhost stopped (vhost_save_backend_state() asserts it).
+ * QEMU stops the VM before it saves devices; the VM state change calls
+ * pvo_set_status(), where virtio_device_should_start() is false with
+ * the VM stopped, so vhost stops first; pvo_connect() does not restart
+ * it while the VM is stopped. On the destination the back-end is
+ * connected at realize and vhost starts only with the VM, after loading.
+ *
+ * Version 2, minimum 2: version 1 was never migrated (a blocker refused
+ * every migration), and a stream without the back-end state must not
+ * load.
  */
+#define PVO_VMSTATE_VERSION     2
+
+static bool pvo_backend_state_ready(VHostUserRDMA *s, const char *what,
+                                    Error **errp)
+{
+    if (!s->connected) {
+        error_setg(errp, "pvrdma-overlay: cannot %s the RDMA state: the "
+                   "back-end on chardev '%s' is disconnected", what,
+                   pvo_chardev_name(s));
+        return false;
+    }
+    if (!vhost_supports_device_state(&s->vhost_dev)) {
+        error_setg(errp, "pvrdma-overlay: cannot %s the RDMA state: the "
+                   "back-end on chardev '%s' does not offer "
+                   "VHOST_USER_PROTOCOL_F_DEVICE_STATE; upgrade "
+                   "pvrdma-overlayd", what, pvo_chardev_name(s));
+        return false;
+    }
+    if (vhost_dev_is_started(&s->vhost_dev)) {
+        /* Never expected (see above); better an error than an assert. */
+        error_setg(errp, "pvrdma-overlay: cannot %s the RDMA state: the "
+                   "back-end on chardev '%s' is still running its queues",
+                   what, pvo_chardev_name(s));
+        return false;
+    }
+    return true;
+}
+
+static int pvo_backend_state_put(QEMUFile *f, void *pv, size_t size,
+                                 const VMStateField *field, JSONWriter *vmdesc)
+{
+    VHostUserRDMA *s = pv;
+    Error *local_err = NULL;
+    int ret;
+
+    if (!pvo_backend_state_ready(s, "save", &local_err)) {
+        error_report_err(local_err);
+        return -EIO;
+    }
+    ret = vhost_save_backend_state(&s->vhost_dev, f, &local_err);
+    if (ret < 0) {
+        error_reportf_err(local_err, "pvrdma-overlay: the back-end on "
+                          "chardev '%s' did not hand over its RDMA state "
+                          "(pvrdma-overlayd's log says why): ",
+                          pvo_chardev_name(s));
+        return ret;
+    }
+    return 0;
+}
+
+static int pvo_backend_state_get(QEMUFile *f, void *pv, size_t size,
+                                 const VMStateField *field)
+{
+    VHostUserRDMA *s = pv;
+    Error *local_err = NULL;
+    int ret;
+
+    if (!pvo_backend_state_ready(s, "load", &local_err)) {
+        error_report_err(local_err);
+        return -EIO;
+    }
+    ret = vhost_load_backend_state(&s->vhost_dev, f, &local_err);
+    if (ret < 0) {
+        error_reportf_err(local_err, "pvrdma-overlay: the back-end on "
+                          "chardev '%s' did not take the migrated RDMA state "
+                          "(pvrdma-overlayd's log says why): ",
+                          pvo_chardev_name(s));
+        return ret;
+    }
+    return 0;
+}
+
+static const VMStateInfo pvo_backend_state_info = {
+    .name = "pvrdma-overlay back-end state",
+    .get = pvo_backend_state_get,
+    .put = pvo_backend_state_put,
+};
+
+static bool pvo_backend_state_needed(void *opaque)
+{
+    /* Always: the guest's RDMA objects live only in the back-end. */
+    return true;
+}
+
+static const VMStateDescription pvo_vmstate_backend = {
+    .name = "pvrdma-overlay/backend",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pvo_backend_state_needed,
+    .fields = (const VMStateField[]) {
+        {
+            .name = "state",
+            .info = &pvo_backend_state_info,
+            .flags = VMS_SINGLE,
+        },
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription pvo_vmstate_slot = {
+    .name = "pvrdma-overlay/slot",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(pos, VHostUserRDMASlot),
+        VMSTATE_BOOL(queued, VHostUserRDMASlot),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static int pvo_device_pre_save(void *opaque)
+{
+    VHostUserRDMA *s = opaque;
+
+    s->migrated_num_queues = s->num_queues;
+    return 0;
+}
+
+/* The stream is untrusted: refuse what the device could not have made. */
+static int pvo_device_post_load(void *opaque, int version_id)
+{
+    VHostUserRDMA *s = opaque;
+    uint32_t first = pvo_db_notify_first(s->num_queues);
+    uint64_t area = pvo_notify_area_size(s->num_queues);
+    unsigned int q, slot;
+
+    if (s->migrated_num_queues != s->num_queues) {
+        error_report("pvrdma-overlay: the migration source has %u "
+                     "virtqueues (doorbells=%u) but this device has %u "
+                     "(doorbells=%" PRIu32 "): start the destination with "
+                     "the source's doorbells=", s->migrated_num_queues,
+                     (unsigned int)MAX(s->migrated_num_queues,
+                                       VHOST_USER_RDMA_FIXED_QUEUES) -
+                     VHOST_USER_RDMA_FIXED_QUEUES,
+                     s->num_queues, s->doorbells);
+        return -EINVAL;
+    }
+    /* NOTIFY_HI latches notify_gpa = HI:LO; a later LO write keeps it. */
+    if (s->notify_gpa &&
+        (s->notify_gpa >> 32 != s->notify_hi ||
+         s->notify_gpa + area - 1 < s->notify_gpa)) {
+        error_report("pvrdma-overlay: migrated notify area 0x%" PRIx64
+                     " (NOTIFY_HI 0x%" PRIx32 ") is not one the device "
+                     "accepts: refusing the device state", s->notify_gpa,
+                     s->notify_hi);
+        return -EINVAL;
+    }
+    for (q = 0; q < PVO_MAX_QUEUES; q++) {
+        bool ring = s->notify_gpa && q >= first && q < s->num_queues;
+
+        if (!ring && s->notify_prod[q]) {
+            error_report("pvrdma-overlay: migrated producer %" PRIu32 " for "
+                         "queue %u, which has no notify ring: refusing the "
+                         "device state", s->notify_prod[q], q);
+            return -EINVAL;
+        }
+    }
+    for (slot = 0; slot < PVO_MAX_DB_SLOTS; slot++) {
+        VHostUserRDMASlot *sl = &s->slots[slot];
+
+        q = pvo_db_slot_queue(s->num_queues, slot);
+        /* A queued slot's entry is one the ring's producer has passed. */
+        if (sl->queued &&
+            (!s->notify_gpa || (int32_t)(s->notify_prod[q] - sl->pos) <= 0)) {
+            error_report("pvrdma-overlay: migrated slot %u is queued at %"
+                         PRIu32 " on queue %u, whose producer is %" PRIu32
+                         ": refusing the device state", slot, sl->pos, q,
+                         s->notify_prod[q]);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+/* Saved inside virtio_save(), after the virtqueues. */
+static const VMStateDescription pvo_vmstate_device = {
+    .name = "pvrdma-overlay-device",
+    .version_id = PVO_VMSTATE_VERSION,
+    .minimum_version_id = PVO_VMSTATE_VERSION,
+    .pre_save = pvo_device_pre_save,
+    .post_load = pvo_device_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT16(migrated_num_queues, VHostUserRDMA),
+        VMSTATE_UINT32(notify_lo, VHostUserRDMA),
+        VMSTATE_UINT32(notify_hi, VHostUserRDMA),
+        VMSTATE_UINT64(notify_gpa, VHostUserRDMA),
+        VMSTATE_UINT32_ARRAY(notify_prod, VHostUserRDMA, PVO_MAX_QUEUES),
+        {
+            /* s->slots: PVO_MAX_DB_SLOTS entries, allocated at realize */
+            .name = "slots",
+            .num = PVO_MAX_DB_SLOTS,
+            .size = sizeof(VHostUserRDMASlot),
+            .vmsd = &pvo_vmstate_slot,
+            .flags = VMS_STRUCT | VMS_ARRAY | VMS_POINTER,
+            .offset = vmstate_offset_pointer(VHostUserRDMA, slots,
+                                             VHostUserRDMASlot),
+        },
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/* The version virtio_load() hands to pvo_vmstate_device. */
 static const VMStateDescription pvo_vmstate = {
     .name = "pvrdma-overlay",
-    .minimum_version_id = 1,
-    .version_id = 1,
+    .version_id = PVO_VMSTATE_VERSION,
+    .minimum_version_id = PVO_VMSTATE_VERSION,
     .fields = (const VMStateField[]) {
         VMSTATE_VIRTIO_DEVICE,
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &pvo_vmstate_backend,
+        NULL
     },
 };
 
@@ -819,6 +1108,7 @@ static void pvo_class_init(ObjectClass *klass, void *data)
     object_class_property_set_description(klass, "queue-size",
         "size of every virtqueue (power of 2, at most 1024)");
     dc->vmsd = &pvo_vmstate;
+    vdc->vmsd = &pvo_vmstate_device;
     dc->desc = "pvrdma-overlay paravirtual RDMA device (vhost-user)";
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
     vdc->realize = pvo_device_realize;

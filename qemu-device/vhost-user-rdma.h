@@ -12,6 +12,7 @@
 #include "hw/virtio/vhost-user.h"
 #include "chardev/char-fe.h"
 #include "exec/memory.h"
+#include "qemu/notify.h"
 #include "pvo-device.h"
 
 #define TYPE_VHOST_USER_RDMA "pvrdma-overlay-device"
@@ -66,8 +67,7 @@ struct VHostUserRDMA {
      * producer counter (indexed by virtqueue), owned here and never read
      * back from guest memory. A slot is queued once appended; while its
      * entry at pos is not consumed, further doorbells append nothing.
-     * All of it is device state: the vmstate that lifts the migration
-     * blocker must carry it.
+     * All of it is device state and migrates (pvo_vmstate_device).
      */
     uint32_t notify_lo;
     uint32_t notify_hi;
@@ -75,7 +75,15 @@ struct VHostUserRDMA {
     uint32_t notify_prod[PVO_MAX_QUEUES];
     VHostUserRDMASlot *slots;   /* PVO_MAX_DB_SLOTS entries */
 
+    /*
+     * Migration: the back-end's state travels in the vmstate through
+     * VHOST_USER_PROTOCOL_F_DEVICE_STATE. migration_blocker is set while
+     * the back-end cannot do that (disconnected, or without the feature),
+     * re-decided at every connect and disconnect and after a migration.
+     */
     Error *migration_blocker;
+    NotifierWithReturn migration_notifier;
+    uint16_t migrated_num_queues;   /* num_queues as the stream has it */
 };
 
 /* Virtqueues the device will create for its current properties. */

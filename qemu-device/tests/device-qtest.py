@@ -9,8 +9,10 @@ must signal the same host-notifier eventfd as the queue's virtio notify
 register; the eventfd counters are read from /proc/<qemu>/fdinfo. A write
 to a context slot page must append the slot to the right notify ring in
 guest memory (once until the back-end consumes it) and kick that ring's
-queue. It also checks the realize error messages and the migration
-blocker.
+queue. It also checks the realize error messages, the migration blocker
+and migration itself: between two QEMU processes over a unix socket (QMP),
+with the back-end state handed over through the fake back-ends, and
+refused at either end.
 
 usage: device-qtest.py [--qemu PATH] [--backend PATH]
 
@@ -20,10 +22,12 @@ failed, 77 if QEMU or the back-end is not built.
 
 import argparse
 import base64
+import json
 import os
 import re
 import select
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -316,22 +320,6 @@ def check_cli(t, qemu):
         t.ok(rc == 1 and text in out, f"{prop} is refused", out)
 
 
-def check_migration_blocker(t, qemu, backend, tmp):
-    be = Backend(backend, tmp)
-    try:
-        p = subprocess.run(
-            base_cmd(qemu) + ["-S", "-monitor", "stdio",
-                              "-chardev", f"socket,id=c0,path={be.sock}",
-                              "-device", "pvrdma-overlay,chardev=c0"],
-            input='migrate "exec:cat >/dev/null"\nquit\n',
-            capture_output=True, text=True, timeout=20)
-        out = p.stdout + p.stderr
-        t.ok("does not support live migration yet" in out,
-             "migration is refused with a message that says why", out[-2000:])
-    finally:
-        be.stop()
-
-
 class Device:
     """The device as the guest driver sees it, set up through qtest."""
 
@@ -569,6 +557,13 @@ class NotifyArea:
         self.size = notify_area_size(nq)
         self.clear()
 
+    def moved_to(self, q):
+        """The same area in the guest memory of a migration destination."""
+        other = NotifyArea.__new__(NotifyArea)
+        other.__dict__.update(self.__dict__)
+        other.q, other.expect = q, bytearray(self.expect)
+        return other
+
     def clear(self):
         self.q.memset(self.gpa, self.size, 0)
         self.expect = bytearray(self.size)
@@ -793,12 +788,12 @@ def build_fake_backend(tmp):
 class FakeBackend:
     count = 0
 
-    def __init__(self, exe, tmp, version, num_queues, sock=None):
+    def __init__(self, exe, tmp, version, num_queues, *opts, sock=None):
         FakeBackend.count += 1
         self.sock = sock or os.path.join(tmp, f"fake{FakeBackend.count}.sock")
         self.log = tempfile.TemporaryFile(mode="w+", dir=tmp)
         self.proc = subprocess.Popen([exe, self.sock, str(version),
-                                      str(num_queues)], stdout=self.log,
+                                      str(num_queues), *opts], stdout=self.log,
                                      stderr=subprocess.STDOUT)
         for _ in range(100):
             if os.path.exists(self.sock):
@@ -866,6 +861,404 @@ def check_config_handling(t, qemu, fake, tmp):
         be.stop()
 
 
+# The state the fake back-end saves and expects: state_byte() in
+# fake-backend.c.
+def fake_state(seed, size):
+    return bytes((i * 131 + (i >> 10) * 7 + seed * 29) & 0xFF
+                 for i in range(size))
+
+
+STATE_SIZE = 300000     # more than a pipe holds: the save is asynchronous
+
+
+def read_bytes(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+class Qmp:
+    """A minimal QMP client on a unix socket; events are kept aside."""
+
+    def __init__(self, path, timeout=20):
+        end = time.time() + timeout
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.time() > end:
+                    raise RuntimeError(f"QMP socket {path} does not answer")
+                time.sleep(0.1)
+        self.sock.settimeout(60)
+        self.f = self.sock.makefile("rw")
+        self.events = []
+        json.loads(self.f.readline())           # greeting
+        self.cmd("qmp_capabilities")
+
+    def cmd(self, name, **args):
+        msg = {"execute": name}
+        if args:
+            msg["arguments"] = args
+        self.f.write(json.dumps(msg) + "\n")
+        self.f.flush()
+        while True:
+            line = self.f.readline()
+            if not line:
+                raise RuntimeError(f"QMP: {name}: QEMU closed the socket")
+            r = json.loads(line)
+            if "event" in r:
+                self.events.append(r)
+                continue
+            return r
+
+    def status(self):
+        return self.cmd("query-status")["return"]["status"]
+
+    def wait_migration(self, timeout=120):
+        """query-migrate until the migration ended; its last answer."""
+        end = time.time() + timeout
+        while True:
+            r = self.cmd("query-migrate")["return"]
+            if r.get("status") in ("completed", "failed", "cancelled"):
+                return r
+            if time.time() > end:
+                r["status"] = f"still {r.get('status')} after {timeout} s"
+                return r
+            time.sleep(0.2)
+
+    def wait_status(self, want, timeout=30):
+        end = time.time() + timeout
+        while True:
+            st = self.status()
+            if st == want or time.time() > end:
+                return st
+            time.sleep(0.1)
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+class Vm:
+    """QEMU under qtest with a QMP socket, on a fake back-end."""
+
+    count = 0
+
+    def __init__(self, qemu, tmp, be, *extra, chardev_opts="",
+                 device_opts=""):
+        Vm.count += 1
+        self.qmp_path = os.path.join(tmp, f"qmp{Vm.count}.sock")
+        self.q = QTest(device_cmd(qemu, be.sock, chardev_opts, device_opts) +
+                       ["-qmp", f"unix:{self.qmp_path},server=on,wait=off",
+                        *extra], tmp)
+        try:
+            self.qmp = Qmp(self.qmp_path)
+        except Exception:
+            self.q.close()
+            raise
+
+    def close(self):
+        self.qmp.close()
+        self.q.close()
+
+
+def check_migration_blocker(t, qemu, fake, tmp):
+    """The blocker follows the back-end: set while it cannot transfer its
+    state, decided again on every disconnect and reconnect."""
+    cmd = base_cmd(qemu) + ["-S"]
+    be = FakeBackend(fake, tmp, IFACE_VERSION, 66)
+    rc, out = run(cmd + ["-only-migratable",
+                         "-chardev", f"socket,id=c0,path={be.sock}",
+                         "-device", "pvrdma-overlay,chardev=c0"])
+    be.stop()
+    t.ok(rc == 1 and "--only-migratable" in out and
+         "VHOST_USER_PROTOCOL_F_DEVICE_STATE" in out,
+         "-only-migratable: a back-end without device-state transfer "
+         "fails realize, saying why", out)
+
+    sock = os.path.join(tmp, "blocker.sock")
+    be = FakeBackend(fake, tmp, IFACE_VERSION, 66, sock=sock)
+    vm = Vm(qemu, tmp, be, chardev_opts=",reconnect-ms=200")
+    dest = "exec:cat >/dev/null"
+    try:
+        r = vm.qmp.cmd("migrate", uri=dest)
+        err = r.get("error", {}).get("desc", "")
+        t.ok("back-end on chardev 'c0' cannot transfer its RDMA state" in err
+             and "VHOST_USER_PROTOCOL_F_DEVICE_STATE" in err and
+             "upgrade pvrdma-overlayd" in err,
+             "a back-end without VHOST_USER_PROTOCOL_F_DEVICE_STATE: "
+             "migrate is refused with a message that says why", r)
+
+        be.stop()
+        for _ in range(50):
+            if "disconnected" in vm.q.stderr():
+                break
+            time.sleep(0.1)
+        r = vm.qmp.cmd("migrate", uri=dest)
+        err = r.get("error", {}).get("desc", "")
+        t.ok("back-end on chardev 'c0' is disconnected" in err,
+             "back-end gone: migrate is refused, the back-end is "
+             "disconnected", r)
+
+        be = FakeBackend(fake, tmp, IFACE_VERSION, 66, "--device-state",
+                         sock=sock)
+        for _ in range(50):
+            if "GET_CONFIG" in be.output():
+                break
+            time.sleep(0.1)
+        time.sleep(0.2)
+        r = vm.qmp.cmd("migrate", uri=dest)
+        info = vm.qmp.wait_migration() if "return" in r else r
+        t.ok(info.get("status") == "completed" and
+             "CHECK save ok" in be.output(),
+             "reconnected to a back-end with device-state transfer: the "
+             "blocker is gone, the migration saves its state",
+             f"{info}\n{be.output()[-1000:]}")
+    finally:
+        vm.close()
+        be.stop()
+
+
+def check_migration(t, qemu, fake, tmp):
+    """Migration between two QEMU processes, each on its fake back-end."""
+    mig = f"unix:{os.path.join(tmp, 'mig.sock')}"
+    src_dump = os.path.join(tmp, "state-src")
+    dst_dump = os.path.join(tmp, "state-dst")
+    want = fake_state(7, STATE_SIZE)
+    be_src = FakeBackend(fake, tmp, IFACE_VERSION, 66, "--device-state",
+                         "--state-seed=7", f"--state-size={STATE_SIZE}",
+                         f"--state-dump={src_dump}")
+    be_dst = FakeBackend(fake, tmp, IFACE_VERSION, 66, "--device-state",
+                         "--state-seed=7", f"--state-size={STATE_SIZE}",
+                         f"--state-dump={dst_dump}")
+    src = Vm(qemu, tmp, be_src)
+    dst = None
+    try:
+        dev = Device(src.q)
+        dev.negotiate()
+        dev.start()
+        time.sleep(0.3)
+        nq = dev.num_queues()
+        area = NotifyArea(src.q, nq)
+        dev.set_notify_area(NOTIFY_BASE)
+        slot, queue = 5, slot_queue(nq, 5)
+        dev.kick_slot(slot)
+        area.expect_append(slot)                # entry 0
+        area.consume(queue, 1)
+        dev.kick_slot(slot)
+        area.expect_append(slot)                # entry 1, not consumed
+        dev.kick_slot(9)
+        area.expect_append(9)
+        regs = dev.notify_regs()
+        src.q.write("l", BAR2_ADDR + DBREG_NOTIFY_LO, 0x12345000)
+        regs = (0x12345000, regs[1])            # LO alone latches nothing
+        t.ok(area.matches() and dev.notify_regs() == regs,
+             "source: notify area set, slots queued", area.diff())
+
+        dst = Vm(qemu, tmp, be_dst, "-incoming", "defer")
+        r = dst.qmp.cmd("migrate-incoming", uri=mig)
+        t.ok("return" in r, "destination listens", r)
+        r = src.qmp.cmd("migrate", uri=mig)
+        info = src.qmp.wait_migration() if "return" in r else r
+        t.ok(info.get("status") == "completed",
+             "migration between two QEMUs completes", info)
+        t.ok(dst.qmp.wait_status("running") == "running" and
+             src.qmp.status() == "postmigrate",
+             "destination runs, source is in postmigrate",
+             f"{dst.q.stderr()[-1500:]}\n{src.q.stderr()[-1500:]}")
+        t.ok("CHECK save ok, %d bytes" % STATE_SIZE in be_src.output() and
+             "CHECK load ok, %d bytes" % STATE_SIZE in be_dst.output(),
+             "back-ends: SET_DEVICE_STATE_FD and CHECK_DEVICE_STATE on "
+             "both sides", be_src.output()[-800:] + be_dst.output()[-800:])
+        got, sent = read_bytes(dst_dump), read_bytes(src_dump)
+        t.ok(got == sent == want,
+             f"the destination back-end received exactly the source's "
+             f"{STATE_SIZE} bytes", f"sent {len(sent)}, got {len(got)}")
+
+        ddev = Device(dst.q)
+        darea = area.moved_to(dst.q)
+        t.ok(ddev.status() == 0xF and ddev.notify_regs() == regs,
+             "destination: DRIVER_OK and the notify registers as the "
+             "source left them", f"{ddev.status()} {ddev.notify_regs()}")
+        for _ in range(50):
+            if be_dst.kicks() >= nq:
+                break
+            time.sleep(0.1)
+        t.ok(be_dst.kicks() == nq,
+             "destination: vhost started with the VM, all kick fds handed "
+             "over", be_dst.kicks())
+        kick = ddev.queue_notifiers([queue])[queue]
+        moved = [fd for fd in ddev.kick_slot(slot) if fd in kick]
+        t.ok(darea.matches() and moved == [],
+             "destination: the slot still queued on the source appends "
+             "nothing (slot bookkeeping migrated)",
+             f"moved {moved}; {darea.diff()}")
+        darea.consume(queue, 2)
+        moved = [fd for fd in ddev.kick_slot(slot) if fd in kick]
+        darea.expect_append(slot)               # entry 2, prod 3
+        t.ok(darea.matches() and moved == kick and len(kick) == 1,
+             "destination: after cons moves it is appended at the migrated "
+             "producer and kicks the destination's queue",
+             f"moved {moved} vs {kick}; {darea.diff()}")
+    finally:
+        src.close()
+        if dst:
+            dst.close()
+        be_src.stop()
+        be_dst.stop()
+
+    # The destination back-end refuses the state at CHECK_DEVICE_STATE:
+    # the migration fails at both ends and the source runs on. The source
+    # learns of it through the return path.
+    for why, opts in (("refuses the state", ["--refuse=load"]),
+                      ("finds other data than it expects",
+                       ["--state-seed=8"])):
+        be_src = FakeBackend(fake, tmp, IFACE_VERSION, 66, "--device-state",
+                             "--state-seed=7")
+        be_dst = FakeBackend(fake, tmp, IFACE_VERSION, 66, "--device-state",
+                             *opts)
+        src = Vm(qemu, tmp, be_src)
+        dst = None
+        try:
+            dev = Device(src.q)
+            dev.negotiate()
+            dev.start()
+            dst = Vm(qemu, tmp, be_dst, "-incoming", "defer")
+            caps = [{"capability": "return-path", "state": True}]
+            for vm in (src, dst):
+                vm.qmp.cmd("migrate-set-capabilities", capabilities=caps)
+            dst.qmp.cmd("migrate-incoming", uri=mig,
+                        **{"exit-on-error": False})
+            r = src.qmp.cmd("migrate", uri=mig)
+            info = src.qmp.wait_migration() if "return" in r else r
+            dinfo = dst.qmp.wait_migration()
+            src_status = src.qmp.wait_status("running")
+            err = dst.q.stderr()
+            t.ok(info.get("status") == "failed" and
+                 dinfo.get("status") == "failed",
+                 f"a destination back-end that {why}: the migration fails "
+                 "at both ends", f"source {info}\ndestination {dinfo}")
+            t.ok("back-end on chardev 'c0' did not take the migrated RDMA "
+                 "state" in err and "CHECK load failed" in be_dst.output(),
+                 "the destination reports the device, the chardev and the "
+                 "back-end's refusal; the back-end logs its reason",
+                 err[-1500:] + be_dst.output()[-500:])
+            t.ok(src_status == "running" and dev.status() == 0xF and
+                 "CHECK save ok" in be_src.output(),
+                 "the source runs on after the failed migration",
+                 f"{src_status}; {src.q.stderr()[-1000:]}")
+        finally:
+            src.close()
+            if dst:
+                dst.close()
+            be_src.stop()
+            be_dst.stop()
+
+    # The source back-end refuses to hand its state over: the source
+    # fails the migration itself, naming the device, and runs on.
+    be = FakeBackend(fake, tmp, IFACE_VERSION, 66, "--device-state",
+                     "--refuse=save")
+    src = Vm(qemu, tmp, be)
+    try:
+        dev = Device(src.q)
+        dev.negotiate()
+        dev.start()
+        time.sleep(0.3)
+        kicks = be.kicks()
+        r = src.qmp.cmd("migrate", uri="exec:cat >/dev/null")
+        info = src.qmp.wait_migration() if "return" in r else r
+        t.ok(info.get("status") == "failed" and
+             "pvrdma-overlay/backend" in info.get("error-desc", "") and
+             "back-end on chardev 'c0' did not hand over its RDMA state" in
+             src.q.stderr(),
+             "a source back-end that refuses to save: the migration fails "
+             "naming the device and the chardev",
+             f"{info}\n{src.q.stderr()[-1000:]}")
+        st = src.qmp.wait_status("running")
+        for _ in range(50):
+            if be.kicks() >= 2 * kicks:
+                break
+            time.sleep(0.1)
+        t.ok(st == "running" and be.kicks() == 2 * kicks,
+             "the source runs on and its rings restart on the back-end",
+             f"{st}, {be.kicks()} SET_VRING_KICK")
+    finally:
+        src.close()
+        be.stop()
+
+
+def check_migration_stream(t, qemu, fake, tmp):
+    """The destination treats the stream as untrusted: a saved stream
+    loads as is, and is refused with a message once edited."""
+    stream = os.path.join(tmp, "stream")
+    be = FakeBackend(fake, tmp, IFACE_VERSION, 66, "--device-state",
+                     "--state-seed=3", "--state-size=1000")
+    src = Vm(qemu, tmp, be)
+    try:
+        dev = Device(src.q)
+        dev.negotiate()
+        dev.start()
+        dev.set_notify_area(NOTIFY_BASE)
+        src.q.write("l", BAR2_ADDR + DBREG_NOTIFY_LO, 0x12345000)
+        r = src.qmp.cmd("migrate", uri=f"exec:cat >{stream}")
+        info = src.qmp.wait_migration() if "return" in r else r
+    finally:
+        src.close()
+        be.stop()
+    data = read_bytes(stream)
+    # notify_lo, notify_hi, notify_gpa as the vmstate stores them (BE)
+    regs = (0x12345000).to_bytes(4, "big") + bytes(4) + \
+        NOTIFY_BASE.to_bytes(8, "big")
+    t.ok(info.get("status") == "completed" and data.count(regs) == 1,
+         "the device state saved to a file holds the notify registers",
+         f"{info}; {data.count(regs)} matches in {len(data)} bytes")
+    wrap = (0x12345000).to_bytes(4, "big") + b"\xff" * 4 + \
+        (0xFFFFFFFFFFFFF000).to_bytes(8, "big")
+    for what, edit, device_opts, want in (
+            ("the saved stream loads", None, "", None),
+            ("a notify area that wraps around is refused",
+             lambda d: d.replace(regs, wrap), "",
+             "migrated notify area 0xfffffffffffff000"),
+            # Same vectors=: else the PCI config refuses it earlier.
+            ("a destination with other doorbells= is refused, naming them",
+             None, ",doorbells=8,vectors=19",
+             "the migration source has 18 virtqueues (doorbells=16) but "
+             "this device has 10 (doorbells=8)")):
+        path = stream
+        if edit:
+            path = stream + ".edited"
+            with open(path, "wb") as f:
+                f.write(edit(data))
+        be = FakeBackend(fake, tmp, IFACE_VERSION, 66, "--device-state",
+                         "--state-seed=3", "--state-size=1000")
+        dst = Vm(qemu, tmp, be, "-incoming", "defer",
+                 device_opts=device_opts)
+        try:
+            dst.qmp.cmd("migrate-incoming", uri=f"exec:cat {path}",
+                        **{"exit-on-error": False})
+            dinfo = dst.qmp.wait_migration()
+            err = dst.q.stderr()
+            if want is None:
+                ok = (dinfo.get("status") == "completed" and
+                      "CHECK load ok" in be.output())
+            else:
+                ok = (dinfo.get("status") == "failed" and want in err and
+                      "request 42" not in be.output())
+            t.ok(ok, what + ("" if want is None else
+                             ", before the back-end is asked to load"),
+                 f"{dinfo}\n{err[-1500:]}\n{be.output()[-300:]}")
+        finally:
+            dst.close()
+            be.stop()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--qemu", default=os.path.join(
@@ -883,8 +1276,6 @@ def main():
     fake = []
     with tempfile.TemporaryDirectory(prefix="pvo-qtest.") as tmp:
         for check in (lambda: check_cli(t, args.qemu),
-                      lambda: check_migration_blocker(t, args.qemu,
-                                                      args.backend, tmp),
                       lambda: check_device(t, args.qemu, args.backend, tmp),
                       lambda: fake.append(build_fake_backend(tmp)),
                       lambda: check_doorbells(t, args.qemu, fake[0], tmp),
@@ -892,7 +1283,12 @@ def main():
                                                  tmp),
                       lambda: check_reconnect(t, args.qemu, fake[0], tmp),
                       lambda: check_config_handling(t, args.qemu, fake[0],
-                                                    tmp)):
+                                                    tmp),
+                      lambda: check_migration_blocker(t, args.qemu, fake[0],
+                                                      tmp),
+                      lambda: check_migration(t, args.qemu, fake[0], tmp),
+                      lambda: check_migration_stream(t, args.qemu, fake[0],
+                                                     tmp)):
             try:
                 check()
             except Exception as e:      # report, go on with the next group
