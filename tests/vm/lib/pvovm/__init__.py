@@ -8,7 +8,9 @@ A test script starts with:
     from pvovm import Guest, GuestError, backend, devices, netdev, paths, tap
 """
 
-from . import backend, devices, netdev, paths, tap
+from . import backend, devices, migration, netdev, paths, ramroot, tap
 from .guest import Guest, GuestError
+from .migration import MigrationError
 
-__all__ = ["Guest", "GuestError", "backend", "devices", "netdev", "paths", "tap"]
+__all__ = ["Guest", "GuestError", "MigrationError", "backend", "devices", "migration", "netdev",
+           "paths", "ramroot", "tap"]

@@ -37,64 +37,177 @@ def strip_kernel_lines(text):
     return KERNEL_LINE.sub("", text)
 
 
-class Console:
-    def __init__(self, sock_path, log_path):
-        self.log_path = log_path
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(sock_path)
-        self._listener.listen(1)
-        self._conn = None
-        self._log = open(log_path, "wb")
-        self._text = ""
-        self._closed = False
-        self._cond = threading.Condition()
-        self._thread = None
-        self._seq = 0
+class _Link:
+    """One QEMU's end of the console: the socket we listen on, the connection
+    QEMU makes, the thread that reads it, and what it read while the link
+    was not yet the active one (a migration's destination)."""
+
+    def __init__(self, sock_path):
+        self.path = sock_path
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(sock_path)
+        self.listener.listen(1)
+        self.conn = None
+        self.thread = None
+        self.pending = []
+        self.eof = False
 
     def accept(self, timeout, alive):
-        """Wait for QEMU to connect; alive() says whether QEMU still runs."""
-        self._listener.settimeout(0.2)
+        self.listener.settimeout(0.2)
         deadline = time.monotonic() + timeout
         while True:
             try:
-                self._conn, _ = self._listener.accept()
+                self.conn, _ = self.listener.accept()
                 break
             except socket.timeout:
                 if not alive():
                     raise ConsoleError("QEMU exited before connecting its serial console")
                 if time.monotonic() > deadline:
                     raise ConsoleError("QEMU did not connect its serial console within %ds" % timeout)
-        self._conn.settimeout(None)
-        self._listener.close()
-        self._thread = threading.Thread(target=self._read_loop, daemon=True,
-                                        name="console-" + os.path.basename(self.log_path))
-        self._thread.start()
+        self.conn.settimeout(None)
+        self.listener.close()
 
-    def _read_loop(self):
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    def close(self):
+        if self.conn is not None:
+            try:
+                self.conn.shutdown(socket.SHUT_RDWR)  # wakes the reader
+            except OSError:
+                pass
+        for s in (self.conn, self.listener):
+            if s is not None:
+                s.close()
+        if self.thread is not None and self.thread is not threading.current_thread():
+            self.thread.join(timeout=5)
+
+
+class Console:
+    """The guest's console: one transcript and one log, fed by the QEMU that
+    runs the guest. A live migration hands it over to the destination QEMU
+    (listen_next, accept_next, then begin_switch / finish_switch, or
+    abandon_next): the destination's bytes wait until the source's
+    connection has ended, so the transcript stays in order and complete,
+    even for a command whose output straddles the switch."""
+
+    def __init__(self, sock_path, log_path):
+        self.log_path = log_path
+        self._link = _Link(sock_path)
+        self._next = None
+        self._switching = False
+        self._log = open(log_path, "wb")
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._text = ""
+        self._closed = False
+        self._cond = threading.Condition()
+        # held while a migration ends: input sent to a stopped source QEMU
+        # would be lost, so other threads' commands wait for the switch
+        self._input = threading.RLock()
+        self._seq = 0
+
+    def accept(self, timeout, alive):
+        """Wait for QEMU to connect; alive() says whether QEMU still runs."""
+        self._link.accept(timeout, alive)
+        self._start_reader(self._link)
+
+    def _start_reader(self, link):
+        link.thread = threading.Thread(target=self._read_loop, args=(link,), daemon=True,
+                                       name="console-" + os.path.basename(self.log_path))
+        link.thread.start()
+
+    def _read_loop(self, link):
         while True:
             try:
-                data = self._conn.recv(65536)
+                data = link.conn.recv(65536)
             except OSError:
                 data = b""
             with self._cond:
-                if data:
-                    self._log.write(data)
-                    self._log.flush()
-                else:
-                    self._closed = True
+                if not data:
+                    link.eof = True
+                    if link is self._link and not self._switching:
+                        self._closed = True
                     self._cond.notify_all()
                     return
-                self._text += decoder.decode(data)
-                self._cond.notify_all()
+                if link is self._link:
+                    self._append(data)
+                else:
+                    link.pending.append(data)
+
+    def _append(self, data):
+        """Log and transcribe console bytes (with self._cond held)."""
+        if not self._log.closed:
+            self._log.write(data)
+            self._log.flush()
+        self._text += self._decoder.decode(data)
+        self._cond.notify_all()
+
+    # -- migration: hand the console over to another QEMU -------------------
+
+    def listen_next(self, sock_path):
+        """Listen on sock_path for the destination QEMU's serial console."""
+        if self._next is not None:
+            raise ConsoleError("a console handover is already prepared")
+        self._next = _Link(sock_path)
+
+    def accept_next(self, timeout, alive):
+        """Wait for the destination QEMU to connect; what it sends is held
+        back until finish_switch()."""
+        self._next.accept(timeout, alive)
+        self._start_reader(self._next)
+
+    def hold_input(self):
+        """A context manager: other threads' send() waits until it is left
+        (the holder's own sends go through)."""
+        return self._input
+
+    def begin_switch(self):
+        """From now on the end of the source's connection (its QEMU is
+        about to be stopped) does not close the console."""
+        with self._cond:
+            self._switching = True
+
+    def finish_switch(self, note, timeout=10):
+        """Make the destination's connection the console: waits (up to
+        timeout) for the source's connection to end, so that every byte
+        the source QEMU passed on is in the transcript, then writes the
+        harness line note and the destination's bytes so far."""
+        old = self._link
+        if old.thread is not None:
+            old.thread.join(timeout)
+        old.close()  # no-op if it ended; else cut it (its reader returns)
+        with self._cond:
+            self._note_locked(note)
+            new, self._next = self._next, None
+            self._link = new
+            for data in new.pending:
+                self._append(data)
+            new.pending = []
+            if new.eof:
+                self._closed = True
+            self._switching = False
+            self._cond.notify_all()
+
+    def abandon_next(self):
+        """Drop the destination's connection (migration failed or was
+        cancelled): the source's stays the console."""
+        nxt = self._next
+        if nxt is not None:
+            nxt.close()
+        with self._cond:
+            self._next = None
+            self._switching = False
+            if self._link.eof:
+                self._closed = True
+            self._cond.notify_all()
 
     def note(self, msg):
         """Add a harness line to the log (not to the transcript)."""
         with self._cond:
-            if self._log.closed:
-                return
-            self._log.write(("\n[pvo-harness %s] %s\n" % (time.strftime("%H:%M:%S"), msg)).encode())
-            self._log.flush()
+            self._note_locked(msg)
+
+    def _note_locked(self, msg):
+        if self._log.closed:
+            return
+        self._log.write(("\n[pvo-harness %s] %s\n" % (time.strftime("%H:%M:%S"), msg)).encode())
+        self._log.flush()
 
     def mark(self):
         """Current end of the transcript, for wait(since=...)."""
@@ -134,7 +247,8 @@ class Console:
 
     def send(self, data):
         try:
-            self._conn.sendall(data.encode())
+            with self._input:
+                self._link.conn.sendall(data.encode())
         except OSError as err:
             raise ConsoleError("cannot write to the console: %s" % err) from err
 
@@ -163,16 +277,10 @@ class Console:
         return int(m.group(1)), text[start + len(begin):m.start()]
 
     def close(self):
-        if self._conn is not None:
-            try:
-                self._conn.shutdown(socket.SHUT_RDWR)  # wakes the reader
-            except OSError:
-                pass
-        for s in (self._conn, self._listener):
-            if s is not None:
-                s.close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        for link in (self._next, self._link):
+            if link is not None:
+                link.close()
+        self._next = None
         with self._cond:
             if not self._log.closed:
                 self._log.close()

@@ -10,3 +10,22 @@ def pvrdma_overlay(socket_path, dev_id="pvo0", **props):
         device += ",%s=%s" % (key.replace("_", "-"), value)
     return ["-chardev", "socket,id=%s-chr,path=%s" % (dev_id, socket_path),
             "-device", device]
+
+
+def with_socket(socket_path, dev_id="pvo0"):
+    """For Guest.migrate(extra_args=...): a function that returns a copy of
+    the source's extra args with dev_id's chardev on socket_path (another
+    back-end's socket). Without it the destination connects to the
+    source's socket path (the same back-end)."""
+    def rewrite(args):
+        out = list(args)
+        prefix = "socket,id=%s-chr," % dev_id
+        for i, a in enumerate(out):
+            if a.startswith(prefix):
+                opts = [o for o in a.split(",") if not o.startswith("path=")]
+                out[i] = ",".join(opts + ["path=%s" % socket_path])
+                break
+        else:
+            raise ValueError("no chardev %s-chr in %r" % (dev_id, args))
+        return out
+    return rewrite

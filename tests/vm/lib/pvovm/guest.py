@@ -1,9 +1,14 @@
-"""A test guest: QEMU (TCG) booting build/guest/ over the host's root.
+"""A test guest: QEMU (TCG) booting build/guest/ over the host's root, or
+from a root in RAM (ram_root=True: no 9p, so the guest can migrate).
 
     with Guest("g1", ip="10.0.0.1/24") as g:   # starts QEMU
         g.wait_boot()
         rc, out = g.run("modprobe rdma_rxe")
         out = g.check("ip -br addr")           # raises unless rc == 0
+
+    with Guest("g1", ram_root=True) as g:
+        g.wait_boot()
+        stats = g.migrate()                    # to a new QEMU (migration.py)
 
 Every step has a timeout; when one expires, or anything else fails, QEMU is
 killed and a GuestError names the console log. QEMU also dies with the test
@@ -15,6 +20,7 @@ binary; PVO_TIMEOUT_SCALE multiplies every timeout (slow CI machines).
 """
 
 import atexit
+import base64
 import os
 import re
 import shlex
@@ -24,7 +30,7 @@ import sys
 import time
 
 from . import netdev as _netdev
-from . import paths, proc
+from . import paths, proc, ramroot
 from .console import Console, ConsoleError, READY
 from .qmp import Qmp, QmpError
 
@@ -73,11 +79,18 @@ class Guest:
     netns      run QEMU inside this network namespace (ip netns exec), e.g.
                so that a -netdev tap opens a tap device of a hosts.py host
                (default: QEMU stays in the test's namespace)
+    ram_root   boot the ram root (build/guest/ramroot.cpio.zst, pvo.root=ram):
+               the whole root in guest RAM, no 9p device, so the guest can
+               be migrated (migrate(), migration.py); the host's files are
+               not visible, only what guest-image/ramroot.list names
+    ram_files  with ram_root: host files or directories put into the guest
+               at the same paths at boot (default: ramroot.default_files(),
+               the executables of build/plain/tests/vm/progs)
     """
 
     def __init__(self, name, logdir=None, ip=None, mac=None, hostname=None,
                  netdev=_netdev.USER, extra_args=(), append="", memory=1024,
-                 smp=1, netns=None):
+                 smp=1, netns=None, ram_root=False, ram_files=None):
         global _count
         _count += 1
         self.name = name
@@ -95,11 +108,20 @@ class Guest:
         self.memory = memory
         self.smp = smp
         self.netns = netns
+        self.ram_root = ram_root
+        self.ram_files = ram_files
         self.kvm = os.environ.get("PVO_KVM") == "1"
         self.boot_seconds = None
         self.dir = None
         self.proc = None
         self.console = None
+        # every QEMU log of this guest: the first, then one per migration
+        # attempt (<name>.qemu-mig<N>.log); qemu_log is the current QEMU's
+        self.qemu_logs = [self.qemu_log]
+        self.migrations = 0
+        self.initrd = None
+        self._image_dir = None
+        self._migration = None
         self._qmp = None
         self._started = None
 
@@ -109,6 +131,8 @@ class Guest:
         args = ["console=ttyS0", "quiet", "printk.time=1", "panic=-1",
                 "pvo.hostname=" + self.hostname,
                 "pvo.mac=" + self.mac]
+        if self.ram_root:
+            args.append("pvo.root=ram")
         if self.ips:
             args.append("pvo.ip=" + ",".join(self.ips))
         if self.append:
@@ -116,6 +140,13 @@ class Guest:
         return " ".join(args)
 
     def qemu_command(self):
+        """QEMU's command line for this guest (the current one's, after a
+        migration)."""
+        return self.qemu_argv(self.console_sock, self.qmp_sock, self.netdev, self.extra_args)
+
+    def qemu_argv(self, console_sock, qmp_sock, netdev, extra_args):
+        """The command line with these sockets, netdev and extra_args (a
+        migration's destination differs from its source in these only)."""
         accel = ["-accel", "kvm", "-cpu", "host"] if self.kvm else ["-accel", "tcg"]
         # Guest RAM is a shared memfd so vhost-user back-ends can map it.
         cmd = [paths.QEMU, "-name", self.name,
@@ -133,45 +164,67 @@ class Guest:
                "-nographic", "-nodefaults", "-no-user-config", "-no-reboot"]
         for d in paths.FIRMWARE_DIRS:
             cmd += ["-L", d]
-        cmd += ["-kernel", paths.KERNEL, "-initrd", paths.INITRAMFS,
-                "-append", self.kernel_cmdline(),
-                "-fsdev", "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap",
-                "-device", "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot",
-                "-fsdev", "local,id=pvolayer,path=%s,security_model=none,readonly=on" % paths.LAYER,
-                "-device", "virtio-9p-pci,fsdev=pvolayer,mount_tag=pvolayer",
-                "-netdev", "%s,id=net0" % self.netdev,
+        cmd += ["-kernel", paths.KERNEL,
+                "-initrd", self.initrd if self.ram_root else paths.INITRAMFS,
+                "-append", self.kernel_cmdline()]
+        if not self.ram_root:
+            cmd += ["-fsdev", "local,id=hostroot,path=/,security_model=none,readonly=on,"
+                    "multidevs=remap",
+                    "-device", "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot",
+                    "-fsdev", "local,id=pvolayer,path=%s,security_model=none,readonly=on"
+                    % paths.LAYER,
+                    "-device", "virtio-9p-pci,fsdev=pvolayer,mount_tag=pvolayer"]
+        cmd += ["-netdev", "%s,id=net0" % netdev,
                 "-device", "virtio-net-pci,netdev=net0,mac=%s,romfile=" % self.mac,
-                "-chardev", "socket,id=console,path=%s" % self.console_sock,
+                "-chardev", "socket,id=console,path=%s" % console_sock,
                 "-serial", "chardev:console",
                 "-monitor", "none",
-                "-qmp", "unix:%s,server=on,wait=off" % self.qmp_sock]
-        return cmd + self.extra_args
+                "-qmp", "unix:%s,server=on,wait=off" % qmp_sock]
+        return cmd + list(extra_args)
+
+    def launch(self, cmd, log_path, netns):
+        """Start QEMU (cmd, inside netns if not None) with its output in
+        log_path; dies with the test. Returns the Popen."""
+        if netns is not None:
+            # ip netns exec execs QEMU: the pid stays QEMU's, and the
+            # parent-death signal set below survives the exec
+            cmd = ["ip", "netns", "exec", netns] + cmd
+        with open(log_path, "w") as log:
+            log.write("# %s\n" % " ".join(shlex.quote(a) for a in cmd))
+            log.flush()
+            return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, preexec_fn=proc.kill_with_parent)
 
     def start(self, timeout=30):
         """Start QEMU and attach the console (does not wait for the boot)."""
-        missing = paths.missing_guest_files()
+        missing = paths.missing_guest_files(self.ram_root)
         if missing:
             raise GuestError("%s: cannot start, missing: %s" % (self.name, "; ".join(missing)))
         self.dir = paths.private_dir(self.name)
         self.console_sock = os.path.join(self.dir, "console.sock")
         self.qmp_sock = os.path.join(self.dir, "qmp.sock")
+        ram_note = None
+        if self.ram_root:
+            # its own directory: it outlives self.dir when the guest migrates
+            self._image_dir = paths.private_dir(self.name + "-initrd")
+            try:
+                self.initrd, ram_note = ramroot.build_initrd(self._image_dir, self.ram_files)
+            except OSError as err:
+                paths.remove_private_dir(self._image_dir)
+                paths.remove_private_dir(self.dir)
+                self._image_dir = self.dir = None
+                raise GuestError("%s: cannot make the ram root's initrd: %s" % (self.name, err))
         self.console = Console(self.console_sock, self.console_log)
         cmd = self.qemu_command()
-        if self.netns is not None:
-            # ip netns exec execs QEMU: the pid stays QEMU's, and the
-            # parent-death signal set below survives the exec
-            cmd = ["ip", "netns", "exec", self.netns] + cmd
-        with open(self.qemu_log, "w") as log:
-            log.write("# %s\n" % " ".join(shlex.quote(a) for a in cmd))
-            log.flush()
-            self._started = time.monotonic()
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
-                                         stderr=subprocess.STDOUT, preexec_fn=proc.kill_with_parent)
+        self._started = time.monotonic()
+        self.proc = self.launch(cmd, self.qemu_log, self.netns)
         _live.add(self)
         try:
             self.console.accept(timeout * timeout_scale(), self.alive)
         except ConsoleError as err:
             self._fail("start: %s" % err)
+        if ram_note:
+            self.console.note(ram_note)
         self.console.note("QEMU pid %d started: %s" % (self.proc.pid, " ".join(cmd)))
         return self
 
@@ -194,6 +247,8 @@ class Guest:
 
     def stop(self):
         """Kill QEMU (if running) and release sockets. Safe to call twice."""
+        if self._migration is not None:
+            self._migration.abort("the guest is stopping")
         if self._qmp is not None:
             self._qmp.close()
             self._qmp = None
@@ -212,6 +267,9 @@ class Guest:
         if self.dir is not None:
             paths.remove_private_dir(self.dir)
             self.dir = None
+        if self._image_dir is not None:
+            paths.remove_private_dir(self._image_dir)
+            self._image_dir = None
         _live.discard(self)
 
     def __enter__(self):
@@ -267,10 +325,52 @@ class Guest:
         return out
 
     def qmp(self, command, **arguments):
-        """Execute a QMP command; returns its result."""
+        """Execute a QMP command; returns its result. An error kills the
+        guest (GuestError); try_qmp() leaves it running."""
         try:
-            if self._qmp is None:
-                self._qmp = Qmp(self.qmp_sock, timeout=30 * timeout_scale())
-            return self._qmp.command(command, **arguments)
+            return self.try_qmp(command, **arguments)
         except (QmpError, OSError) as err:
             self._fail("QMP %s: %s" % (command, err))
+
+    def try_qmp(self, command, **arguments):
+        """Execute a QMP command; returns its result, raises QmpError (or
+        OSError) and leaves the guest alone if QEMU refuses it."""
+        if self._qmp is None:
+            self._qmp = Qmp(self.qmp_sock, timeout=30 * timeout_scale())
+        try:
+            return self._qmp.command(command, **arguments)
+        except OSError:
+            self._qmp.close()
+            self._qmp = None
+            raise
+
+    def put_file(self, path, data, mode=None, timeout=60):
+        """Write data (bytes or str) to path in the guest over the console,
+        in pieces below the command limit: for inputs a ram-root guest
+        cannot read through the host root. Returns path."""
+        if isinstance(data, str):
+            data = data.encode()
+        piece = 16 * 1024
+        for i in range(0, max(len(data), 1), piece):
+            text = base64.b64encode(data[i:i + piece]).decode()
+            self.check("base64 -d %s %s <<'EOF'\n%s\nEOF" % (">" if i == 0 else ">>",
+                                                              shlex.quote(path), text),
+                       timeout=timeout)
+        if mode is not None:
+            self.check("chmod %o %s" % (mode, shlex.quote(path)))
+        return path
+
+    # -- live migration (migration.py) ---------------------------------------
+
+    def start_migration(self, **options):
+        """Start a live migration to a new QEMU; returns the running
+        migration.Migration (wait(), cancel(), info()). Options: see
+        migration.Migration."""
+        from .migration import Migration
+        return Migration(self, **options).start()
+
+    def migrate(self, timeout=600, **options):
+        """Live-migrate the guest to a new QEMU and switch to it; returns
+        the migration.Stats. Raises migration.MigrationError (the guest
+        stays on the source QEMU, running) if it fails."""
+        return self.start_migration(**options).wait(timeout)

@@ -2,11 +2,15 @@
 
 import collections
 import os
+import re
 import select
 import socket
 import threading
 
 USER = "user"
+# A migration's destination QEMU binds PATH.mig<N> and takes over PATH when
+# the guest switches (migration.py); the socket keeps its bound name.
+MIGRATED_PATH = re.compile(r"^(.*)\.mig\d+$")
 
 
 def dgram_pair(directory):
@@ -29,6 +33,9 @@ class Hub:
         Guest(..., netdev=hub.netdevs[i])
         ...
         hub.close()     # hub.stats() says what it forwarded and dropped
+
+    A guest that migrated sends from PATH.mig<N> (migration.py renamed it
+    over its member path): frames from there count as that member's.
 
     A unix datagram socket queues only net.unix.max_dgram_qlen (10) frames,
     so a guest busy under TCG soon refuses more: frames wait in a queue per
@@ -71,6 +78,10 @@ class Hub:
                 except (BlockingIOError, InterruptedError):
                     break
                 self.received += 1
+                if sender not in self._queues:
+                    m = MIGRATED_PATH.match(sender or "")
+                    if m and m.group(1) in self._queues:
+                        sender = m.group(1)
                 for member, queue in self._queues.items():
                     if member == sender:
                         continue

@@ -14,6 +14,10 @@ GUEST_DIR = os.path.join(BUILD, "guest")
 KERNEL = os.path.join(GUEST_DIR, "vmlinux")
 INITRAMFS = os.path.join(GUEST_DIR, "initramfs.cpio.gz")
 LAYER = os.path.join(GUEST_DIR, "layer")
+# The ram root (Guest(ram_root=True)): a whole root file system in the
+# initramfs, and the list of its paths.
+RAMROOT = os.path.join(GUEST_DIR, "ramroot.cpio.zst")
+RAMROOT_MANIFEST = os.path.join(GUEST_DIR, "ramroot.manifest")
 RDMA_STAGE = os.path.join(BUILD, "rdma-core-stage")
 QEMU = os.environ.get("PVO_QEMU",
                       os.path.join(BUILD, "qemu", "qemu-system-x86_64"))
@@ -47,13 +51,13 @@ def remove_private_dir(path):
     shutil.rmtree(path, ignore_errors=True)
 
 
-def missing_guest_files():
+def missing_guest_files(ram_root=False):
     """Names of the build outputs a guest needs that do not exist, with the
-    command that builds each."""
+    command that builds each (ram_root: those of a ram-root guest)."""
     missing = []
     if not os.access(QEMU, os.X_OK):
         missing.append("%s (build QEMU: make qemu)" % QEMU)
-    for path in (KERNEL, INITRAMFS, LAYER):
+    for path in (KERNEL, RAMROOT, RAMROOT_MANIFEST) if ram_root else (KERNEL, INITRAMFS, LAYER):
         if not os.path.exists(path):
             missing.append("%s (run scripts/build-guest.sh)" % path)
     return missing

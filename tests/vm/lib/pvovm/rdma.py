@@ -55,9 +55,9 @@ def prog(name):
     return os.path.join(PROGS, name)
 
 
-def missing(kind, programs=()):
+def missing(kind, programs=(), ram_root=False):
     """Build outputs this test needs that do not exist."""
-    out = paths.missing_guest_files()
+    out = paths.missing_guest_files(ram_root)
     if kind == "pvo":
         why = backend.missing()
         if why:
@@ -84,12 +84,16 @@ def rdma_cm(port):
 class Node:
     """One guest: its name, address (/24), tenant (pvo) and quota keys for
     the back-end config (pvo), the index of the host whose back-end serves
-    it (pvo; None: the one back-end of a single host), filled in by
+    it (pvo; None: the one back-end of a single host), whether it boots the
+    ram root (ram_root=True: migratable, see migration.py), filled in by
     RdmaGuests with .guest, .ibdev, .nic and .gid_index (the RoCE v2 GID of
     ip)."""
 
-    def __init__(self, name, ip, tenant="blue", quotas=None, memory=1024, host=None):
+    def __init__(self, name, ip, tenant="blue", quotas=None, memory=1024, host=None,
+                 ram_root=False):
         self.name = name
+        # boot the ram root (migratable: Guest(ram_root=True))
+        self.ram_root = ram_root
         self.host = host
         self.ip = ip
         self.tenant = tenant
@@ -233,7 +237,8 @@ class RdmaGuests:
         for n, net in zip(self.nodes, nets):
             extra = devices.pvrdma_overlay(n.sock) if self.kind == "pvo" else []
             n.guest = Guest(n.name, logdir=self.logdir, ip="%s/%d" % (n.ip, self.subnet_bits),
-                            mac=n.mac, netdev=net, extra_args=extra, memory=n.memory)
+                            mac=n.mac, netdev=net, extra_args=extra, memory=n.memory,
+                            ram_root=n.ram_root)
             n.guest.start()
         for n in self.nodes:
             n.guest.wait_boot()
