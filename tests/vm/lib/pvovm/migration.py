@@ -160,7 +160,8 @@ class Migration:
     max_bandwidth   bytes/s for this migration (QEMU's default is 128 MiB/s);
                     restored on the source if the migration does not complete
     downtime_limit  ms (QEMU's default: 300)
-    capabilities    {capability: bool} for both QEMUs, e.g. {"auto-converge": True}
+    capabilities    {capability: bool} for both QEMUs, e.g. {"auto-converge": True};
+                    restored on the source if the migration does not complete
     progress        True (default): a TAP comment every progress_every
                     seconds; a function(query-migrate answer) called at
                     every poll; False: quiet
@@ -202,6 +203,7 @@ class Migration:
         self.renames = []      # (destination's path, the path it takes over)
         self.dest_start = None
         self._saved_params = {}
+        self._saved_caps = []
         self._t0 = None
         self._last_active = {}
 
@@ -265,6 +267,10 @@ class Migration:
             self.qmp.command("migrate-incoming", uri=self.uri)
             self.dest_start = time.monotonic() - self._t0
             if self.capabilities:
+                # the source keeps them after a failed migration: put
+                # back what it had then
+                old = g.try_qmp("query-migrate-capabilities")
+                self._saved_caps = [c for c in old if c["capability"] in self.capabilities]
                 g.try_qmp("migrate-set-capabilities", capabilities=caps)
             if self.params:
                 old = g.try_qmp("query-migrate-parameters")
@@ -509,6 +515,11 @@ class Migration:
         if self._saved_params:
             try:
                 g.try_qmp("migrate-set-parameters", **self._saved_params)
+            except (QmpError, OSError):
+                pass
+        if self._saved_caps:
+            try:
+                g.try_qmp("migrate-set-capabilities", capabilities=self._saved_caps)
             except (QmpError, OSError):
                 pass
         try:

@@ -357,6 +357,42 @@ class RdmaGuests:
                 f.write(text)
         return res
 
+    def start_pair(self, server, server_cmd, client, client_cmd, name, timeout=60, ready=None):
+        """As pair(), but the client runs in the background as well, its
+        output to a file in the guest: for work that must span something
+        the harness does meanwhile (a migration). finish_pair() waits and
+        returns the PairResult."""
+        if not re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
+            raise ValueError("pair name %r: use letters, digits and _.+- (it names files)" % name)
+        t = int(timeout * timeout_scale())
+        sbase, cbase = "/tmp/pvo-%s" % name, "/tmp/pvo-%s-client" % name
+        job = {"name": name, "server": server, "client": client, "t": t,
+               "sbase": sbase, "cbase": cbase, "failed": None}
+        job["failed"] = self._start_server(server, sbase, t, server_cmd, ready)
+        if job["failed"] is None:
+            # line-buffered: what a killed client printed is still seen
+            client.check("rm -f {b}.status {b}.log {b}.pid; ( timeout -k 5 {t} stdbuf -oL "
+                         "{cmd} & echo $! >{b}.pid; wait $!; echo $? >{b}.status ) "
+                         ">{b}.log 2>&1 </dev/null &".format(b=cbase, t=t, cmd=client_cmd))
+        return job
+
+    def finish_pair(self, job):
+        """Waits for a start_pair() job (client, then server) and returns
+        its PairResult; outputs also in <logdir>/<name>.{server,client}.log."""
+        if job["failed"] is not None:
+            server_rc, server_out = self._collect(job["server"], job["sbase"], 10)
+            res = PairResult(job["name"], server_rc, job["failed"] + server_out, None,
+                             "(not started: the server did not become ready)")
+        else:
+            client_rc, client_out = self._collect(job["client"], job["cbase"], job["t"] + 10)
+            server_rc, server_out = self._collect(job["server"], job["sbase"],
+                                                  job["t"] + 10 if client_rc == 0 else 10)
+            res = PairResult(job["name"], server_rc, server_out, client_rc, client_out)
+        for side, text in (("server", res.server_out), ("client", res.client_out)):
+            with open(os.path.join(self.logdir, "%s.%s.log" % (job["name"], side)), "w") as f:
+                f.write(text)
+        return res
+
     def _start_server(self, server, base, t, cmd, ready):
         """Starts cmd in the background and waits until it is ready, in one
         guest command. None when ready, else the reason."""
