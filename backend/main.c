@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * pvrdma-overlayd: vhost-user back-end of the pvrdma-overlay device. Serves
- * every configured VM on its own unix socket.
+ * every configured VM on its own unix socket (daemon.c); SIGHUP reads the
+ * config file again.
  */
 #include <inttypes.h>
 #include <signal.h>
@@ -11,13 +12,9 @@
 #include <glib-unix.h>
 
 #include "config.h"
-#include "busy_poll.h"
+#include "daemon.h"
 #include "log.h"
 #include "loop.h"
-#include "mgmt.h"
-#include "overlay.h"
-#include "vhost.h"
-#include "vm.h"
 
 static char *opt_config;
 static char **opt_vms;
@@ -111,15 +108,27 @@ static gboolean on_signal(gpointer loop)
 	return G_SOURCE_CONTINUE;
 }
 
+/* The result, either way, is logged. */
+static gboolean on_hangup(gpointer unused)
+{
+	char *summary = NULL, *err = NULL;
+
+	pvo_info(NULL, "SIGHUP: reading the config file again");
+	pvo_daemon_reload(&summary, &err);
+	g_free(summary);
+	g_free(err);
+	return G_SOURCE_CONTINUE;
+}
+
 int main(int argc, char **argv)
 {
 	GOptionContext *octx = g_option_context_new("- pvrdma-overlay back-end");
+	struct pvo_daemon_opts dopts = { 0 };
 	struct pvo_daemon_config *cfg;
-	struct pvo_vm **vms;
 	GMainLoop *loop;
 	GError *gerr = NULL;
 	char *err = NULL;
-	int i, n, ret = 1;
+	int ret = 1;
 
 	g_option_context_add_main_entries(octx, entries, NULL);
 	g_option_context_set_description(
@@ -186,46 +195,30 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		cfg->busy_poll_us = v;
+		dopts.busy_poll_set = true;
+		dopts.busy_poll_us = v;
 	}
+	dopts.from_file = opt_config != NULL;
+	dopts.vms = opt_vms;
 	signal(SIGPIPE, SIG_IGN);
 	/* one loop on the default main context serves every VM */
 	pvo_loop_enter(pvo_loop_new(NULL));
-	pvo_busy_poll_init(cfg->busy_poll_us);
 	loop = g_main_loop_new(NULL, FALSE);
-	n = cfg->num_vms;
-	vms = g_new0(struct pvo_vm *, n);
-	for (i = 0; i < n; i++) {
-		vms[i] = pvo_vm_new(&cfg->vms[i]);
-		if (!pvo_vhost_listen(vms[i], &err)) {
-			fprintf(stderr, "pvrdma-overlayd: %s\n", err);
-			g_free(err);
-			n = i + 1;
-			goto out;
-		}
-	}
-	if (!pvo_overlay_start(cfg, &err) ||
-	    (cfg->mgmt_socket[0] &&
-	     !pvo_mgmt_start(cfg->mgmt_socket, vms, n, &err))) {
+	if (!pvo_daemon_start(cfg, &dopts, &err)) {
 		fprintf(stderr, "pvrdma-overlayd: %s\n", err);
 		g_free(err);
 		goto out;
 	}
 	g_unix_signal_add(SIGTERM, on_signal, loop);
 	g_unix_signal_add(SIGINT, on_signal, loop);
+	g_unix_signal_add(SIGHUP, on_hangup, NULL);
 	g_main_loop_run(loop);
 	pvo_info(NULL, "shutting down");
 	ret = 0;
 out:
-	pvo_mgmt_stop();
-	pvo_overlay_stop();
-	for (i = 0; i < n; i++) {
-		pvo_vhost_close(vms[i]);
-		pvo_vm_free(vms[i]);
-	}
-	g_free(vms);
+	pvo_daemon_stop();
 	pvo_loop_free(pvo_loop());
 	g_main_loop_unref(loop);
-	pvo_config_free(cfg);
 	g_strfreev(opt_vms);
 	g_strfreev(opt_ips);
 	return ret;

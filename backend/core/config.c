@@ -237,25 +237,37 @@ static bool parse_group(struct parser *p, int line, char *name)
 		    name, arg);
 }
 
+/* The object-count quotas (max-mr-size, 64 bits, is apart). */
+static const struct {
+	const char *key;
+	size_t off;
+	uint64_t max;
+} quota_keys[] = {
+#define Q(k, f, m) { k, offsetof(struct pvo_quota, f), m }
+	Q("max-ucontexts", max_ucontexts, PVO_MAX_UCONTEXTS),
+	Q("max-pd", max_pd, 65536),
+	Q("max-qp", max_qp, 65536),
+	Q("max-cq", max_cq, 65536),
+	Q("max-mr", max_mr, 1 << 20),
+	Q("max-mw", max_mw, 1 << 20),
+	Q("max-ah", max_ah, 65536),
+	Q("max-srq", max_srq, 65536),
+#undef Q
+};
+
+static uint32_t *quota_field(struct pvo_quota *q, size_t i)
+{
+	return (uint32_t *)((char *)q + quota_keys[i].off);
+}
+
+static uint32_t quota_get(const struct pvo_quota *q, size_t i)
+{
+	return *(const uint32_t *)((const char *)q + quota_keys[i].off);
+}
+
 static bool parse_quota(struct parser *p, int line, const char *key,
 			const char *val, bool *handled)
 {
-	static const struct {
-		const char *key;
-		size_t off;
-		uint64_t max;
-	} keys[] = {
-#define Q(k, f, m) { k, offsetof(struct pvo_quota, f), m }
-		Q("max-ucontexts", max_ucontexts, PVO_MAX_UCONTEXTS),
-		Q("max-pd", max_pd, 65536),
-		Q("max-qp", max_qp, 65536),
-		Q("max-cq", max_cq, 65536),
-		Q("max-mr", max_mr, 1 << 20),
-		Q("max-mw", max_mw, 1 << 20),
-		Q("max-ah", max_ah, 65536),
-		Q("max-srq", max_srq, 65536),
-#undef Q
-	};
 	struct pvo_quota *q = &cur_vm(p)->quota;
 	uint64_t v;
 	size_t i;
@@ -270,15 +282,15 @@ static bool parse_quota(struct parser *p, int line, const char *key,
 		q->max_mr_size = v;
 		return true;
 	}
-	for (i = 0; i < G_N_ELEMENTS(keys); i++) {
-		if (strcmp(key, keys[i].key) != 0)
+	for (i = 0; i < G_N_ELEMENTS(quota_keys); i++) {
+		if (strcmp(key, quota_keys[i].key) != 0)
 			continue;
-		if (!pvo_parse_u64(val, 0, keys[i].max, &v))
+		if (!pvo_parse_u64(val, 0, quota_keys[i].max, &v))
 			return fail(p, line,
 				    "%s '%s': expected a number between 0 "
 				    "and %" PRIu64,
-				    key, val, keys[i].max);
-		*(uint32_t *)((char *)q + keys[i].off) = v;
+				    key, val, quota_keys[i].max);
+		*quota_field(q, i) = v;
 		return true;
 	}
 	*handled = false;
@@ -832,4 +844,101 @@ void pvo_config_free(struct pvo_daemon_config *cfg)
 	g_free(cfg->vms);
 	g_free(cfg->remotes);
 	g_free(cfg);
+}
+
+/* The management socket's path, for messages: it may come from
+ * socket-dir (the default with a vtep) or be none. */
+static const char *mgmt_path(const struct pvo_daemon_config *cfg)
+{
+	return cfg->mgmt_socket[0] ? cfg->mgmt_socket : "none";
+}
+
+bool pvo_config_daemon_reloadable(const struct pvo_daemon_config *old,
+				  const struct pvo_daemon_config *new,
+				  char **why)
+{
+	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+
+	if (old->vtep.s_addr != new->vtep.s_addr) {
+		inet_ntop(AF_INET, &old->vtep, a, sizeof(a));
+		inet_ntop(AF_INET, &new->vtep, b, sizeof(b));
+		*why = g_strdup_printf(
+			"[daemon] vtep changed (%s -> %s): the overlay's "
+			"socket is bound at start-up; restart the daemon to "
+			"change it",
+			old->vtep.s_addr ? a : "none",
+			new->vtep.s_addr ? b : "none");
+		return false;
+	}
+	if (old->vxlan_port != new->vxlan_port) {
+		*why = g_strdup_printf(
+			"[daemon] vxlan-port changed (%u -> %u): the "
+			"overlay's socket is bound at start-up; restart the "
+			"daemon to change it",
+			old->vxlan_port, new->vxlan_port);
+		return false;
+	}
+	if (old->no_udp_gso != new->no_udp_gso) {
+		*why = g_strdup_printf(
+			"[daemon] udp-gso changed (%s -> %s): it is set when "
+			"the overlay starts; restart the daemon to change it",
+			old->no_udp_gso ? "no" : "yes",
+			new->no_udp_gso ? "no" : "yes");
+		return false;
+	}
+	if (strcmp(old->mgmt_socket, new->mgmt_socket) != 0) {
+		*why = g_strdup_printf(
+			"the management socket would change (%s -> %s; "
+			"management-socket, or socket-dir with a vtep): it is "
+			"bound at start-up; restart the daemon to change it",
+			mgmt_path(old), mgmt_path(new));
+		return false;
+	}
+	return true;
+}
+
+static bool same_ips(const struct pvo_vm_config *a,
+		     const struct pvo_vm_config *b)
+{
+	return a->num_ips == b->num_ips &&
+	       memcmp(a->ips, b->ips, a->num_ips * sizeof(a->ips[0])) == 0;
+}
+
+const char *pvo_config_vm_identity_diff(const struct pvo_vm_config *a,
+					const struct pvo_vm_config *b)
+{
+	if (strcmp(a->tenant->name, b->tenant->name) != 0)
+		return "tenant";
+	if (a->tenant->vni != b->tenant->vni)
+		return "vni";
+	if (a->tenant->mtu != b->tenant->mtu)
+		return "mtu";
+	if (memcmp(a->mac, b->mac, 6) != 0)
+		return "mac";
+	if (!same_ips(a, b))
+		return "ips";
+	if (strcmp(a->socket_path, b->socket_path) != 0)
+		return "socket";
+	return NULL;
+}
+
+char *pvo_quota_diff(const struct pvo_quota *a, const struct pvo_quota *b)
+{
+	GString *s = g_string_new(NULL);
+	size_t i;
+
+	for (i = 0; i < G_N_ELEMENTS(quota_keys); i++) {
+		uint32_t x = quota_get(a, i), y = quota_get(b, i);
+
+		if (x != y)
+			g_string_append_printf(s, "%s%s %u -> %u",
+					       s->len ? ", " : "",
+					       quota_keys[i].key, x, y);
+	}
+	if (a->max_mr_size != b->max_mr_size)
+		g_string_append_printf(s, "%smax-mr-size %" PRIu64
+				       " -> %" PRIu64,
+				       s->len ? ", " : "", a->max_mr_size,
+				       b->max_mr_size);
+	return g_string_free(s, s->len == 0);
 }

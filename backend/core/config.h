@@ -87,6 +87,25 @@ const struct pvo_vm_config *pvo_config_find_vm(const struct pvo_daemon_config *c
 
 void pvo_quota_defaults(struct pvo_quota *q);
 
+/*
+ * Reloading (SIGHUP, pvo-ctl reload): what a running daemon can take from
+ * a new file. The [daemon] keys that bind sockets or that the overlay
+ * reads once stay (vtep, vxlan-port, udp-gso, the management socket):
+ * false with *why naming the key (g_free) if one changed.
+ */
+bool pvo_config_daemon_reloadable(const struct pvo_daemon_config *old,
+				  const struct pvo_daemon_config *new,
+				  char **why);
+/* What a VM's front-end and guest have seen of its config (its tenant by
+ * name, VNI and MTU, mac, ips, socket): the first key that differs
+ * between a and b ("tenant", "vni", "mtu", "mac", "ips", "socket"), or
+ * NULL if none does. */
+const char *pvo_config_vm_identity_diff(const struct pvo_vm_config *a,
+					const struct pvo_vm_config *b);
+/* "max-qp 4096 -> 16, max-mr 4096 -> 8" for the quotas that differ, or
+ * NULL if none does (g_free). */
+char *pvo_quota_diff(const struct pvo_quota *a, const struct pvo_quota *b);
+
 /* Value parsers shared with the command line. Return false if malformed. */
 bool pvo_parse_mac(const char *s, uint8_t mac[6]);
 bool pvo_parse_ip(const char *s, struct in6_addr *out);

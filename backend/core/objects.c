@@ -14,6 +14,11 @@ void pvo_table_init(struct pvo_table *t, const char *what, uint32_t limit)
 	t->limit = MIN(limit, PVO_TABLE_MAX_SLOTS);
 }
 
+void pvo_table_set_limit(struct pvo_table *t, uint32_t limit)
+{
+	t->limit = MIN(limit, PVO_TABLE_MAX_SLOTS);
+}
+
 void pvo_table_destroy(struct pvo_table *t)
 {
 	g_free(t->slots);

@@ -30,6 +30,9 @@ struct pvo_table {
 };
 
 void pvo_table_init(struct pvo_table *t, const char *what, uint32_t limit);
+/* A new quota (a config reload): live objects beyond it stay, and
+ * pvo_table_add refuses until the count is below it. */
+void pvo_table_set_limit(struct pvo_table *t, uint32_t limit);
 /* Frees the slots, not the objects: callers drain the table first. */
 void pvo_table_destroy(struct pvo_table *t);
 

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Request lines of the management socket (`pvo-ctl`): `show`, `map add`,
- * `map del` and everything that is none of them. Several lines per input,
- * so additions and deletions meet; the mapping table is emptied after.
+ * `map del`, `reload` and everything that is none of them. Several lines
+ * per input, so additions and deletions meet; the mapping table is
+ * emptied after. No daemon is behind the socket here: `show` has no VMs
+ * and `reload` answers that there is nothing to reload (the reload
+ * itself reads the trusted config file, fuzz-config's input).
  */
 #include <string.h>
 #include <glib.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Management socket: show, map add, map del; see mgmt.h. */
+/* Management socket: show, map add, map del, reload; see mgmt.h. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -25,8 +25,7 @@ struct mgmt {
 	int fd;
 	GSource *src;
 	char path[108];
-	struct pvo_vm **vms;
-	int n;
+	const struct pvo_mgmt_daemon *daemon; /* NULL: mappings only */
 	GPtrArray *clients; /* struct client */
 };
 
@@ -65,14 +64,45 @@ static void put_stats(GString *o, const struct pvo_net_stats *s)
 				       pvo_drop_name(d), s->drops[d]);
 }
 
+static void show_vm(GString *o, struct pvo_vm *vm, bool removed)
+{
+	const struct pvo_quota *q = &vm->cfg->quota;
+	struct pvo_qp *qp;
+	uint32_t h;
+
+	g_string_append_printf(o,
+			       "vm name=%s vni=%u connected=%d removed=%d "
+			       "max_ucontexts=%u max_pd=%u max_qp=%u max_cq=%u "
+			       "max_mr=%u max_mw=%u max_ah=%u max_srq=%u "
+			       "max_mr_size=%" G_GUINT64_FORMAT,
+			       vm->cfg->name, vm->cfg->tenant->vni,
+			       vm->connected, removed, q->max_ucontexts,
+			       q->max_pd, q->max_qp, q->max_cq, q->max_mr,
+			       q->max_mw, q->max_ah, q->max_srq,
+			       q->max_mr_size);
+	put_stats(o, &vm->net);
+	g_string_append_c(o, '\n');
+	for (h = 0; (h = pvo_table_next(&vm->qps, h, (void **)&qp));) {
+		g_string_append_printf(
+		    o, "qp vm=%s qpn=0x%x type=%s state=%s", vm->cfg->name,
+		    qp->qpn,
+		    qp->type < G_N_ELEMENTS(qp_types) && qp_types[qp->type]
+			? qp_types[qp->type]
+			: "?",
+		    qp->state < G_N_ELEMENTS(qp_states) ? qp_states[qp->state]
+							: "?");
+		put_stats(o, &qp->net.stats);
+		g_string_append_c(o, '\n');
+	}
+}
+
 static void show(GString *o)
 {
 	const struct pvo_overlay_stats *os = pvo_overlay_stats();
-	struct mgmt *mg = mgmt();
+	const struct pvo_mgmt_daemon *d = mgmt()->daemon;
 	GPtrArray *map = pvo_map_sorted();
 	char ip[INET_ADDRSTRLEN], vtep[INET_ADDRSTRLEN];
 	unsigned int i;
-	int v;
 
 	for (i = 0; i < map->len; i++) {
 		const struct pvo_map_entry *e = g_ptr_array_index(map, i);
@@ -98,30 +128,32 @@ static void show(GString *o)
 			       os->tx_syscalls, os->rx_syscalls, os->gso_padded);
 	put_stats(o, &os->net);
 	g_string_append_c(o, '\n');
-	for (v = 0; v < mg->n; v++) {
-		struct pvo_vm *vm = mg->vms[v];
-		struct pvo_qp *qp;
-		uint32_t h;
+	if (!d)
+		return;
+	d->show(o);
+	for (i = 0; i < d->vms->len; i++)
+		show_vm(o, g_ptr_array_index(d->vms, i), false);
+	for (i = 0; i < d->removed->len; i++)
+		show_vm(o, g_ptr_array_index(d->removed, i), true);
+}
 
-		g_string_append_printf(o, "vm name=%s vni=%u connected=%d",
-				       vm->cfg->name, vm->cfg->tenant->vni,
-				       vm->connected);
-		put_stats(o, &vm->net);
-		g_string_append_c(o, '\n');
-		for (h = 0; (h = pvo_table_next(&vm->qps, h, (void **)&qp));) {
-			g_string_append_printf(
-			    o, "qp vm=%s qpn=0x%x type=%s state=%s",
-			    vm->cfg->name, qp->qpn,
-			    qp->type < G_N_ELEMENTS(qp_types) && qp_types[qp->type]
-				? qp_types[qp->type]
-				: "?",
-			    qp->state < G_N_ELEMENTS(qp_states)
-				? qp_states[qp->state]
-				: "?");
-			put_stats(o, &qp->net.stats);
-			g_string_append_c(o, '\n');
-		}
+static void reload(GString *o)
+{
+	const struct pvo_mgmt_daemon *d = mgmt()->daemon;
+	char *summary = NULL, *err = NULL;
+
+	if (!d) {
+		g_string_append(o, "error: this daemon has nothing to "
+				   "reload\n");
+		return;
 	}
+	if (!d->reload(&summary, &err)) {
+		g_string_append_printf(o, "error: %s\n", err);
+		g_free(err);
+		return;
+	}
+	g_string_append_printf(o, "%s\nok\n", summary);
+	g_free(summary);
 }
 
 static bool parse_vni_ip(const char *vni_s, const char *ip_s, uint32_t *vni,
@@ -200,6 +232,8 @@ void pvo_mgmt_execute(const char *line, void *out)
 	if (n == 1 && strcmp(a[0], "show") == 0) {
 		show(o);
 		g_string_append(o, "ok\n");
+	} else if (n == 1 && strcmp(a[0], "reload") == 0) {
+		reload(o);
 	} else if (n == 6 && strcmp(a[0], "map") == 0 &&
 		   strcmp(a[1], "add") == 0) {
 		map_add(a, o);
@@ -215,8 +249,8 @@ void pvo_mgmt_execute(const char *line, void *out)
 		}
 	} else {
 		g_string_append(o, "error: unknown request; expected 'show', "
-				   "'map add VNI IP VTEP[:PORT] MAC' or 'map "
-				   "del VNI IP'\n");
+				   "'map add VNI IP VTEP[:PORT] MAC', 'map "
+				   "del VNI IP' or 'reload'\n");
 	}
 	g_strfreev(a);
 }
@@ -369,14 +403,14 @@ static gboolean on_connect(gint fd, GIOCondition cond, gpointer opaque)
 	return G_SOURCE_CONTINUE;
 }
 
-bool pvo_mgmt_start(const char *path, struct pvo_vm **vms, int n, char **err)
+bool pvo_mgmt_start(const char *path, const struct pvo_mgmt_daemon *d,
+		    char **err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct mgmt *mg = mgmt();
 	int fd;
 
-	mg->vms = vms;
-	mg->n = n;
+	mg->daemon = d;
 	g_strlcpy(sa.sun_path, path, sizeof(sa.sun_path));
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -423,4 +457,5 @@ void pvo_mgmt_stop(void)
 	close(mg->fd);
 	unlink(mg->path);
 	mg->fd = -1;
+	mg->daemon = NULL;
 }

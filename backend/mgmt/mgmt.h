@@ -10,9 +10,22 @@
 
 #include <stdbool.h>
 
-struct pvo_vm;
+#include <glib.h>
 
-bool pvo_mgmt_start(const char *path, struct pvo_vm **vms, int n, char **err);
+/* What the daemon lets the socket see and do besides the mapping table;
+ * it stays the daemon's and outlives the socket. */
+struct pvo_mgmt_daemon {
+	GPtrArray *vms;	    /* struct pvo_vm *: the VMs of the config */
+	GPtrArray *removed; /* ... removed by a reload, front-end connected */
+	/* show's "config" and "tenant" lines */
+	void (*show)(GString *o);
+	/* reload: false with *err if nothing changed, else *summary
+	 * (both g_free) */
+	bool (*reload)(char **summary, char **err);
+};
+
+bool pvo_mgmt_start(const char *path, const struct pvo_mgmt_daemon *d,
+		    char **err);
 void pvo_mgmt_stop(void);
 
 /* Executes one request line; the answer goes to out (a GString). */

@@ -5,10 +5,12 @@
  *   pvo-ctl [--socket PATH] show
  *   pvo-ctl [--socket PATH] map add VNI IP VTEP[:PORT] MAC
  *   pvo-ctl [--socket PATH] map del VNI IP
+ *   pvo-ctl [--socket PATH] reload
  *   pvo-ctl libvirt-xml --config FILE --emulator QEMU [--network NAME]
  *           [--memory MIB] [--vcpus N] [--tcg] VM
  *
- * Prints the daemon's answer; exit status 0 when it ends in "ok".
+ * Prints the daemon's answer; exit status 0 when it ends in "ok" (a
+ * reload the daemon refused ends in "error: ..." and changed nothing).
  * libvirt-xml needs no daemon: it prints a libvirt domain for VM of the
  * configuration file (libvirt_xml.h).
  */
@@ -32,6 +34,7 @@ static int usage(void)
 	    "usage: pvo-ctl [--socket PATH] show\n"
 	    "       pvo-ctl [--socket PATH] map add VNI IP VTEP[:PORT] MAC\n"
 	    "       pvo-ctl [--socket PATH] map del VNI IP\n"
+	    "       pvo-ctl [--socket PATH] reload\n"
 	    "       pvo-ctl libvirt-xml --config FILE --emulator QEMU "
 	    "[--network NAME]\n"
 	    "               [--memory MIB] [--vcpus N] [--tcg] VM\n"

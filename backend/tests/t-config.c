@@ -85,6 +85,108 @@ static const struct {
 	  "t.conf:3: learn 'sometimes': expected yes or no" },
 };
 
+/* A config with more keys for [vm v], [tenant a] and [tenant b] (the
+ * last section, so it may also open others, like [daemon] again). */
+static struct pvo_daemon_config *with(const char *vm, const char *ta,
+				      const char *tb)
+{
+	char *text = g_strconcat(
+		"[daemon]\nsocket-dir = /run/t\nvtep = 192.0.2.1\n"
+		"[vm v]\ntenant = a\nmac = 52:54:00:00:00:01\n"
+		"ips = 10.0.0.1\n",
+		vm, "[tenant a]\nvni = 1\n", ta, "[tenant b]\nvni = 2\n", tb,
+		NULL);
+	struct pvo_daemon_config *cfg;
+	char *err = NULL;
+
+	cfg = pvo_config_parse("t.conf", text, &err);
+	if (!cfg)
+		printf("# %s\n", err);
+	g_free(err);
+	g_free(text);
+	return cfg;
+}
+
+/* What a reload may change: the helpers daemon.c decides with. */
+static void test_reload(void)
+{
+	struct pvo_daemon_config *a = with("", "", ""), *b;
+	char *why = NULL, *q;
+
+	b = with("max-qp = 16\nmax-mr-size = 65536\n", "learn = no\n",
+		 "[daemon]\ndscp = 10\npeers = 192.0.2.9\n"
+		 "learn-age-s = 60\nlearn-move-s = 5\nbusy-poll-us = 50\n");
+	tap_ok(a && b && pvo_config_daemon_reloadable(a, b, &why) &&
+		       !pvo_config_vm_identity_diff(&a->vms[0], &b->vms[0]),
+	       "dscp, peers, learn-*-s, busy-poll-us, learn and quotas "
+	       "reload");
+	q = b ? pvo_quota_diff(&a->vms[0].quota, &b->vms[0].quota) : NULL;
+	tap_ok(q && !strcmp(q, "max-qp 4096 -> 16, max-mr-size 4294967296 "
+			       "-> 65536"),
+	       "the quota diff names each change (%s)", q);
+	g_free(q);
+	tap_ok(a && !pvo_quota_diff(&a->vms[0].quota, &a->vms[0].quota),
+	       "no quota diff between equal quotas");
+	pvo_config_free(b);
+
+	b = with("", "", "[daemon]\nvtep = 192.0.2.2\n");
+	tap_ok(b && !pvo_config_daemon_reloadable(a, b, &why) &&
+		       strstr(why, "vtep changed (192.0.2.1 -> 192.0.2.2)"),
+	       "a new vtep is refused: %s", why);
+	g_free(why);
+	why = NULL;
+	pvo_config_free(b);
+	b = with("", "", "[daemon]\nsocket-dir = /run/u\n");
+	tap_ok(b && !pvo_config_daemon_reloadable(a, b, &why) &&
+		       strstr(why, "/run/t/pvrdma-overlayd.mgmt -> "
+				   "/run/u/pvrdma-overlayd.mgmt"),
+	       "a management socket that would move is refused: %s", why);
+	g_free(why);
+	why = NULL;
+	pvo_config_free(b);
+	b = with("", "", "[daemon]\nvxlan-port = 4790\n");
+	tap_ok(b && !pvo_config_daemon_reloadable(a, b, &why) &&
+		       strstr(why, "vxlan-port changed"),
+	       "a new vxlan-port is refused: %s", why);
+	g_free(why);
+	pvo_config_free(b);
+
+	b = with("", "", "mtu = 9000\n");
+	tap_ok(b && !pvo_config_vm_identity_diff(&a->vms[0], &b->vms[0]),
+	       "another tenant's change is none of the VM's");
+	pvo_config_free(b);
+	{
+		static const struct {
+			const char *vm, *ta;
+		} id[] = {
+			{ "tenant = b\n", "" },
+			{ "mac = 52:54:00:00:00:02\n", "" },
+			{ "ips = 10.0.0.1, 10.0.0.2\n", "" },
+			{ "socket = /tmp/v.sock\n", "" },
+			{ "", "vni = 3\n" },
+			{ "", "mtu = 9000\n" },
+		};
+		GString *got = g_string_new(NULL);
+		size_t i;
+
+		for (i = 0; i < G_N_ELEMENTS(id); i++) {
+			const char *w;
+
+			b = with(id[i].vm, id[i].ta, "");
+			w = a && b ? pvo_config_vm_identity_diff(&a->vms[0],
+								 &b->vms[0])
+				   : NULL;
+			g_string_append_printf(got, "%s%s", i ? " " : "",
+					       w ? w : "-");
+			pvo_config_free(b);
+		}
+		tap_ok(!strcmp(got->str, "tenant mac ips socket vni mtu"),
+		       "what the guest has seen: %s", got->str);
+		g_string_free(got, TRUE);
+	}
+	pvo_config_free(a);
+}
+
 int main(void)
 {
 	const struct pvo_vm_config *vm;
@@ -94,7 +196,7 @@ int main(void)
 	char *unknown[] = { "green-9", NULL };
 	size_t i;
 
-	tap_plan(24 + G_N_ELEMENTS(bad));
+	tap_plan(32 + G_N_ELEMENTS(bad));
 
 	cfg = pvo_config_parse("t.conf", good, &err);
 	tap_ok(cfg != NULL, "good config parses (%s)", err ? err : "");
@@ -197,6 +299,7 @@ int main(void)
 		g_free(text);
 		g_free(readme);
 	}
+	test_reload();
 	err = NULL;
 	cfg = pvo_config_load("/nonexistent/pvo.conf", &err);
 	tap_ok(!cfg && strstr(err, "cannot read config file") &&

@@ -12,7 +12,7 @@ int main(void)
 	uint32_t ha, hb, hc, h, seen = 0;
 	void *obj;
 
-	tap_plan(13);
+	tap_plan(16);
 	pvo_table_init(&t, "PD", 2);
 	ha = pvo_table_add(&t, &a, 0);
 	hb = pvo_table_add(&t, &b, 7);
@@ -36,9 +36,22 @@ int main(void)
 	for (h = 0; (h = pvo_table_next(&t, h, &obj));)
 		seen++;
 	tap_is(seen, 2, "iteration visits the live objects");
+	/* a reload lowers the quota below the live count */
+	pvo_table_set_limit(&t, 1);
+	tap_ok(pvo_table_get(&t, ha, 0) == &a && !pvo_table_add(&t, &b, 0),
+	       "quota lowered to 1 with 2 live: they stay, an add fails");
 	pvo_table_remove(&t, ha, 0);
+	tap_is(pvo_table_add(&t, &b, 0), 0, "still full at 1 of 1");
 	pvo_table_remove(&t, hc, 7);
 	tap_is(t.count, 0, "count back to zero");
+	pvo_table_set_limit(&t, 3);
+	ha = pvo_table_add(&t, &a, 0);
+	hb = pvo_table_add(&t, &b, 0);
+	hc = pvo_table_add(&t, &c, 0);
+	tap_ok(ha && hb && hc, "quota raised to 3: three fit");
+	pvo_table_remove(&t, ha, 0);
+	pvo_table_remove(&t, hb, 0);
+	pvo_table_remove(&t, hc, 0);
 	pvo_table_destroy(&t);
 	return tap_done();
 }

@@ -42,6 +42,20 @@ struct pvo_vm *pvo_vm_new_detached(const struct pvo_vm_config *cfg)
 	return vm;
 }
 
+void pvo_vm_apply_quota(struct pvo_vm *vm)
+{
+	const struct pvo_quota *q = &vm->cfg->quota;
+
+	pvo_table_set_limit(&vm->ucontexts, q->max_ucontexts);
+	pvo_table_set_limit(&vm->pds, q->max_pd);
+	pvo_table_set_limit(&vm->cqs, q->max_cq);
+	pvo_table_set_limit(&vm->mrs, q->max_mr);
+	pvo_table_set_limit(&vm->mws, q->max_mw);
+	pvo_table_set_limit(&vm->qps, q->max_qp);
+	pvo_table_set_limit(&vm->srqs, q->max_srq);
+	pvo_table_set_limit(&vm->ahs, q->max_ah);
+}
+
 struct pvo_ucontext *pvo_vm_ctx(struct pvo_vm *vm, uint32_t ctx)
 {
 	if (ctx == PVO_CTX_KERNEL)

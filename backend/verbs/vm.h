@@ -104,6 +104,9 @@ struct pvo_vm *pvo_vm_new(const struct pvo_vm_config *cfg);
 /* A VM no peer can reach (a migration stream's trial load). */
 struct pvo_vm *pvo_vm_new_detached(const struct pvo_vm_config *cfg);
 void pvo_vm_free(struct pvo_vm *vm);
+/* Takes the quotas of vm->cfg (a config reload moved it): they count for
+ * objects created from now on; existing ones stay. */
+void pvo_vm_apply_quota(struct pvo_vm *vm);
 
 /* Forget everything the guest created (device reset, disconnect). */
 void pvo_vm_reset_guest_state(struct pvo_vm *vm);

@@ -832,28 +832,52 @@ static void on_aging(void *opaque)
 	pvo_timer_arm(&ov->aging, aging_period_us(ov));
 }
 
-bool pvo_overlay_start(const struct pvo_daemon_config *cfg, char **err)
+/* A [remote] section's mapping entry, keyed as in the table. */
+struct cfg_entry {
+	uint64_t key; /* vni << 32 | ip */
+	struct pvo_map_entry e;
+};
+
+/* The entries of cfg's [remote] sections by (VNI, IP); a later section's
+ * entry wins, as it does in the table. */
+static GHashTable *config_entries(const struct pvo_daemon_config *cfg)
 {
-	struct overlay *ov = overlay();
+	GHashTable *h = g_hash_table_new_full(g_int64_hash, g_int64_equal,
+					      NULL, g_free);
 	int i, k;
 
-	ov->cfg = cfg;
 	for (i = 0; i < cfg->num_remotes; i++) {
 		const struct pvo_vm_config *r = &cfg->remotes[i];
 
 		for (k = 0; k < r->num_ips; k++) {
-			struct pvo_map_entry e = {
-				.vni = r->tenant->vni,
-				.ip = pvo_gid_ipv4(r->ips[k].s6_addr),
-				.vtep = r->vtep,
-				.port = r->vtep_port,
-				.origin = PVO_MAP_CONFIG,
-			};
+			struct cfg_entry *c = g_new0(struct cfg_entry, 1);
 
-			memcpy(e.mac, r->mac, 6);
-			pvo_map_set(&e);
+			c->e.vni = r->tenant->vni;
+			c->e.ip = pvo_gid_ipv4(r->ips[k].s6_addr);
+			c->e.vtep = r->vtep;
+			c->e.port = r->vtep_port;
+			c->e.origin = PVO_MAP_CONFIG;
+			memcpy(c->e.mac, r->mac, 6);
+			c->key = (uint64_t)c->e.vni << 32 | c->e.ip;
+			g_hash_table_replace(h, &c->key, c);
 		}
 	}
+	return h;
+}
+
+bool pvo_overlay_start(const struct pvo_daemon_config *cfg, char **err)
+{
+	struct overlay *ov = overlay();
+	GHashTable *entries = config_entries(cfg);
+	GHashTableIter it;
+	gpointer k, v;
+	int i;
+
+	ov->cfg = cfg;
+	g_hash_table_iter_init(&it, entries);
+	while (g_hash_table_iter_next(&it, &k, &v))
+		pvo_map_set(&((struct cfg_entry *)v)->e);
+	g_hash_table_destroy(entries);
 	if (cfg->vtep.s_addr == INADDR_ANY)
 		return true; /* no overlay: local transport only */
 	ov->fd = open_socket(cfg->vtep.s_addr, cfg->vxlan_port, err);
@@ -881,6 +905,75 @@ bool pvo_overlay_start(const struct pvo_daemon_config *cfg, char **err)
 	pvo_timer_arm(&ov->aging, aging_period_us(ov));
 	ov->on = true;
 	return true;
+}
+
+static bool same_entry(const struct pvo_map_entry *a,
+		       const struct pvo_map_entry *b)
+{
+	return a->vtep.s_addr == b->vtep.s_addr && a->port == b->port &&
+	       memcmp(a->mac, b->mac, 6) == 0;
+}
+
+void pvo_overlay_reload(const struct pvo_daemon_config *cfg,
+			struct pvo_overlay_reloaded *r)
+{
+	struct overlay *ov = overlay();
+	GHashTable *was = config_entries(ov->cfg), *now = config_entries(cfg);
+	const struct pvo_daemon_config *old = ov->cfg;
+	const struct pvo_map_entry *cur;
+	struct cfg_entry *c, *o;
+	GHashTableIter it;
+	gpointer k, v;
+	int tos = cfg->dscp << 2, i;
+
+	memset(r, 0, sizeof(*r));
+	/* sections that went: their entries, where the config's are still
+	 * in the table (not replaced through the management socket) */
+	g_hash_table_iter_init(&it, was);
+	while (g_hash_table_iter_next(&it, &k, &v)) {
+		c = v;
+		if (g_hash_table_contains(now, k))
+			continue;
+		cur = pvo_map_find(c->e.vni, c->e.ip);
+		if (cur && cur->origin == PVO_MAP_CONFIG) {
+			pvo_map_del(c->e.vni, c->e.ip);
+			r->removed++;
+		}
+	}
+	/* new and changed ones; an unchanged section changes nothing, and a
+	 * managed entry stays what the administrator made it */
+	g_hash_table_iter_init(&it, now);
+	while (g_hash_table_iter_next(&it, &k, &v)) {
+		c = v;
+		o = g_hash_table_lookup(was, k);
+		if (o && same_entry(&o->e, &c->e))
+			continue;
+		cur = pvo_map_find(c->e.vni, c->e.ip);
+		if (cur && cur->origin == PVO_MAP_MGMT) {
+			r->kept_mgmt++;
+			continue;
+		}
+		pvo_map_set(&c->e);
+		if (o)
+			r->changed++;
+		else
+			r->added++;
+	}
+	g_hash_table_destroy(was);
+	g_hash_table_destroy(now);
+
+	ov->cfg = cfg;
+	if (!ov->on)
+		return;
+	if (cfg->dscp != old->dscp) {
+		setsockopt(ov->fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos));
+		for (i = 0; i < TX_SOCKETS; i++)
+			setsockopt(ov->tx_fd[i], IPPROTO_IP, IP_TOS, &tos,
+				   sizeof(tos));
+	}
+	/* a shorter age is looked at within its own period */
+	if (cfg->learn_age_s != old->learn_age_s)
+		pvo_timer_arm(&ov->aging, aging_period_us(ov));
 }
 
 void pvo_overlay_stop(void)

@@ -32,6 +32,23 @@ bool pvo_overlay_start(const struct pvo_daemon_config *cfg, char **err);
 void pvo_overlay_stop(void);
 bool pvo_overlay_enabled(void);
 
+/* What a reload did to the mapping table's config entries. */
+struct pvo_overlay_reloaded {
+	unsigned int added, changed, removed;
+	unsigned int kept_mgmt; /* new or changed, but a managed entry stays */
+};
+/*
+ * A reload's configuration (pvo_config_daemon_reloadable() passed: same
+ * vtep, vxlan-port, udp-gso): the entries of [remote] sections that were
+ * added, changed or removed follow it, unless the management socket
+ * replaced them; learned entries are left alone (a new section's entry
+ * replaces a learned one, as at start-up). peers, learn-age-s,
+ * learn-move-s, dscp and the tenants' learn keys apply from now on. The
+ * overlay reads cfg from now on; the old one may go.
+ */
+void pvo_overlay_reload(const struct pvo_daemon_config *cfg,
+			struct pvo_overlay_reloaded *r);
+
 /* Daemon-wide counters (before a VM is known) and batching figures. */
 struct pvo_overlay_stats {
 	struct pvo_net_stats net;
