@@ -11,7 +11,7 @@
  *   [remote NAME]   tenant, mac, ips, vtep, vtep-port (docs/overlay.md)
  *   [daemon]        also vtep, vxlan-port, dscp, udp-gso,
  *                   management-socket, busy-poll-us, peers,
- *                   learn-age-s, learn-move-s
+ *                   learn-age-s, learn-move-s, migration-key
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -327,6 +327,40 @@ static bool parse_ipv4(const char *s, struct in_addr *out)
 	return inet_pton(AF_INET, s, out) == 1 && out->s_addr != INADDR_ANY;
 }
 
+/* The key file's bytes (a trailing newline dropped): shared by the
+ * back-ends that may migrate VMs to one another. */
+static bool parse_migration_key(struct parser *p, int line, const char *val)
+{
+	gchar *data = NULL;
+	gsize len = 0;
+	GError *e = NULL;
+
+	if (*val != '/')
+		return fail(p, line, "migration-key '%s': expected the absolute "
+			    "path of a file with %d to %d bytes of secret",
+			    val, PVO_MIGRATION_KEY_MIN, PVO_MIGRATION_KEY_MAX);
+	if (!g_file_get_contents(val, &data, &len, &e)) {
+		bool ok = fail(p, line, "migration-key: cannot read %s: %s",
+			       val, e->message);
+
+		g_error_free(e);
+		return ok;
+	}
+	if (len && data[len - 1] == '\n')
+		len--;
+	if (len < PVO_MIGRATION_KEY_MIN || len > PVO_MIGRATION_KEY_MAX) {
+		g_free(data);
+		return fail(p, line, "migration-key: %s holds %zu bytes; use "
+			    "%d to %d (e.g. head -c 32 /dev/urandom | base64)",
+			    val, (size_t)len, PVO_MIGRATION_KEY_MIN,
+			    PVO_MIGRATION_KEY_MAX);
+	}
+	memcpy(p->cfg->migration_key, data, len);
+	p->cfg->migration_key_len = len;
+	g_free(data);
+	return true;
+}
+
 static bool parse_peers(struct parser *p, int line, const char *val)
 {
 	char **parts = g_strsplit_set(val, ";,", -1);
@@ -452,6 +486,8 @@ static bool parse_key(struct parser *p, int line, const char *key,
 		}
 		if (strcmp(key, "peers") == 0)
 			return parse_peers(p, line, val);
+		if (strcmp(key, "migration-key") == 0)
+			return parse_migration_key(p, line, val);
 		if (strcmp(key, "learn-age-s") == 0 ||
 		    strcmp(key, "learn-move-s") == 0) {
 			bool age = key[6] == 'a';

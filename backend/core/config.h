@@ -10,6 +10,8 @@
 
 #define PVO_MAX_IPS 8		/* == PVO_MAX_ALLOWED_GIDS */
 #define PVO_MAX_PEERS 64	/* [daemon] peers */
+#define PVO_MIGRATION_KEY_MIN 16	/* bytes in the migration-key file */
+#define PVO_MIGRATION_KEY_MAX 256
 #define PVO_NAME_MAX 64
 
 struct pvo_quota {
@@ -68,6 +70,10 @@ struct pvo_daemon_config {
 	struct in_addr peers[PVO_MAX_PEERS];
 	uint32_t learn_age_s;
 	uint32_t learn_move_s;
+	/* migration-key = FILE: authenticates announcements of migrated
+	 * VMs between back-ends (transport/overlay/moves.c); 0: none */
+	size_t migration_key_len;
+	uint8_t migration_key[PVO_MIGRATION_KEY_MAX];
 	int num_remotes;		/* [remote NAME]: VMs behind other VTEPs */
 	struct pvo_vm_config *remotes;
 };

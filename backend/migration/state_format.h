@@ -66,6 +66,7 @@ struct pvo_st_gid {
 #define PVO_ST_GIDS 16
 
 struct pvo_st_vm {
+	uint64_t move_gen; /* the last switch-over's generation */
 	uint32_t next_qpn;
 	uint8_t mr_tag;
 	struct pvo_st_db_ring kernel_db;

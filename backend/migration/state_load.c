@@ -157,6 +157,7 @@ static bool load_vm(struct loader *l, const struct pvo_st_vm *v)
 	CHECK(v->next_qpn >= 2 && v->next_qpn <= PVO_QPN_MAX + 1, "next_qpn",
 	      "%u", v->next_qpn);
 	vm->next_qpn = v->next_qpn;
+	vm->move_gen = v->move_gen;
 	vm->mr_tag = v->mr_tag;
 	if (!db_ok(l, &vm->kernel.db, &v->kernel_db))
 		return false;

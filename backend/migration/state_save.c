@@ -59,6 +59,7 @@ static void save_vm(GByteArray *s, struct pvo_vm *vm)
 	struct pvo_st_vm v = { 0 };
 	unsigned int i;
 
+	v.move_gen = vm->move_gen;
 	v.next_qpn = vm->next_qpn;
 	v.mr_tag = vm->mr_tag;
 	put_db(&v.kernel_db, &vm->kernel.db);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Config parser: good files parse to the right values; every kind of bad
  * line fails with FILE:LINE and says what is wrong. */
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <glib.h>
 
 #include "config.h"
@@ -79,6 +81,12 @@ static const struct {
 	  "t.conf:2: udp-gso 'maybe': expected yes or no" },
 	{ "[daemon]\npeers = 192.0.2.1, host-b\n",
 	  "t.conf:2: peers: 'host-b' is not the IPv4 address of a VTEP" },
+	{ "[daemon]\nmigration-key = key.txt\n",
+	  "t.conf:2: migration-key 'key.txt': expected the absolute path" },
+	{ "[daemon]\nmigration-key = /nonexistent/pvo-key\n",
+	  "t.conf:2: migration-key: cannot read /nonexistent/pvo-key" },
+	{ "[daemon]\nmigration-key = /proc/self/comm\n",
+	  "holds" },
 	{ "[daemon]\nlearn-age-s = 0\n",
 	  "t.conf:2: learn-age-s '0': expected seconds between 1 and 86400" },
 	{ "[tenant a]\nvni=1\nlearn = sometimes\n",
@@ -263,6 +271,24 @@ int main(void)
 		       cfg->learn_age_s == 60 && cfg->learn_move_s == 5,
 	       "peers, learn-age-s, learn-move-s and learn = no are read");
 	pvo_config_free(cfg);
+	{
+		char path[] = "/tmp/pvo-t-config-key-XXXXXX", *text;
+		int fd = mkstemp(path);
+
+		if (fd < 0 || write(fd, "0123456789abcdefXYZ\n", 20) != 20)
+			tap_bail("cannot write %s", path);
+		close(fd);
+		text = g_strdup_printf("[daemon]\nmigration-key = %s\n", path);
+		cfg = pvo_config_parse("t.conf", text, &err);
+		tap_ok(cfg && cfg->migration_key_len == 19 &&
+			       !memcmp(cfg->migration_key, "0123456789abcdefXYZ",
+				       19),
+		       "migration-key: the file's bytes without the last "
+		       "newline");
+		pvo_config_free(cfg);
+		g_free(text);
+		unlink(path);
+	}
 	g_free(err);
 	err = NULL;
 	cfg = pvo_config_parse("t.conf",

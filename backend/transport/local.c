@@ -84,7 +84,9 @@ struct pvo_vm *pvo_served_by_gid(uint32_t vni, const uint8_t *gid)
 	for (i = 0; i < served->len; i++) {
 		struct pvo_vm *v = g_ptr_array_index(served, i);
 
-		if (!v->connected || v->cfg->tenant->vni != vni)
+		/* a VM that migrated away is reached over the overlay */
+		if (!v->connected || v->moved_away ||
+		    v->cfg->tenant->vni != vni)
 			continue;
 		for (k = 0; k < PVO_GID_TABLE_LEN; k++)
 			if (v->gids.e[k].valid &&

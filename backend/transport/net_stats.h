@@ -19,6 +19,9 @@ enum pvo_drop {
 	PVO_DROP_WRONG_VTEP,	/* sender mapped behind another VTEP */
 	PVO_DROP_UNKNOWN_SRC,	/* sender not mapped, may not be learned */
 	PVO_DROP_FROZEN,	/* VM stopped for migration's switch-over */
+	PVO_DROP_BAD_ANNOUNCE,	/* a migration announcement failing its
+				 * key or naming a VTEP not its sender */
+	PVO_DROP_STALE_ANNOUNCE, /* ... older than the VM's last move */
 	PVO_DROP_COUNT
 };
 

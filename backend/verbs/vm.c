@@ -133,6 +133,8 @@ void pvo_vm_free(struct pvo_vm *vm)
 		return;
 	if (vm->registered)
 		pvo_local_unregister(vm);
+	if (vm->announce.fn)
+		pvo_timer_destroy(&vm->announce);
 	pvo_vm_reset_guest_state(vm);
 	pvo_table_destroy(&vm->ucontexts);
 	pvo_table_destroy(&vm->pds);

@@ -21,6 +21,7 @@
 #include "net_stats.h"
 #include "objects.h"
 #include "pvo-device.h"
+#include "timer.h"
 
 #ifndef container_of
 #define container_of(ptr, type, member) \
@@ -65,6 +66,15 @@ struct pvo_vm {
 	 * copied it); peers' packets are dropped, requesters wait. */
 	bool frozen;
 	bool registered;	/* with the local transport (pvo_vm_new) */
+	/* Live migration between hosts (transport/overlay/moves.c): the
+	 * generation of the VM's last switch-over (wall-clock us, carried in
+	 * its state), whether it migrated away from here (its source: not
+	 * served any more), and the announcements of its arrival. */
+	uint64_t move_gen;
+	bool moved_away;
+	bool announce_pending;	/* at the thaw after a load from elsewhere */
+	struct pvo_timer announce;
+	unsigned int announce_left;
 	/* Changes whenever guest RAM may be mapped differently (memory table,
 	 * connect, disconnect): host addresses cached under an older value
 	 * are stale (ring.c). */

@@ -30,6 +30,7 @@
 #include "iov.h"
 #include "log.h"
 #include "loop.h"
+#include "moves.h"
 #include "state.h"
 #include "timer.h"
 #include "transport.h"
@@ -211,6 +212,10 @@ static void thaw(void *opaque)
 	pvo_state_resume(vm);
 	pvo_info(pvo_vm_name(vm), "rings running again: RDMA traffic "
 		 "resumes");
+	if (vm->announce_pending) {
+		vm->announce_pending = false;
+		pvo_overlay_announce(vm);
+	}
 }
 
 static void freeze(struct pvo_vm *vm)
@@ -223,8 +228,13 @@ static void freeze(struct pvo_vm *vm)
 		 "memory stays untouched, its RDMA traffic waits");
 }
 
-/* Replaces the VM's objects with the migrated ones. */
-static void apply_loaded(struct pvo_vm *vm, struct pvo_vhost *vh)
+/*
+ * Replaces the VM's objects with the migrated ones. from_elsewhere: the
+ * VM ran on another back-end, whose peers learn where it is now (the
+ * switch-over's generation orders its moves, docs/migration.md).
+ */
+static void apply_loaded(struct pvo_vm *vm, struct pvo_vhost *vh,
+			 bool from_elsewhere)
 {
 	char *err = NULL;
 
@@ -241,6 +251,9 @@ static void apply_loaded(struct pvo_vm *vm, struct pvo_vhost *vh)
 	}
 	g_byte_array_free(vh->loaded, TRUE);
 	vh->loaded = NULL;
+	vm->move_gen = MAX(vm->move_gen + 1, (uint64_t)g_get_real_time());
+	vm->moved_away = false;
+	vm->announce_pending = from_elsewhere;
 	vm->mem_gen++;
 	pvo_local_routes_changed();
 	vm->frozen = true; /* until the rings run: thaw() */
@@ -305,7 +318,7 @@ static void queue_set_started(VuDev *dev, int qidx, bool started)
 	struct pvo_vhost *vh = session_of(dev);
 	struct pvo_vm *vm = vh->vm;
 	VuVirtq *vq = vu_get_queue(dev, qidx);
-	bool applied = false;
+	bool applied = false, within = false;
 
 	pvo_debug(pvo_vm_name(vm), "queue %d %s", qidx,
 		  started ? "started" : "stopped");
@@ -317,14 +330,18 @@ static void queue_set_started(VuDev *dev, int qidx, bool started)
 			freeze(vm);
 		return;
 	}
-	if (vh != vm->vhost && !take_over(vm, vh)) {
-		dev->panic(dev, "refused to start the VM");
-		return;
+	if (vh != vm->vhost) {
+		if (!take_over(vm, vh)) {
+			dev->panic(dev, "refused to start the VM");
+			return;
+		}
+		within = true;
 	}
 	if (vh->loaded) {
-		apply_loaded(vm, vh);
+		apply_loaded(vm, vh, !within);
 		applied = true;
 	}
+	vm->moved_away = false; /* it runs here */
 	if (vm->frozen)
 		pvo_timer_arm(&vh->thaw, THAW_DELAY_USEC);
 	if (qidx == PVO_VQ_EVENT) {

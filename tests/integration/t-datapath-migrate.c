@@ -8,8 +8,11 @@
  * key and QP of a keep working; bad streams and a destination without
  * state are refused while the source keeps running.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
 
+#include "announce.h"
+#include "encap.h"
 #include "t-datapath.h"
 
 /* Whether the back-end's log has a line with every one of the needles
@@ -237,6 +240,162 @@ static void migrate_a(struct pair *p)
 	}
 }
 
+/*
+ * Moves a's VM to the back-end serving socket `to`, as QEMU on another
+ * host would: frozen, saved, loaded by a front-end there over the same
+ * guest memory. b's SEND waiting for it and a WRITE a posted while
+ * frozen complete only if b's back-end follows the announcement.
+ */
+static bool move_a(struct pair *p, const char *to, const char *what)
+{
+	const uint64_t roff = 720 * KIB, woff = 840 * KIB;
+	uint8_t *buf;
+	size_t len;
+	struct pvo_cqe c;
+	struct sim_wr w;
+	int old;
+	bool ok;
+
+	prepare_dst(&A.buf, roff, 5000);
+	if (!post_recv1(&p->a, &A, 0xa801, roff, 5000) ||
+	    !stop_for_migration(&A))
+		return false;
+	fill_pattern(&B.buf, 64 * KIB, 5000, 9501);
+	w = wr1(0xb801, PVO_WR_SEND, &B, 64 * KIB, 5000);
+	post1(&p->b, &w);
+	fill_pattern(&A.buf, 96 * KIB, 30000, 9502);
+	prepare_dst(&B.buf, woff, 30000);
+	w = write_wr(0xa802, 96 * KIB, 30000, B.mr.iova + woff, B.mr.key);
+	post1(&p->a, &w);
+	if (vu_frontend_save_state(A.vm->fe, &buf, &len) < 0)
+		return tap_ok(false, "%s: state saved: %s", what,
+			      vu_frontend_error(A.vm->fe));
+	old = vu_frontend_detach(A.vm->fe);
+	free(A.vm->fe->socket_path);
+	A.vm->fe->socket_path = strdup(to);
+	ok = vu_frontend_connect(A.vm->fe) == 0 &&
+	     vu_frontend_negotiate(A.vm->fe) == 0 &&
+	     vu_frontend_load_state(A.vm->fe, buf, len) == 0 &&
+	     vu_frontend_start(A.vm->fe) == 0;
+	free(buf);
+	if (!tap_ok(ok, "%s: the destination back-end loads a's state and "
+			"starts it", what)) {
+		tap_diag("%s", vu_frontend_error(A.vm->fe));
+		close(old);
+		return false;
+	}
+	expect_cqe(&B.scq, 0xb801, PVO_WC_SEND, PVO_WC_SUCCESS,
+		   "b's SEND that waited for the move");
+	if (get_cqe(&A.rcq, &c, "a's receive after the move"))
+		cqe_ok(&c, 0xa801, PVO_WC_RECV, PVO_WC_SUCCESS,
+		       "a's receive posted before the move");
+	check_data("SEND into a after the move", &A.buf, roff, 5000, 9501);
+	expect_cqe(&A.scq, 0xa802, PVO_WC_RDMA_WRITE, PVO_WC_SUCCESS,
+		   "a's WRITE posted while frozen, sent from its new host");
+	check_data("WRITE from a after the move", &B.buf, woff, 30000, 9502);
+	close(old); /* the source QEMU quits */
+	return tap_ok(xfer(p, X_WRITE, 70000, 0, 0, false, 9503) &&
+			      xfer(p, X_READ, 30000, 0, 0, false, 9504) &&
+			      xfer(p, X_SEND, 9000, 0, 0, false, 9505),
+		      "%s: WRITE, READ and SEND both ways afterwards", what);
+}
+
+/* One datagram from 127.0.0.{src} to host 2's VTEP. */
+static void send_to_host2(const uint8_t *buf, size_t len, int src)
+{
+	struct sockaddr_in from = { .sin_family = AF_INET },
+			   to = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	char ip[32];
+
+	snprintf(ip, sizeof(ip), "127.0.0.%d", src);
+	from.sin_addr.s_addr = inet_addr(ip);
+	to.sin_addr.s_addr = inet_addr("127.0.0.2");
+	to.sin_port = htons(overlay_port);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&from, sizeof(from)) < 0 ||
+	    sendto(fd, buf, len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+		tap_diag("sending a forged announcement: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+static unsigned long long host2_drops(const char *reason)
+{
+	char line[4096], key[64];
+
+	snprintf(key, sizeof(key), " drop_%s=", reason);
+	if (!backend_mgmt_line(&bp2, "daemon", line, sizeof(line)))
+		return 0;
+	return backend_field(line, key);
+}
+
+/* Underlay hosts cannot move a VM: a wrong key, a replay, a VTEP that
+ * names another, a sender that is no peer. */
+static void forged_announcements(void)
+{
+	struct pvo_announce an = { .vni = 100, .port = overlay_port };
+	uint8_t key[128], buf[256];
+	size_t keylen, n;
+	unsigned long long bad, stale;
+	FILE *f = fopen(migration_key, "r");
+
+	keylen = f ? fread(key, 1, sizeof(key), f) : 0;
+	if (f)
+		fclose(f);
+	an.ip = inet_addr("10.0.0.1");
+	memcpy(an.mac, (uint8_t[]){0x52, 0x54, 0, 0, 0, 0x0a}, 6);
+	bad = host2_drops("bad_announce");
+	stale = host2_drops("stale_announce");
+
+	/* a new VTEP 127.0.0.3 claims a with the wrong key */
+	an.vtep.s_addr = inet_addr("127.0.0.3");
+	an.gen = (uint64_t)now_ms() * 1000 + 5000000;
+	n = pvo_announce_write(buf, sizeof(buf), &an,
+			       (const uint8_t *)"not the deployment's key", 24);
+	send_to_host2(buf, n, 3);
+	/* the right key, but naming a VTEP other than its sender */
+	an.vtep.s_addr = inet_addr("127.0.0.9");
+	n = pvo_announce_write(buf, sizeof(buf), &an, key, keylen);
+	send_to_host2(buf, n, 3);
+	/* the right key from a host that is no peer, moving a to itself */
+	an.vtep.s_addr = inet_addr("127.0.0.5");
+	an.gen = (uint64_t)now_ms() * 1000 + 5000000;
+	n = pvo_announce_write(buf, sizeof(buf), &an, key, keylen);
+	send_to_host2(buf, n, 5);
+	/* a generation far in the past (a replay) */
+	an.vtep.s_addr = inet_addr("127.0.0.3");
+	an.gen = 1000000;
+	n = pvo_announce_write(buf, sizeof(buf), &an, key, keylen);
+	send_to_host2(buf, n, 3);
+	sleep_ms(200);
+	tap_ok(host2_drops("bad_announce") >= bad + 3 &&
+		       host2_drops("stale_announce") >= stale + 1,
+	       "forged announcements (wrong key, another VTEP named, a "
+	       "sender that is no peer, a replayed generation) are dropped "
+	       "and counted");
+}
+
+static void migrate_hosts(struct pair *p)
+{
+	char err[512];
+
+	if (start_host3(err, sizeof(err)) != 0) {
+		tap_ok(false, "host 3's back-end starts: %s", err);
+		return;
+	}
+	if (!move_a(p, backend_vm_socket(&bp3, "a"),
+		    "a from host 1 to host 3"))
+		return;
+	tap_ok(log_has(&bp2, "10.0.0.1 migrated behind VTEP 127.0.0.3", NULL),
+	       "host 2 followed a's announcement to host 3");
+	forged_announcements();
+	if (!move_a(p, backend_vm_socket(&bp, "a"),
+		    "a back from host 3 to host 1"))
+		return;
+	tap_ok(log_has(&bp2, "10.0.0.1 migrated behind VTEP 127.0.0.1", NULL),
+	       "host 2 followed a back to host 1 (a newer generation)");
+}
+
 void test_migrate(void)
 {
 	struct pair p;
@@ -247,6 +406,8 @@ void test_migrate(void)
 		return;
 	refused_streams(&p);
 	migrate_a(&p);
+	if (overlay)
+		migrate_hosts(&p);
 	drain_all();
 	pair_destroy(&p);
 }

@@ -59,8 +59,9 @@ static const char *const vm_names[] = {"a", "b", "c", "q", NULL};
  * READ responses, atomics, RNR, errors.
  */
 bool overlay;
-struct backend_proc bp2;
+struct backend_proc bp2, bp3;
 unsigned int overlay_port;
+char migration_key[64]; /* overlay: the key file every host reads */
 static const char *const vm_names_host1[] = {"a", "c", "q", NULL};
 static const char *const vm_names_host2[] = {"b", NULL};
 
@@ -604,24 +605,55 @@ static char *host_config(int host, unsigned int port, const char *via)
 	if (host == 1)
 		/* everything but [vm b]; b is remote */
 		return asprintf(&out,
-				"vtep = 127.0.0.1\nvxlan-port = %u\n\n%.*s%s\n"
+				"vtep = 127.0.0.1\nvxlan-port = %u\n"
+				"peers = 127.0.0.3\nmigration-key = %s\n\n"
+				"%.*s%s\n"
 				"[remote b]\ntenant = blue\n"
 				"mac = 52:54:00:00:00:0b\nips = 10.0.0.2\n"
 				"vtep = %s\nvtep-port = %u\n",
-				port, (int)(vm_b - config), config, vm_c, vtep,
-				vport) < 0
+				port, migration_key, (int)(vm_b - config),
+				config, vm_c, vtep, vport) < 0
+			   ? NULL
+			   : out;
+	if (host == 3)
+		/* a migration's destination for a: the tenants, [vm a],
+		 * b remote behind host 2 */
+		return asprintf(&out,
+				"vtep = 127.0.0.3\nvxlan-port = %u\n"
+				"peers = 127.0.0.1, 127.0.0.2\n"
+				"migration-key = %s\n\n%.*s\n"
+				"[remote b]\ntenant = blue\n"
+				"mac = 52:54:00:00:00:0b\nips = 10.0.0.2\n"
+				"vtep = 127.0.0.2\n",
+				port, migration_key, (int)(vm_b - config),
+				config) < 0
 			   ? NULL
 			   : out;
 	/* the tenants and [vm b]; a is remote */
 	return asprintf(&out,
-			"vtep = 127.0.0.2\nvxlan-port = %u\n\n%.*s%.*s\n"
+			"vtep = 127.0.0.2\nvxlan-port = %u\n"
+			"peers = 127.0.0.3\nmigration-key = %s\n\n%.*s%.*s\n"
 			"[remote a]\ntenant = blue\n"
 			"mac = 52:54:00:00:00:0a\nips = 10.0.0.1\n"
 			"vtep = %s\nvtep-port = %u\n",
-			port, (int)(vm_a - config), config, (int)(vm_c - vm_b),
-			vm_b, vtep, vport) < 0
+			port, migration_key, (int)(vm_a - config), config,
+			(int)(vm_c - vm_b), vm_b, vtep, vport) < 0
 		   ? NULL
 		   : out;
+}
+
+int start_host3(char *err, size_t len)
+{
+	static const char *const vms[] = {"a", NULL};
+	const char *args[] = {NULL};
+	char *c3 = host_config(3, overlay_port, NULL);
+	int ret;
+
+	if (!c3)
+		tap_bail("out of memory");
+	ret = backend_start_config(&bp3, c3, vms, args, 10000, err, len);
+	free(c3);
+	return ret;
 }
 
 static int start_two_hosts(const char *const *args, char *err, size_t len)
@@ -640,6 +672,15 @@ static int start_two_hosts(const char *const *args, char *err, size_t len)
 			tap_bail("T_DATAPATH_VIA: expected IP:PORT,IP:PORT");
 		snprintf(via1, sizeof(via1), "%s %u", ip1, p1);
 		snprintf(via2, sizeof(via2), "%s %u", ip2, p2);
+	}
+	snprintf(migration_key, sizeof(migration_key),
+		 "/tmp/pvo-migration-key-%d", (int)getpid());
+	{
+		FILE *f = fopen(migration_key, "w");
+
+		if (!f || fputs("t-datapath's migration key, 36 bytes", f) < 0 ||
+		    fclose(f))
+			tap_bail("cannot write %s", migration_key);
 	}
 	c1 = host_config(1, port, via ? via1 : NULL);
 	c2 = host_config(2, port, via ? via2 : NULL);
@@ -772,6 +813,14 @@ static void test_end(void)
 		       "(it %s)",
 		       backend_describe(&bp2));
 		check_sanitizers(bp2.log_path, "host 2");
+		if (bp3.pid) {
+			ret = backend_stop(&bp3, 5000);
+			tap_ok(ret == 0,
+			       "back-end of host 3 exits with status 0 on "
+			       "SIGTERM (it %s)",
+			       backend_describe(&bp3));
+			check_sanitizers(bp3.log_path, "host 3");
+		}
 	}
 	check_sanitizers(bp.log_path, overlay ? "host 1" : "the back-end");
 }
@@ -870,6 +919,13 @@ int main(void)
 			tap_diag("host 2 back-end log kept in %s",
 				 bp2.log_path);
 		backend_cleanup(&bp2, keep);
+		if (bp3.pid) {
+			if (keep)
+				tap_diag("host 3 back-end log kept in %s",
+					 bp3.log_path);
+			backend_cleanup(&bp3, keep);
+		}
+		unlink(migration_key);
 	}
 	free(scratch);
 	tap_done_testing();

@@ -35,6 +35,11 @@
 extern bool overlay; /* T_DATAPATH_OVERLAY=1: b on a second back-end */
 extern unsigned int overlay_port; /* the VTEPs' VXLAN port */
 extern struct backend_proc bp, bp2;
+/* overlay: host 3 (VTEP 127.0.0.3), started by start_host3(), serves a
+ * as a migration's destination; every host reads migration_key */
+extern struct backend_proc bp3;
+extern char migration_key[64];
+int start_host3(char *err, size_t len);
 
 /* One side of the tests: a VM's user context with a PD, CQs and a big
  * registered buffer. */

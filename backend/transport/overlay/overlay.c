@@ -18,6 +18,8 @@
 #include "icrc.h"
 #include "log.h"
 #include "loop.h"
+#include "announce.h"
+#include "moves.h"
 #include "overlay.h"
 #include "overlay_map.h"
 #include "qp.h"
@@ -103,6 +105,8 @@ const char *pvo_drop_name(enum pvo_drop d)
 		[PVO_DROP_NO_ROUTE] = "no_route",
 		[PVO_DROP_WRONG_VTEP] = "wrong_vtep",
 		[PVO_DROP_FROZEN] = "frozen",
+		[PVO_DROP_BAD_ANNOUNCE] = "bad_announce",
+		[PVO_DROP_STALE_ANNOUNCE] = "stale_announce",
 		[PVO_DROP_UNKNOWN_SRC] = "unknown_src",
 	};
 
@@ -496,6 +500,32 @@ static const struct pvo_tenant *tenant_of_vni(uint32_t vni)
 	return NULL;
 }
 
+const struct pvo_tenant *pvo_overlay_tenant(uint32_t vni)
+{
+	return overlay()->on ? tenant_of_vni(vni) : NULL;
+}
+
+const struct pvo_daemon_config *pvo_overlay_config(void)
+{
+	struct overlay *ov = overlay();
+
+	return ov->on ? ov->cfg : NULL;
+}
+
+bool pvo_overlay_send_frame(const void *buf, size_t len, struct in_addr vtep,
+			    uint16_t port)
+{
+	struct overlay *ov = overlay();
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons(port),
+				  .sin_addr = vtep };
+
+	if (!ov->on)
+		return false;
+	return sendto(ov->tx_fd[0], buf, len, 0, (struct sockaddr *)&to,
+		      sizeof(to)) == (ssize_t)len;
+}
+
 /* The QP types an opcode's transport class may reach. */
 static bool class_fits(uint8_t opcode, const struct pvo_qp *qp)
 {
@@ -654,6 +684,15 @@ static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from
 
 	ov->stats.net.rx_packets++;
 	ov->stats.net.rx_bytes += len;
+	if (len >= PVO_VXLAN_LEN + PVO_ETH_LEN &&
+	    (buf[PVO_VXLAN_LEN + 12] << 8 | buf[PVO_VXLAN_LEN + 13]) ==
+		    PVO_ANNOUNCE_ETHERTYPE) {
+		why = pvo_overlay_moves_input(buf, len, from,
+					      is_peer(ov, from->sin_addr));
+		if (why != PVO_DROP_COUNT)
+			pvo_overlay_count_drop(NULL, NULL, why);
+		return;
+	}
 	if (pvo_encap_parse(buf, len, &in, &roce, &roce_len) != PVO_ENCAP_OK) {
 		pvo_overlay_count_drop(NULL, NULL, PVO_DROP_MALFORMED);
 		return;

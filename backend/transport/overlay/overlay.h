@@ -31,6 +31,13 @@ extern const struct pvo_transport_ops pvo_transport_overlay;
 bool pvo_overlay_start(const struct pvo_daemon_config *cfg, char **err);
 void pvo_overlay_stop(void);
 bool pvo_overlay_enabled(void);
+/* The daemon config the overlay runs on (NULL when it is off), the
+ * tenant of a VNI in it, and one datagram (VXLAN header onwards) to a
+ * VTEP outside the packet batches: moves.c's announcements. */
+const struct pvo_daemon_config *pvo_overlay_config(void);
+const struct pvo_tenant *pvo_overlay_tenant(uint32_t vni);
+bool pvo_overlay_send_frame(const void *buf, size_t len, struct in_addr vtep,
+			    uint16_t port);
 
 /* What a reload did to the mapping table's config entries. */
 struct pvo_overlay_reloaded {

@@ -127,6 +127,8 @@ const char *pvo_map_origin_name(enum pvo_map_origin o)
 		return "mgmt";
 	case PVO_MAP_LEARNED:
 		return "learned";
+	case PVO_MAP_MOVED:
+		return "moved";
 	}
 	return "?";
 }

@@ -13,7 +13,12 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
-enum pvo_map_origin { PVO_MAP_CONFIG, PVO_MAP_MGMT, PVO_MAP_LEARNED };
+enum pvo_map_origin {
+	PVO_MAP_CONFIG,
+	PVO_MAP_MGMT,
+	PVO_MAP_LEARNED,
+	PVO_MAP_MOVED, /* a migrated VM's announcement (moves.c) */
+};
 
 struct pvo_map_entry {
 	uint32_t vni;
@@ -23,6 +28,7 @@ struct pvo_map_entry {
 	uint8_t mac[6];
 	enum pvo_map_origin origin;
 	uint64_t last_us; /* learned: when a packet last came from it */
+	uint64_t gen;	  /* moved: the announcement's generation */
 };
 
 /* Learned entries beyond this are not added (spoofed floods). */

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Migration announcements; see announce.h. */
+#include <endian.h>
+#include <string.h>
+#include <glib.h>
+
+#include "announce.h"
+#include "encap.h"
+
+#define MAGIC "PVOM"
+#define VERSION 1
+#define HMAC_LEN 32
+
+/* The authenticated body, after the inner Ethernet header. */
+struct body {
+	char magic[4];
+	uint8_t version;
+	uint8_t reserved[3];
+	uint32_t vni;  /* big-endian */
+	uint32_t ip;   /* network order */
+	uint8_t mac[6];
+	uint16_t port; /* big-endian */
+	uint32_t vtep; /* network order */
+	uint64_t gen;  /* big-endian */
+} __attribute__((packed));
+
+#define FRAME_LEN (PVO_VXLAN_LEN + PVO_ETH_LEN + sizeof(struct body) + HMAC_LEN)
+
+static void mac_of(const uint8_t *body, const uint8_t *key, size_t keylen,
+		   uint8_t *out)
+{
+	GHmac *h = g_hmac_new(G_CHECKSUM_SHA256, key, keylen);
+	gsize n = HMAC_LEN;
+
+	g_hmac_update(h, body, sizeof(struct body));
+	g_hmac_get_digest(h, out, &n);
+	g_hmac_unref(h);
+}
+
+size_t pvo_announce_write(uint8_t *buf, size_t cap,
+			  const struct pvo_announce *a, const uint8_t *key,
+			  size_t keylen)
+{
+	uint8_t *eth = buf + PVO_VXLAN_LEN, *p = eth + PVO_ETH_LEN;
+	struct body b = { .version = VERSION };
+
+	if (cap < FRAME_LEN || keylen < PVO_ANNOUNCE_KEY_MIN)
+		return 0;
+	memset(buf, 0, PVO_VXLAN_LEN);
+	buf[0] = 0x08; /* I: the VNI is valid */
+	buf[4] = a->vni >> 16;
+	buf[5] = a->vni >> 8;
+	buf[6] = a->vni;
+	memset(eth, 0xff, 6);
+	memcpy(eth + 6, a->mac, 6);
+	eth[12] = PVO_ANNOUNCE_ETHERTYPE >> 8;
+	eth[13] = PVO_ANNOUNCE_ETHERTYPE & 0xff;
+	memcpy(b.magic, MAGIC, 4);
+	b.vni = htobe32(a->vni);
+	b.ip = a->ip;
+	memcpy(b.mac, a->mac, 6);
+	b.port = htobe16(a->port);
+	b.vtep = a->vtep.s_addr;
+	b.gen = htobe64(a->gen);
+	memcpy(p, &b, sizeof(b));
+	mac_of(p, key, keylen, p + sizeof(b));
+	return FRAME_LEN;
+}
+
+enum pvo_announce_verdict pvo_announce_parse(const uint8_t *buf, size_t len,
+					     const uint8_t *key, size_t keylen,
+					     struct pvo_announce *a)
+{
+	const uint8_t *eth = buf + PVO_VXLAN_LEN, *p = eth + PVO_ETH_LEN;
+	uint8_t want[HMAC_LEN], diff = 0;
+	struct body b;
+	uint32_t vni;
+	unsigned int i;
+
+	if (len < PVO_VXLAN_LEN + PVO_ETH_LEN ||
+	    (eth[12] << 8 | eth[13]) != PVO_ANNOUNCE_ETHERTYPE)
+		return PVO_ANNOUNCE_NOT_ONE;
+	/* Ethernet padding may follow; nothing else */
+	if (len < FRAME_LEN || len > FRAME_LEN + 64 || !(buf[0] & 0x08))
+		return PVO_ANNOUNCE_MALFORMED;
+	memcpy(&b, p, sizeof(b));
+	vni = (uint32_t)buf[4] << 16 | buf[5] << 8 | buf[6];
+	if (memcmp(b.magic, MAGIC, 4) || b.version != VERSION ||
+	    be32toh(b.vni) != vni || memcmp(b.mac, eth + 6, 6))
+		return PVO_ANNOUNCE_MALFORMED;
+	if (keylen < PVO_ANNOUNCE_KEY_MIN)
+		return PVO_ANNOUNCE_BAD_MAC;
+	mac_of(p, key, keylen, want);
+	for (i = 0; i < HMAC_LEN; i++) /* in constant time */
+		diff |= want[i] ^ p[sizeof(b) + i];
+	if (diff)
+		return PVO_ANNOUNCE_BAD_MAC;
+	a->vni = vni;
+	a->ip = b.ip;
+	memcpy(a->mac, b.mac, 6);
+	a->port = be16toh(b.port);
+	a->vtep.s_addr = b.vtep;
+	a->gen = be64toh(b.gen);
+	return PVO_ANNOUNCE_OK;
+}

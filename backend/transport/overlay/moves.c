@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Live migration between hosts, on the overlay (docs/migration.md): after
+ * the switch-over the destination back-end announces the VM's new VTEP to
+ * the other VTEPs it knows (announce.h), and twice more a little later in
+ * case the underlay lost one; a back-end that receives a valid
+ * announcement points its mapping of the VM there, and stops serving the
+ * VM itself if it was the source.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <string.h>
+#include <glib.h>
+
+#include "announce.h"
+#include "log.h"
+#include "moves.h"
+#include "overlay.h"
+#include "overlay_map.h"
+#include "transport.h"
+#include "vm.h"
+
+/* Repeats after the first announcement, and their delays. */
+static const uint64_t repeat_usec[] = { 200000, 1000000 };
+
+static void add_target(GArray *t, struct in_addr a, struct in_addr self)
+{
+	unsigned int i;
+
+	if (a.s_addr == self.s_addr || a.s_addr == INADDR_ANY)
+		return;
+	for (i = 0; i < t->len; i++)
+		if (g_array_index(t, struct in_addr, i).s_addr == a.s_addr)
+			return;
+	g_array_append_val(t, a);
+}
+
+/* The VTEPs to tell: the peers, the VTEPs of [remote] sections and of
+ * mapped VMs of the VM's tenant. */
+static GArray *targets(const struct pvo_daemon_config *cfg, uint32_t vni)
+{
+	GArray *t = g_array_new(FALSE, FALSE, sizeof(struct in_addr));
+	GPtrArray *map = pvo_map_sorted();
+	unsigned int i;
+
+	for (i = 0; i < (unsigned int)cfg->num_peers; i++)
+		add_target(t, cfg->peers[i], cfg->vtep);
+	for (i = 0; i < (unsigned int)cfg->num_remotes; i++)
+		if (cfg->remotes[i].tenant->vni == vni)
+			add_target(t, cfg->remotes[i].vtep, cfg->vtep);
+	for (i = 0; i < map->len; i++) {
+		const struct pvo_map_entry *e = g_ptr_array_index(map, i);
+
+		if (e->vni == vni)
+			add_target(t, e->vtep, cfg->vtep);
+	}
+	g_ptr_array_free(map, TRUE);
+	return t;
+}
+
+static void send_all(struct pvo_vm *vm)
+{
+	const struct pvo_daemon_config *cfg = pvo_overlay_config();
+	const struct pvo_vm_config *vc = vm->cfg;
+	struct pvo_announce a = { .vni = vc->tenant->vni, .gen = vm->move_gen };
+	uint8_t buf[128];
+	GArray *t;
+	unsigned int i, k, sent = 0;
+	size_t n;
+
+	if (!cfg || !cfg->migration_key_len)
+		return;
+	a.vtep = cfg->vtep;
+	a.port = cfg->vxlan_port;
+	memcpy(a.mac, vc->mac, 6);
+	t = targets(cfg, a.vni);
+	for (k = 0; k < (unsigned int)vc->num_ips; k++) {
+		if (!IN6_IS_ADDR_V4MAPPED(&vc->ips[k]))
+			continue;
+		memcpy(&a.ip, &vc->ips[k].s6_addr[12], 4);
+		n = pvo_announce_write(buf, sizeof(buf), &a,
+				       cfg->migration_key,
+				       cfg->migration_key_len);
+		for (i = 0; n && i < t->len; i++)
+			sent += pvo_overlay_send_frame(
+			    buf, n, g_array_index(t, struct in_addr, i),
+			    cfg->vxlan_port);
+	}
+	if (!vm->announce_left)
+		pvo_info(pvo_vm_name(vm), "announced its new VTEP to %u VTEPs "
+			 "(generation %" PRIu64 ", %u datagrams)", t->len,
+			 vm->move_gen, sent);
+	g_array_free(t, TRUE);
+}
+
+static void repeat(void *opaque)
+{
+	struct pvo_vm *vm = opaque;
+
+	if (!vm->announce_left)
+		return;
+	vm->announce_left--;
+	send_all(vm);
+	if (vm->announce_left)
+		pvo_timer_arm(&vm->announce,
+			      repeat_usec[G_N_ELEMENTS(repeat_usec) -
+					  vm->announce_left]);
+}
+
+void pvo_overlay_announce(struct pvo_vm *vm)
+{
+	const struct pvo_daemon_config *cfg = pvo_overlay_config();
+
+	if (!pvo_overlay_enabled() || !cfg)
+		return;
+	if (!cfg->migration_key_len) {
+		pvo_info(pvo_vm_name(vm), "migrated in, but no peer learns "
+			 "where: set [daemon] migration-key to announce it, "
+			 "or update the peers' mappings with pvo-ctl");
+		return;
+	}
+	if (!vm->announce.fn)
+		pvo_timer_init(&vm->announce, repeat, vm);
+	vm->announce_left = 0;
+	send_all(vm);
+	vm->announce_left = G_N_ELEMENTS(repeat_usec);
+	pvo_timer_arm(&vm->announce, repeat_usec[0]);
+}
+
+enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
+				      const struct sockaddr_in *from,
+				      bool from_peer)
+{
+	const struct pvo_daemon_config *cfg = pvo_overlay_config();
+	struct pvo_map_entry e = { .origin = PVO_MAP_MOVED };
+	const struct pvo_map_entry *old;
+	struct pvo_announce a;
+	struct pvo_vm *here;
+	uint8_t gid[16];
+	char ip[INET_ADDRSTRLEN], vtep[INET_ADDRSTRLEN];
+	int64_t now = g_get_real_time();
+
+	switch (pvo_announce_parse(buf, len, cfg->migration_key,
+				   cfg->migration_key_len, &a)) {
+	case PVO_ANNOUNCE_OK:
+		break;
+	case PVO_ANNOUNCE_BAD_MAC:
+		return PVO_DROP_BAD_ANNOUNCE;
+	default:
+		return PVO_DROP_MALFORMED;
+	}
+	/* a VM moves only to the VTEP that says so, which must be known */
+	if (a.vtep.s_addr != from->sin_addr.s_addr || !from_peer)
+		return PVO_DROP_BAD_ANNOUNCE;
+	if (!pvo_overlay_tenant(a.vni))
+		return PVO_DROP_UNKNOWN_VNI;
+	if (a.gen + PVO_ANNOUNCE_WINDOW_US < (uint64_t)now ||
+	    a.gen > (uint64_t)now + PVO_ANNOUNCE_WINDOW_US)
+		return PVO_DROP_STALE_ANNOUNCE;
+	old = pvo_map_find(a.vni, a.ip);
+	if (old && old->gen >= a.gen)
+		return PVO_DROP_STALE_ANNOUNCE;
+	pvo_gid_from_ipv4(a.ip, gid);
+	here = pvo_served_by_gid(a.vni, gid);
+	if (here && here->move_gen >= a.gen)
+		return PVO_DROP_STALE_ANNOUNCE;
+	inet_ntop(AF_INET, &a.ip, ip, sizeof(ip));
+	inet_ntop(AF_INET, &a.vtep, vtep, sizeof(vtep));
+	if (here) {
+		if (!here->frozen) {
+			/* running here and announced elsewhere: refuse to
+			 * guess which is right */
+			pvo_info(pvo_vm_name(here), "announced behind VTEP %s "
+				 "while it runs here: ignored", vtep);
+			return PVO_DROP_STALE_ANNOUNCE;
+		}
+		/* its source: peers here reach it over the overlay now */
+		here->moved_away = true;
+		pvo_local_routes_changed();
+		pvo_info(pvo_vm_name(here), "migrated to VTEP %s: no longer "
+			 "served here", vtep);
+	}
+	e.vni = a.vni;
+	e.ip = a.ip;
+	e.vtep = a.vtep;
+	e.port = cfg->vxlan_port;
+	e.gen = a.gen;
+	memcpy(e.mac, a.mac, 6);
+	if (!pvo_map_set(&e))
+		return PVO_DROP_STALE_ANNOUNCE;
+	pvo_info(NULL, "vni %u: %s migrated behind VTEP %s (generation %" PRIu64
+		 ")", a.vni, ip, vtep, a.gen);
+	return PVO_DROP_COUNT;
+}

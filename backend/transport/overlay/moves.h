@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Telling peers where a migrated VM went, and following it (moves.c). */
+#ifndef PVO_MOVES_H
+#define PVO_MOVES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#include "net_stats.h"
+
+struct pvo_vm;
+
+/* The VM was migrated in: announce its VTEP (now and twice later). */
+void pvo_overlay_announce(struct pvo_vm *vm);
+
+/* A received announcement (VXLAN header onwards); from_peer: its sender
+ * is a VTEP this daemon knows. PVO_DROP_COUNT when the mapping follows,
+ * else the reason to drop it. */
+enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
+				      const struct sockaddr_in *from,
+				      bool from_peer);
+
+#endif
