@@ -25,9 +25,9 @@ G_STATIC_ASSERT(G_BYTE_ORDER == G_LITTLE_ENDIAN);
 
 struct pvo_st_header {
 	char magic[8];
-	uint32_t version;	/* PVO_STATE_VERSION */
-	uint32_t iface_version;	/* PVO_INTERFACE_VERSION of the source */
-	char vm[PVO_STATE_NAME_LEN];	/* NUL-padded */
+	uint32_t version;	     /* PVO_STATE_VERSION */
+	uint32_t iface_version;	     /* PVO_INTERFACE_VERSION of the source */
+	char vm[PVO_STATE_NAME_LEN]; /* NUL-padded */
 } __attribute__((packed));
 
 enum pvo_st_type {
@@ -47,8 +47,8 @@ enum pvo_st_type {
 
 struct pvo_st_rec {
 	uint16_t type;
-	uint16_t version;	/* 1 for every type so far */
-	uint32_t len;		/* payload bytes */
+	uint16_t version; /* 1 for every type so far */
+	uint32_t len;	  /* payload bytes */
 } __attribute__((packed));
 
 struct pvo_st_db_ring {
@@ -138,7 +138,7 @@ struct pvo_st_ah {
 #define PVO_ST_DMA_RANGES 32
 
 struct pvo_st_dma_range {
-	uint8_t kind;	/* PVO_DMA_MR or PVO_DMA_PHYS */
+	uint8_t kind; /* PVO_DMA_MR or PVO_DMA_PHYS */
 	uint32_t key, access, qpn, pd;
 	uint64_t addr, len;
 } __attribute__((packed));

@@ -38,7 +38,7 @@ struct loader {
 };
 
 static bool refuse(struct loader *l, const char *field, const char *fmt, ...)
-	G_GNUC_PRINTF(3, 4);
+    G_GNUC_PRINTF(3, 4);
 static bool refuse(struct loader *l, const char *field, const char *fmt, ...)
 {
 	va_list ap;
@@ -47,22 +47,21 @@ static bool refuse(struct loader *l, const char *field, const char *fmt, ...)
 	va_start(ap, fmt);
 	why = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
-	*l->err = g_strdup_printf("record %u (%s 0x%x): field %s: %s",
-				  l->recno, l->what, l->handle, field, why);
+	*l->err = g_strdup_printf("record %u (%s 0x%x): field %s: %s", l->recno,
+				  l->what, l->handle, field, why);
 	g_free(why);
 	return false;
 }
 
-#define CHECK(cond, field, ...)                            \
-	do {                                               \
-		if (!(cond))                               \
-			return refuse(l, field, __VA_ARGS__); \
+#define CHECK(cond, field, ...)                                                \
+	do {                                                                   \
+		if (!(cond))                                                   \
+			return refuse(l, field, __VA_ARGS__);                  \
 	} while (0)
 
 static bool ctx_ok(struct loader *l, uint32_t ctx)
 {
-	CHECK(pvo_vm_ctx(l->vm, ctx), "ctx", "no context 0x%x before it",
-	      ctx);
+	CHECK(pvo_vm_ctx(l->vm, ctx), "ctx", "no context 0x%x before it", ctx);
 	return true;
 }
 
@@ -108,8 +107,10 @@ static bool ring_ok(struct loader *l, struct pvo_ring *r, const char *name,
 	gpas = g_memdup2(*var, s->npages * 8ull); /* aligned */
 	for (i = 0; i < s->npages; i++)
 		if (!gpa_page_ok(gpas[i])) {
-			refuse(l, name, "page %u at 0x%" PRIx64 " not page "
-			       "aligned", i, gpas[i]);
+			refuse(l, name,
+			       "page %u at 0x%" PRIx64 " not page "
+			       "aligned",
+			       i, gpas[i]);
 			g_free(gpas);
 			return false;
 		}
@@ -124,7 +125,7 @@ static bool path_ok(struct loader *l, struct pvo_path *p,
 		    const struct pvo_st_path *s)
 {
 	CHECK(s->sgid_index < PVO_GID_TABLE_LEN && s->flow_label <= 0xfffff &&
-		      s->sl <= 15,
+		  s->sl <= 15,
 	      "path", "sgid_index %u, flow_label 0x%x, sl %u", s->sgid_index,
 	      s->flow_label, s->sl);
 	memset(p, 0, sizeof(*p));
@@ -164,12 +165,12 @@ static bool load_vm(struct loader *l, const struct pvo_st_vm *v)
 	CHECK(v->notify_set <= 1, "notify_set", "%u", v->notify_set);
 	if (v->notify_set) {
 		CHECK(gpa_page_ok(v->notify_gpa) &&
-			      v->notify_num_queues > PVO_VQ_DB_KERNEL &&
-			      v->notify_num_queues <= nq,
+			  v->notify_num_queues > PVO_VQ_DB_KERNEL &&
+			  v->notify_num_queues <= nq,
 		      "notify", "area at 0x%" PRIx64 " for %u queues (3..%u)",
 		      v->notify_gpa, v->notify_num_queues, nq);
 		CHECK(v->notify_entries ==
-			      pvo_notify_ring_entries(v->notify_num_queues),
+			  pvo_notify_ring_entries(v->notify_num_queues),
 		      "notify_entries", "%u", v->notify_entries);
 		vm->notify.set = true;
 		vm->notify.gpa = v->notify_gpa;
@@ -202,17 +203,17 @@ static bool load_ucontext(struct loader *l, const struct pvo_st_ucontext *u)
 
 	if (u->db_page < PVO_DB_SLOT_PAGE0) {
 		CHECK(u->db_page == u->db_queue &&
-			      u->db_queue >= PVO_VQ_DB_FIRST_USER &&
-			      u->db_queue < nq && !vm->db_queue_ctx[u->db_queue],
+			  u->db_queue >= PVO_VQ_DB_FIRST_USER &&
+			  u->db_queue < nq && !vm->db_queue_ctx[u->db_queue],
 		      "db_page", "queue page %u (a free user queue below %u)",
 		      u->db_page, nq);
 	} else {
 		uint32_t s = u->db_page - PVO_DB_SLOT_PAGE0;
 
 		CHECK(vm->notify.set && s < PVO_MAX_DB_SLOTS &&
-			      !vm->notify.slot_ctx[s] &&
-			      u->db_queue ==
-				      pvo_db_slot_queue(vm->notify.num_queues, s),
+			  !vm->notify.slot_ctx[s] &&
+			  u->db_queue ==
+			      pvo_db_slot_queue(vm->notify.num_queues, s),
 		      "db_page", "slot page %u on queue %u", u->db_page,
 		      u->db_queue);
 	}
@@ -267,7 +268,7 @@ static bool load_mr(struct loader *l, const struct pvo_st_mr *m,
 	      pvo_handle_index(m->handle));
 	if (m->fast_reg) {
 		CHECK(m->ctx == PVO_CTX_KERNEL && m->max_pages &&
-			      m->max_pages <= PVO_MAX_FAST_REG_PAGES,
+			  m->max_pages <= PVO_MAX_FAST_REG_PAGES,
 		      "max_pages", "%u (kernel fast-reg MRs, 1..%u)",
 		      m->max_pages, PVO_MAX_FAST_REG_PAGES);
 		CHECK(m->npages <= m->max_pages, "npages", "%u of %u",
@@ -279,16 +280,17 @@ static bool load_mr(struct loader *l, const struct pvo_st_mr *m,
 	}
 	if (m->npages || !m->fast_reg) {
 		CHECK(m->length && m->iova + m->length > m->iova &&
-			      m->length <= pvo_device_max_mr_size(vm->cfg),
-		      "length", "[0x%" PRIx64 ", +0x%" PRIx64 ") (max-mr-size "
-		      "%" PRIu64 ")", m->iova, m->length,
-		      pvo_device_max_mr_size(vm->cfg));
+			  m->length <= pvo_device_max_mr_size(vm->cfg),
+		      "length",
+		      "[0x%" PRIx64 ", +0x%" PRIx64 ") (max-mr-size "
+		      "%" PRIu64 ")",
+		      m->iova, m->length, pvo_device_max_mr_size(vm->cfg));
 		CHECK(m->npages == pvo_mr_npages(m->iova, m->length) &&
-			      m->npages <= PVO_PDIR_MAX_PAGES,
+			  m->npages <= PVO_PDIR_MAX_PAGES,
 		      "npages", "%u for the range", m->npages);
 	}
-	CHECK(left == m->npages * 8ull, "pages", "%zu bytes for %u pages",
-	      left, m->npages);
+	CHECK(left == m->npages * 8ull, "pages", "%zu bytes for %u pages", left,
+	      m->npages);
 	for (i = 0; i < m->npages; i++) {
 		memcpy(&gpa, var + i * 8ull, 8);
 		CHECK(gpa_page_ok(gpa), "pages",
@@ -332,9 +334,8 @@ static bool load_mw(struct loader *l, const struct pvo_st_mw *w)
 	CHECK(w->ctx != PVO_CTX_KERNEL, "ctx", "windows are user objects");
 	CHECK(w->type == 1 || w->type == 2, "type", "%u", w->type);
 	CHECK(w->bound <= 1, "bound", "%u", w->bound);
-	CHECK((w->rkey & PVO_MW_KEY_BIT) &&
-		      (w->rkey & ~PVO_MW_KEY_BIT) >> 8 ==
-			      pvo_handle_index(w->handle),
+	CHECK((w->rkey & PVO_MW_KEY_BIT) && (w->rkey & ~PVO_MW_KEY_BIT) >> 8 ==
+						pvo_handle_index(w->handle),
 	      "rkey", "0x%x is not the window key of slot %u", w->rkey,
 	      pvo_handle_index(w->handle));
 	CHECK(!(w->access & ~(PVO_ACCESS_REMOTE_READ | PVO_ACCESS_REMOTE_WRITE |
@@ -343,9 +344,9 @@ static bool load_mw(struct loader *l, const struct pvo_st_mw *w)
 	if (w->mr) {
 		mr = pvo_table_get(&vm->mrs, w->mr, w->ctx);
 		CHECK(mr && w->bound && mr->pd == pd && !mr->fast_reg &&
-			      (mr->access & PVO_ACCESS_MW_BIND) &&
-			      pvo_range_covers(mr->iova, mr->length, w->addr,
-					       w->length),
+			  (mr->access & PVO_ACCESS_MW_BIND) &&
+			  pvo_range_covers(mr->iova, mr->length, w->addr,
+					   w->length),
 		      "mr", "MR 0x%x does not allow this binding", w->mr);
 	}
 	CHECK(w->type == 2 || !w->qpn, "qpn", "type 1 windows have none");
@@ -381,8 +382,8 @@ static bool load_cq(struct loader *l, const struct pvo_st_cq *c,
 	CHECK(c->error <= 1 && c->no_events <= 1, "flags", "%u/%u", c->error,
 	      c->no_events);
 	cq = g_new0(struct pvo_cq, 1);
-	if (!ring_ok(l, &cq->ring, "ring", &c->ring, PVO_DEV_MAX_CQE,
-		     CQE_SHIFT, &var, &left) ||
+	if (!ring_ok(l, &cq->ring, "ring", &c->ring, PVO_DEV_MAX_CQE, CQE_SHIFT,
+		     &var, &left) ||
 	    !(left == 0 || refuse(l, "ring", "%zu bytes too many", left)) ||
 	    !add(l, &l->vm->cqs, c->handle, cq, c->ctx)) {
 		pvo_ring_fini(&cq->ring);
@@ -465,9 +466,10 @@ static bool dma_ok(struct loader *l, struct pvo_dma *d,
 		struct pvo_dma_range *o = &d->r[i];
 
 		CHECK(r->kind == PVO_DMA_MR ||
-			      (r->kind == PVO_DMA_PHYS && ctx == PVO_CTX_KERNEL),
+			  (r->kind == PVO_DMA_PHYS && ctx == PVO_CTX_KERNEL),
 		      "rw_dma", "range %u of kind %u", i, r->kind);
-		CHECK(r->len && r->addr + r->len > r->addr && sum + r->len > sum,
+		CHECK(r->len && r->addr + r->len > r->addr &&
+			  sum + r->len > sum,
 		      "rw_dma", "range %u: 0x%" PRIx64 " + 0x%" PRIx64, i,
 		      r->addr, r->len);
 		memset(o, 0, sizeof(*o));
@@ -484,8 +486,8 @@ static bool dma_ok(struct loader *l, struct pvo_dma *d,
 		}
 		sum += r->len;
 	}
-	CHECK(sum == s->len, "rw_dma", "ranges sum to %" PRIu64 ", not %" PRIu64,
-	      sum, s->len);
+	CHECK(sum == s->len, "rw_dma",
+	      "ranges sum to %" PRIu64 ", not %" PRIu64, sum, s->len);
 	CHECK(s->i < s->n ? s->off < s->r[s->i].len : s->off == 0, "rw_dma",
 	      "cursor offset %" PRIu64, s->off);
 	d->len = s->len;
@@ -502,18 +504,20 @@ static bool qp_attrs_ok(struct loader *l, struct pvo_qp *qp,
 	struct pvo_qp_attrs *a = &qp->attr;
 
 	CHECK(q->path_mtu <= 5 && q->timeout <= 31 && q->retry_cnt <= 7 &&
-		      q->rnr_retry <= 7 && q->min_rnr_timer <= 31,
-	      "attr", "mtu %u, timeout %u, retry %u, rnr_retry %u, rnr timer "
-	      "%u", q->path_mtu, q->timeout, q->retry_cnt, q->rnr_retry,
+		  q->rnr_retry <= 7 && q->min_rnr_timer <= 31,
+	      "attr",
+	      "mtu %u, timeout %u, retry %u, rnr_retry %u, rnr timer "
+	      "%u",
+	      q->path_mtu, q->timeout, q->retry_cnt, q->rnr_retry,
 	      q->min_rnr_timer);
 	CHECK(q->rq_psn <= PVO_QPN_MAX && q->sq_psn <= PVO_QPN_MAX &&
-		      q->dest_qpn <= PVO_QPN_MAX,
+		  q->dest_qpn <= PVO_QPN_MAX,
 	      "attr", "PSNs 0x%x/0x%x, dest QPN 0x%x", q->rq_psn, q->sq_psn,
 	      q->dest_qpn);
 	CHECK(!(q->access & ~PVO_ACCESS_ALL) &&
-		      q->max_rd_atomic <= PVO_DEV_MAX_RD_ATOM &&
-		      q->max_dest_rd_atomic <= PVO_DEV_MAX_RD_ATOM &&
-		      q->en_sqd_async_notify <= 1,
+		  q->max_rd_atomic <= PVO_DEV_MAX_RD_ATOM &&
+		  q->max_dest_rd_atomic <= PVO_DEV_MAX_RD_ATOM &&
+		  q->en_sqd_async_notify <= 1,
 	      "attr", "access 0x%x, rd_atomic %u/%u", q->access,
 	      q->max_rd_atomic, q->max_dest_rd_atomic);
 	a->qkey = q->qkey;
@@ -547,8 +551,8 @@ static bool qp_engine_ok(struct loader *l, struct pvo_qp *qp,
 	qp->resp.msn = q->msn;
 	qp->resp.comm_est = q->comm_est;
 	CHECK(q->msg_active <= 1 && q->msg_has_rw <= 1 &&
-		      q->msg_op <= PVO_OP_FETCH_ADD &&
-		      q->msg_st <= PVO_WC_GENERAL_ERR,
+		  q->msg_op <= PVO_OP_FETCH_ADD &&
+		  q->msg_st <= PVO_WC_GENERAL_ERR,
 	      "msg", "active %u, op %u, rw %u, status %u", q->msg_active,
 	      q->msg_op, q->msg_has_rw, q->msg_st);
 	m->active = q->msg_active;
@@ -567,7 +571,7 @@ static bool qp_engine_ok(struct loader *l, struct pvo_qp *qp,
 	qp->net.sport = q->sport;
 	for (i = 0; i < PVO_ST_ATOMICS; i++) {
 		CHECK(q->atomics[i].valid <= 1 &&
-			      q->atomics[i].psn <= PVO_QPN_MAX,
+			  q->atomics[i].psn <= PVO_QPN_MAX,
 		      "atomics", "entry %u", i);
 		qp->net.atomics[i].valid = q->atomics[i].valid;
 		qp->net.atomics[i].psn = q->atomics[i].psn;
@@ -602,14 +606,14 @@ static bool qp_refs_ok(struct loader *l, struct pvo_qp *qp,
 	switch (q->type) {
 	case PVO_QPT_GSI:
 		CHECK(q->ctx == PVO_CTX_KERNEL && !vm->gsi_qp && !q->srq &&
-			      q->qpn == PVO_QPN_GSI,
+			  q->qpn == PVO_QPN_GSI,
 		      "type", "a second GSI QP, or one not the kernel's");
 		break;
 	case PVO_QPT_RC:
 	case PVO_QPT_UC:
 	case PVO_QPT_UD:
 		CHECK(q->qpn >= 2 && q->qpn <= PVO_QPN_MAX &&
-			      !pvo_qp_by_qpn(vm, q->qpn),
+			  !pvo_qp_by_qpn(vm, q->qpn),
 		      "qpn", "0x%x is not a free QP number", q->qpn);
 		break;
 	default:
@@ -618,12 +622,12 @@ static bool qp_refs_ok(struct loader *l, struct pvo_qp *qp,
 	CHECK(q->state <= PVO_QPS_ERR && q->sq_sig_all <= 1, "state", "%u",
 	      q->state);
 	CHECK(q->max_send_sge <= PVO_DEV_MAX_SGE &&
-		      q->max_recv_sge <= PVO_DEV_MAX_SGE &&
-		      q->max_inline <= PVO_DEV_MAX_INLINE,
-	      "caps", "%u/%u SGEs, %u inline", q->max_send_sge,
-	      q->max_recv_sge, q->max_inline);
+		  q->max_recv_sge <= PVO_DEV_MAX_SGE &&
+		  q->max_inline <= PVO_DEV_MAX_INLINE,
+	      "caps", "%u/%u SGEs, %u inline", q->max_send_sge, q->max_recv_sge,
+	      q->max_inline);
 	CHECK(q->nmcast <= PVO_MAX_MCAST_PER_QP &&
-		      (!q->nmcast || q->type == PVO_QPT_UD),
+		  (!q->nmcast || q->type == PVO_QPT_UD),
 	      "nmcast", "%u groups", q->nmcast);
 	return true;
 }
@@ -648,8 +652,7 @@ static bool load_qp(struct loader *l, const struct pvo_st_qp *q,
 			goto fail;
 		}
 	} else if (!ring_ok(l, &qp->rq, "rq", &q->rq, PVO_DEV_MAX_QP_WR,
-			    pvo_recv_wqe_shift(q->max_recv_sge), &var,
-			    &left)) {
+			    pvo_recv_wqe_shift(q->max_recv_sge), &var, &left)) {
 		goto fail;
 	}
 	if (left != (size_t)q->nmcast * PVO_GID_LEN) {
@@ -682,8 +685,8 @@ static bool load_qp(struct loader *l, const struct pvo_st_qp *q,
 		vm->gsi_qp = qp;
 	g_hash_table_insert(vm->qpn_map, GUINT_TO_POINTER(qp->qpn), qp);
 	if (q->nmcast) {
-		qp->mcast = g_malloc((size_t)PVO_MAX_MCAST_PER_QP *
-				     PVO_GID_LEN);
+		qp->mcast =
+		    g_malloc((size_t)PVO_MAX_MCAST_PER_QP * PVO_GID_LEN);
 		memcpy(qp->mcast, var, (size_t)q->nmcast * PVO_GID_LEN);
 		qp->nmcast = q->nmcast;
 		g_ptr_array_add(vm->mcast_qps, qp);
@@ -708,7 +711,7 @@ static bool load_events(struct loader *l, const struct pvo_st_events *e,
 	struct pvo_event_queue *q = &l->vm->events;
 
 	CHECK(e->count <= PVO_EVENT_PENDING_MAX &&
-		      left == e->count * sizeof(struct pvo_event),
+		  left == e->count * sizeof(struct pvo_event),
 	      "count", "%u events in %zu bytes", e->count, left);
 	memcpy(q->pending, var, left);
 	q->head = 0;
@@ -720,17 +723,17 @@ static const struct {
 	const char *name;
 	size_t fixed;
 } types[PVO_ST_TYPES] = {
-	[PVO_ST_END] = { "end", 0 },
-	[PVO_ST_VM] = { "VM", sizeof(struct pvo_st_vm) },
-	[PVO_ST_UCONTEXT] = { "ucontext", sizeof(struct pvo_st_ucontext) },
-	[PVO_ST_PD] = { "PD", sizeof(struct pvo_st_pd) },
-	[PVO_ST_MR] = { "MR", sizeof(struct pvo_st_mr) },
-	[PVO_ST_MW] = { "MW", sizeof(struct pvo_st_mw) },
-	[PVO_ST_CQ] = { "CQ", sizeof(struct pvo_st_cq) },
-	[PVO_ST_SRQ] = { "SRQ", sizeof(struct pvo_st_srq) },
-	[PVO_ST_AH] = { "AH", sizeof(struct pvo_st_ah) },
-	[PVO_ST_QP] = { "QP", sizeof(struct pvo_st_qp) },
-	[PVO_ST_EVENTS] = { "events", sizeof(struct pvo_st_events) },
+    [PVO_ST_END] = {"end", 0},
+    [PVO_ST_VM] = {"VM", sizeof(struct pvo_st_vm)},
+    [PVO_ST_UCONTEXT] = {"ucontext", sizeof(struct pvo_st_ucontext)},
+    [PVO_ST_PD] = {"PD", sizeof(struct pvo_st_pd)},
+    [PVO_ST_MR] = {"MR", sizeof(struct pvo_st_mr)},
+    [PVO_ST_MW] = {"MW", sizeof(struct pvo_st_mw)},
+    [PVO_ST_CQ] = {"CQ", sizeof(struct pvo_st_cq)},
+    [PVO_ST_SRQ] = {"SRQ", sizeof(struct pvo_st_srq)},
+    [PVO_ST_AH] = {"AH", sizeof(struct pvo_st_ah)},
+    [PVO_ST_QP] = {"QP", sizeof(struct pvo_st_qp)},
+    [PVO_ST_EVENTS] = {"events", sizeof(struct pvo_st_events)},
 };
 
 /* Fixed-size records carry nothing behind their fixed part. */
@@ -747,9 +750,8 @@ static bool load_record(struct loader *l, unsigned int type, const void *p,
 	size_t left = len - types[type].fixed;
 
 	/* every record's first field is its handle */
-	l->handle = type > PVO_ST_VM && type < PVO_ST_EVENTS ?
-			    *(const uint32_t *)p :
-			    0;
+	l->handle =
+	    type > PVO_ST_VM && type < PVO_ST_EVENTS ? *(const uint32_t *)p : 0;
 	switch (type) {
 	case PVO_ST_VM:
 		return exact(l, left) && load_vm(l, p);
@@ -792,7 +794,7 @@ static bool load(struct loader *l, const uint8_t *buf, size_t len)
 	      "device interface %u, this back-end offers %u", h->iface_version,
 	      PVO_INTERFACE_VERSION);
 	CHECK(memchr(h->vm, 0, sizeof(h->vm)) &&
-		      !strcmp(h->vm, pvo_vm_name(l->vm)),
+		  !strcmp(h->vm, pvo_vm_name(l->vm)),
 	      "vm", "the state of VM '%.*s' offered to VM '%s'",
 	      (int)strnlen(h->vm, sizeof(h->vm)), h->vm, pvo_vm_name(l->vm));
 	for (pos = sizeof(*h);;) {
@@ -803,22 +805,26 @@ static bool load(struct loader *l, const uint8_t *buf, size_t len)
 		l->recno++;
 		l->what = "record";
 		l->handle = 0;
-		CHECK(len - pos >= sizeof(r), "type", "stream truncated at "
-		      "byte %zu (no END record)", pos);
+		CHECK(len - pos >= sizeof(r), "type",
+		      "stream truncated at "
+		      "byte %zu (no END record)",
+		      pos);
 		memcpy(&r, buf + pos, sizeof(r));
 		pos += sizeof(r);
 		CHECK(r.type < PVO_ST_TYPES, "type", "unknown type %u", r.type);
 		l->what = types[r.type].name;
-		CHECK(r.version == 1, "version", "record version %u", r.version);
+		CHECK(r.version == 1, "version", "record version %u",
+		      r.version);
 		CHECK(r.len <= len - pos, "length",
-		      "%u bytes, but the stream is truncated (%zu left)",
-		      r.len, len - pos);
+		      "%u bytes, but the stream is truncated (%zu left)", r.len,
+		      len - pos);
 		CHECK(r.len >= types[r.type].fixed, "length",
 		      "%u bytes, needs at least %zu", r.len,
 		      types[r.type].fixed);
 		CHECK((r.type == PVO_ST_VM) != seen_vm || r.type == PVO_ST_END,
-		      "type", "%s", seen_vm ? "a second VM record" :
-					      "objects before the VM record");
+		      "type", "%s",
+		      seen_vm ? "a second VM record"
+			      : "objects before the VM record");
 		if (r.type == PVO_ST_END) {
 			CHECK(seen_vm && r.len == 0 && pos == len, "length",
 			      "END early or with %zu bytes behind it",
@@ -839,7 +845,7 @@ static bool load(struct loader *l, const uint8_t *buf, size_t len)
 bool pvo_state_load(struct pvo_vm *vm, const uint8_t *buf, size_t len,
 		    char **err)
 {
-	struct loader l = { .vm = vm, .err = err };
+	struct loader l = {.vm = vm, .err = err};
 
 	*err = NULL;
 	if (load(&l, buf, len))

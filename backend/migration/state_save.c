@@ -13,13 +13,11 @@
 #include "vm.h"
 
 /* Appends a record: fixed part, then up to two variable parts. */
-static void put(GByteArray *s, uint16_t type, const void *fixed,
-		size_t flen, const void *v1, size_t l1, const void *v2,
-		size_t l2)
+static void put(GByteArray *s, uint16_t type, const void *fixed, size_t flen,
+		const void *v1, size_t l1, const void *v2, size_t l2)
 {
 	struct pvo_st_rec r = {
-		.type = type, .version = 1, .len = (uint32_t)(flen + l1 + l2)
-	};
+	    .type = type, .version = 1, .len = (uint32_t)(flen + l1 + l2)};
 
 	g_byte_array_append(s, (const guint8 *)&r, sizeof(r));
 	g_byte_array_append(s, fixed, (guint)flen);
@@ -56,7 +54,7 @@ static void put_db(struct pvo_st_db_ring *d, const struct pvo_db_ring *r)
 
 static void save_vm(GByteArray *s, struct pvo_vm *vm)
 {
-	struct pvo_st_vm v = { 0 };
+	struct pvo_st_vm v = {0};
 	unsigned int i;
 
 	v.move_gen = vm->move_gen;
@@ -84,8 +82,8 @@ static uint64_t *mr_pages(const struct pvo_mr *mr, uint32_t *npages)
 	uint64_t *p;
 	uint32_t i;
 
-	*npages = mr->nblocks ? (uint32_t)pvo_mr_npages(mr->iova, mr->length)
-			      : 0;
+	*npages =
+	    mr->nblocks ? (uint32_t)pvo_mr_npages(mr->iova, mr->length) : 0;
 	p = g_new(uint64_t, *npages ? *npages : 1);
 	for (i = 0; i < *npages; i++)
 		p[i] = pvo_mr_gpa(mr, v0 + ((uint64_t)i << PVO_PAGE_SHIFT),
@@ -115,7 +113,7 @@ static void save_dma(struct pvo_st_dma *d, const struct pvo_dma *s)
 
 static void save_qp(GByteArray *s, const struct pvo_qp *qp)
 {
-	struct pvo_st_qp q = { 0 };
+	struct pvo_st_qp q = {0};
 	const struct pvo_qp_attrs *a = &qp->attr;
 	GByteArray *var = g_byte_array_new();
 	unsigned int i;
@@ -175,24 +173,22 @@ static void save_qp(GByteArray *s, const struct pvo_qp *qp)
 	q.nmcast = qp->nmcast;
 	put_ring(&q.sq, &qp->sq);
 	put_ring(&q.rq, &qp->rq);
-	g_byte_array_append(var, (const guint8 *)qp->sq.pages,
-			    q.sq.npages * 8);
-	g_byte_array_append(var, (const guint8 *)qp->rq.pages,
-			    q.rq.npages * 8);
+	g_byte_array_append(var, (const guint8 *)qp->sq.pages, q.sq.npages * 8);
+	g_byte_array_append(var, (const guint8 *)qp->rq.pages, q.rq.npages * 8);
 	put(s, PVO_ST_QP, &q, sizeof(q), var->data, var->len, qp->mcast,
 	    (size_t)qp->nmcast * PVO_GID_LEN);
 	g_byte_array_free(var, TRUE);
 }
 
-#define EACH(table, obj) \
+#define EACH(table, obj)                                                       \
 	for (h = 0; (h = pvo_table_next(&vm->table, h, (void **)&(obj)));)
 
 GByteArray *pvo_state_save(struct pvo_vm *vm)
 {
 	GByteArray *s = g_byte_array_new();
-	struct pvo_st_header hdr = { .version = PVO_STATE_VERSION,
-				     .iface_version = PVO_INTERFACE_VERSION };
-	struct pvo_st_events ev = { 0 };
+	struct pvo_st_header hdr = {.version = PVO_STATE_VERSION,
+				    .iface_version = PVO_INTERFACE_VERSION};
+	struct pvo_st_events ev = {0};
 	struct pvo_ucontext *uctx;
 	struct pvo_mr *mr;
 	struct pvo_mw *mw;
@@ -207,90 +203,103 @@ GByteArray *pvo_state_save(struct pvo_vm *vm)
 	g_strlcpy(hdr.vm, pvo_vm_name(vm), sizeof(hdr.vm));
 	g_byte_array_append(s, (const guint8 *)&hdr, sizeof(hdr));
 	save_vm(s, vm);
-	EACH(ucontexts, uctx) {
-		struct pvo_st_ucontext u = { .handle = uctx->handle,
-					     .db_queue = uctx->db_queue,
-					     .db_page = uctx->db_page };
+	EACH(ucontexts, uctx)
+	{
+		struct pvo_st_ucontext u = {.handle = uctx->handle,
+					    .db_queue = uctx->db_queue,
+					    .db_page = uctx->db_page};
 
 		put_db(&u.db, &uctx->db);
 		put(s, PVO_ST_UCONTEXT, &u, sizeof(u), NULL, 0, NULL, 0);
 	}
-	EACH(pds, pd) {
-		struct pvo_st_pd p = { .handle = pd->handle, .ctx = pd->ctx };
+	EACH(pds, pd)
+	{
+		struct pvo_st_pd p = {.handle = pd->handle, .ctx = pd->ctx};
 
 		put(s, PVO_ST_PD, &p, sizeof(p), NULL, 0, NULL, 0);
 	}
-	EACH(mrs, mr) {
-		struct pvo_st_mr m = {
-			.handle = mr->handle, .ctx = mr->ctx,
-			.pd = mr->pd->handle, .key = mr->key,
-			.access = mr->access, .max_pages = mr->max_pages,
-			.valid = mr->valid, .fast_reg = mr->fast_reg,
-			.iova = mr->iova, .length = mr->length
-		};
+	EACH(mrs, mr)
+	{
+		struct pvo_st_mr m = {.handle = mr->handle,
+				      .ctx = mr->ctx,
+				      .pd = mr->pd->handle,
+				      .key = mr->key,
+				      .access = mr->access,
+				      .max_pages = mr->max_pages,
+				      .valid = mr->valid,
+				      .fast_reg = mr->fast_reg,
+				      .iova = mr->iova,
+				      .length = mr->length};
 		uint32_t npages;
 		uint64_t *pages = mr_pages(mr, &npages);
 
 		m.npages = npages;
-		put(s, PVO_ST_MR, &m, sizeof(m), pages, npages * 8ull,
-		    NULL, 0);
+		put(s, PVO_ST_MR, &m, sizeof(m), pages, npages * 8ull, NULL, 0);
 		g_free(pages);
 	}
-	EACH(mws, mw) {
-		struct pvo_st_mw w = {
-			.handle = mw->handle, .ctx = mw->ctx,
-			.pd = mw->pd->handle, .rkey = mw->rkey,
-			.mr = mw->mr ? mw->mr->handle : 0, .qpn = mw->qpn,
-			.access = mw->access, .type = mw->type,
-			.bound = mw->bound, .addr = mw->addr,
-			.length = mw->length
-		};
+	EACH(mws, mw)
+	{
+		struct pvo_st_mw w = {.handle = mw->handle,
+				      .ctx = mw->ctx,
+				      .pd = mw->pd->handle,
+				      .rkey = mw->rkey,
+				      .mr = mw->mr ? mw->mr->handle : 0,
+				      .qpn = mw->qpn,
+				      .access = mw->access,
+				      .type = mw->type,
+				      .bound = mw->bound,
+				      .addr = mw->addr,
+				      .length = mw->length};
 
 		put(s, PVO_ST_MW, &w, sizeof(w), NULL, 0, NULL, 0);
 	}
-	EACH(cqs, cq) {
-		struct pvo_st_cq c = { .handle = cq->handle, .ctx = cq->ctx,
-				       .prod = cq->prod,
-				       .cons_seen = cq->cons_seen,
-				       .error = cq->error,
-				       .no_events = cq->no_events };
+	EACH(cqs, cq)
+	{
+		struct pvo_st_cq c = {.handle = cq->handle,
+				      .ctx = cq->ctx,
+				      .prod = cq->prod,
+				      .cons_seen = cq->cons_seen,
+				      .error = cq->error,
+				      .no_events = cq->no_events};
 
 		put_ring(&c.ring, &cq->ring);
 		put(s, PVO_ST_CQ, &c, sizeof(c), cq->ring.pages,
 		    c.ring.npages * 8ull, NULL, 0);
 	}
-	EACH(srqs, srq) {
-		struct pvo_st_srq c = { .handle = srq->handle,
-					.ctx = srq->ctx,
-					.pd = srq->pd->handle,
-					.max_sge = srq->max_sge,
-					.limit = srq->limit,
-					.cons = srq->cons };
+	EACH(srqs, srq)
+	{
+		struct pvo_st_srq c = {.handle = srq->handle,
+				       .ctx = srq->ctx,
+				       .pd = srq->pd->handle,
+				       .max_sge = srq->max_sge,
+				       .limit = srq->limit,
+				       .cons = srq->cons};
 
 		put_ring(&c.ring, &srq->ring);
 		put(s, PVO_ST_SRQ, &c, sizeof(c), srq->ring.pages,
 		    c.ring.npages * 8ull, NULL, 0);
 	}
-	EACH(ahs, ah) {
-		struct pvo_st_ah a = { .handle = ah->handle, .ctx = ah->ctx,
-				       .pd = ah->pd->handle };
+	EACH(ahs, ah)
+	{
+		struct pvo_st_ah a = {
+		    .handle = ah->handle, .ctx = ah->ctx, .pd = ah->pd->handle};
 
 		put_path(&a.path, &ah->path);
 		put(s, PVO_ST_AH, &a, sizeof(a), NULL, 0, NULL, 0);
 	}
 	EACH(qps, qp)
-		save_qp(s, qp);
+	save_qp(s, qp);
 	/* events the guest has not taken yet, oldest first */
 	{
-		struct pvo_event *e = g_new(struct pvo_event,
-					    vm->events.count + 1);
+		struct pvo_event *e =
+		    g_new(struct pvo_event, vm->events.count + 1);
 
 		ev.count = vm->events.count;
 		for (i = 0; i < ev.count; i++)
 			e[i] = vm->events.pending[(vm->events.head + i) %
 						  PVO_EVENT_PENDING_MAX];
-		put(s, PVO_ST_EVENTS, &ev, sizeof(ev), e,
-		    ev.count * sizeof(*e), NULL, 0);
+		put(s, PVO_ST_EVENTS, &ev, sizeof(ev), e, ev.count * sizeof(*e),
+		    NULL, 0);
 		g_free(e);
 	}
 	put(s, PVO_ST_END, NULL, 0, NULL, 0, NULL, 0);

@@ -17,8 +17,9 @@ static const uint8_t other[] = "another key of the right size";
 
 int main(void)
 {
-	struct pvo_announce a = { .vni = 0x123456, .port = 4789,
-				  .gen = 0x0123456789abcdefull },
+	struct pvo_announce a = {.vni = 0x123456,
+				 .port = 4789,
+				 .gen = 0x0123456789abcdefull},
 			    b;
 	uint8_t buf[256], bad[256];
 	size_t n, i;
@@ -26,11 +27,13 @@ int main(void)
 
 	a.ip = inet_addr("10.0.0.7");
 	a.vtep.s_addr = inet_addr("192.168.5.3");
-	memcpy(a.mac, (uint8_t[]){ 0x52, 0x54, 0, 0, 0, 7 }, 6);
+	memcpy(a.mac, (uint8_t[]){0x52, 0x54, 0, 0, 0, 7}, 6);
 
 	n = pvo_announce_write(buf, sizeof(buf), &a, key, sizeof(key) - 1);
-	tap_ok(n > PVO_VXLAN_LEN + PVO_ETH_LEN, "an announcement is written "
-	       "(%zu bytes)", n);
+	tap_ok(n > PVO_VXLAN_LEN + PVO_ETH_LEN,
+	       "an announcement is written "
+	       "(%zu bytes)",
+	       n);
 	tap_ok(pvo_announce_write(buf, n - 1, &a, key, sizeof(key) - 1) == 0,
 	       "... not into a buffer one byte short");
 	tap_ok(pvo_announce_write(bad, sizeof(bad), &a, key, 8) == 0,
@@ -38,18 +41,18 @@ int main(void)
 	       PVO_ANNOUNCE_KEY_MIN);
 	memset(&b, 0, sizeof(b));
 	tap_ok(pvo_announce_parse(buf, n, key, sizeof(key) - 1, &b) ==
-			       PVO_ANNOUNCE_OK &&
-		       b.vni == a.vni && b.ip == a.ip && b.port == a.port &&
-		       b.vtep.s_addr == a.vtep.s_addr && b.gen == a.gen &&
-		       !memcmp(b.mac, a.mac, 6),
+		       PVO_ANNOUNCE_OK &&
+		   b.vni == a.vni && b.ip == a.ip && b.port == a.port &&
+		   b.vtep.s_addr == a.vtep.s_addr && b.gen == a.gen &&
+		   !memcmp(b.mac, a.mac, 6),
 	       "read back with the same key: every field");
 	memcpy(bad, buf, n);
 	memset(bad + n, 0, 20);
 	tap_ok(pvo_announce_parse(bad, n + 20, key, sizeof(key) - 1, &b) ==
-		       PVO_ANNOUNCE_OK,
+		   PVO_ANNOUNCE_OK,
 	       "Ethernet padding behind it is accepted");
 	tap_ok(pvo_announce_parse(buf, n, other, sizeof(other) - 1, &b) ==
-		       PVO_ANNOUNCE_BAD_MAC,
+		   PVO_ANNOUNCE_BAD_MAC,
 	       "another key: refused (bad MAC)");
 	tap_ok(pvo_announce_parse(buf, n, key, 0, &b) == PVO_ANNOUNCE_BAD_MAC,
 	       "no key: refused");
@@ -71,20 +74,20 @@ int main(void)
 	memcpy(bad, buf, n);
 	bad[6] ^= 1; /* the VXLAN header's VNI */
 	tap_ok(pvo_announce_parse(bad, n, key, sizeof(key) - 1, &b) ==
-		       PVO_ANNOUNCE_MALFORMED,
+		   PVO_ANNOUNCE_MALFORMED,
 	       "a VXLAN VNI other than the body's is malformed");
 	memcpy(bad, buf, n);
 	bad[PVO_VXLAN_LEN + 11] ^= 1; /* the inner source MAC */
 	tap_ok(pvo_announce_parse(bad, n, key, sizeof(key) - 1, &b) ==
-		       PVO_ANNOUNCE_MALFORMED,
+		   PVO_ANNOUNCE_MALFORMED,
 	       "an inner source MAC other than the body's is malformed");
 	memcpy(bad, buf, n);
 	bad[PVO_VXLAN_LEN + 13] = 0x00; /* EtherType 0x8800 */
 	tap_ok(pvo_announce_parse(bad, n, key, sizeof(key) - 1, &b) ==
-		       PVO_ANNOUNCE_NOT_ONE,
+		   PVO_ANNOUNCE_NOT_ONE,
 	       "another EtherType is not an announcement");
 	tap_ok(pvo_announce_parse(buf, n + 80, key, sizeof(key) - 1, &b) ==
-		       PVO_ANNOUNCE_MALFORMED,
+		   PVO_ANNOUNCE_MALFORMED,
 	       "a frame much longer than one is malformed");
 	return tap_done();
 }

@@ -259,7 +259,7 @@ static void apply_loaded(struct pvo_vm *vm, struct pvo_vhost *vh,
 	vm->frozen = true; /* until the rings run: thaw() */
 }
 
-static bool any_ring_started(struct pvo_vhost *vh)
+bool pvo_vhost_any_ring_started(struct pvo_vhost *vh)
 {
 	VuDev *dev = &vh->vug.parent;
 	unsigned int q;
@@ -286,7 +286,7 @@ static bool take_over(struct pvo_vm *vm, struct pvo_vhost *vh)
 			 "QEMU using %s?)", vm->cfg->socket_path);
 		return false;
 	}
-	if (vm->connected && any_ring_started(old)) {
+	if (vm->connected && pvo_vhost_any_ring_started(old)) {
 		pvo_info(pvo_vm_name(vm), "the migration's destination "
 			 "started while the source still runs: refused");
 		return false;

@@ -35,4 +35,7 @@ struct pvo_vhost {
 	struct pvo_timer thaw;	/* unfreezes the VM after its rings start */
 };
 
+/* Whether any ring of the session runs (a migration's save needs none). */
+bool pvo_vhost_any_ring_started(struct pvo_vhost *vh);
+
 #endif

@@ -92,17 +92,6 @@ void pvo_vhost_state_forget(struct pvo_vhost *vh)
 	vh->loaded = NULL;
 }
 
-static bool rings_running(struct pvo_vhost *vh)
-{
-	VuDev *dev = &vh->vug.parent;
-	unsigned int q;
-
-	for (q = 0; dev->vq && q < dev->max_queues; q++)
-		if (vu_queue_started(dev, &dev->vq[q]))
-			return true;
-	return false;
-}
-
 static uint64_t set_fd(struct pvo_vhost *vh, VhostUserMsg *m)
 {
 	struct pvo_vm *vm = vh->vm;
@@ -111,17 +100,20 @@ static uint64_t set_fd(struct pvo_vhost *vh, VhostUserMsg *m)
 
 	if (m->size < 8 || m->fd_num != 1) {
 		pvo_info(pvo_vm_name(vm), "SET_DEVICE_STATE_FD without its "
-			 "parameters or pipe: refused");
+					  "parameters or pipe: refused");
 		return 1;
 	}
 	memcpy(&dir, &m->payload, 4);
 	memcpy(&phase, (uint8_t *)&m->payload + 4, 4);
 	if (phase != PHASE_STOPPED || (dir != DIR_SAVE && dir != DIR_LOAD)) {
-		pvo_info(pvo_vm_name(vm), "device state transfer: direction "
-			 "%u, phase %u not supported", dir, phase);
+		pvo_info(pvo_vm_name(vm),
+			 "device state transfer: direction "
+			 "%u, phase %u not supported",
+			 dir, phase);
 		return 1;
 	}
-	if (dir == DIR_SAVE && (vh != vm->vhost || rings_running(vh))) {
+	if (dir == DIR_SAVE &&
+	    (vh != vm->vhost || pvo_vhost_any_ring_started(vh))) {
 		pvo_info(pvo_vm_name(vm), "device state save refused: %s",
 			 vh != vm->vhost ? "this front-end does not own the VM"
 					 : "its rings still run");
@@ -136,8 +128,10 @@ static uint64_t set_fd(struct pvo_vhost *vh, VhostUserMsg *m)
 		x->buf = g_byte_array_new();
 	} else {
 		x->buf = pvo_state_save(vm);
-		pvo_info(pvo_vm_name(vm), "saving the VM's RDMA state "
-			 "(%u bytes) for migration", x->buf->len);
+		pvo_info(pvo_vm_name(vm),
+			 "saving the VM's RDMA state "
+			 "(%u bytes) for migration",
+			 x->buf->len);
 	}
 	x->thread = g_thread_new("pvo-state", xfer_run, x);
 	vh->xfer = x;
@@ -153,7 +147,7 @@ static uint64_t check(struct pvo_vhost *vh)
 
 	if (!x) {
 		pvo_info(pvo_vm_name(vm), "CHECK_DEVICE_STATE without a "
-			 "transfer: refused");
+					  "transfer: refused");
 		return 1;
 	}
 	g_thread_join(x->thread);
@@ -163,13 +157,14 @@ static uint64_t check(struct pvo_vhost *vh)
 			 x->load ? "load" : "save", g_strerror(x->error));
 	} else if (!x->load) {
 		ret = 0;
-	} else if (!pvo_state_check(vm->cfg, x->buf->data, x->buf->len,
-				    &err)) {
+	} else if (!pvo_state_check(vm->cfg, x->buf->data, x->buf->len, &err)) {
 		pvo_info(pvo_vm_name(vm), "migrated state refused: %s", err);
 		g_free(err);
 	} else {
-		pvo_info(pvo_vm_name(vm), "migrated state accepted (%u "
-			 "bytes); applied when the VM starts", x->buf->len);
+		pvo_info(pvo_vm_name(vm),
+			 "migrated state accepted (%u "
+			 "bytes); applied when the VM starts",
+			 x->buf->len);
 		vh->loaded = x->buf;
 		x->buf = NULL;
 		ret = 0;

@@ -123,18 +123,17 @@ static void refused_streams(struct pair *p)
 	memcpy(bad, buf, len);
 	bad[8] = 99; /* stream version */
 	tap_ok(offer(&A, bad, len, NULL) < 0 &&
-		       log_has(&bp, "migrated state refused",
-			       "field version"),
+		   log_has(&bp, "migrated state refused", "field version"),
 	       "a stream of another version is refused, naming the field");
 	tap_ok(offer(&A, buf, len / 2, NULL) < 0 &&
-		       log_has(&bp, "migrated state refused", "truncated"),
+		   log_has(&bp, "migrated state refused", "truncated"),
 	       "a truncated stream is refused");
 	tap_ok(offer(&A, buf, len - 1, NULL) < 0,
 	       "a stream without its last byte is refused");
 	memcpy(bad, buf, len);
 	memcpy(bad + 16, "someone-else", 13);
 	tap_ok(offer(&A, bad, len, NULL) < 0 &&
-		       log_has(&bp, "migrated state refused", "field vm"),
+		   log_has(&bp, "migrated state refused", "field vm"),
 	       "the state of another VM is refused");
 	free(bad);
 
@@ -143,8 +142,10 @@ static void refused_streams(struct pair *p)
 	tap_ok(ret < 0, "an empty stream is refused");
 	vu_frontend_start(fe);
 	tap_ok(!vu_connection_alive(fe, 2000) &&
-		       log_has(&bp, "started the VM without its migrated "
-				    "state", NULL),
+		   log_has(&bp,
+			   "started the VM without its migrated "
+			   "state",
+			   NULL),
 	       "a second front-end starting without the VM's state is "
 	       "dropped");
 	vu_frontend_free(fe);
@@ -154,7 +155,7 @@ static void refused_streams(struct pair *p)
 	if (!resume_source(&A))
 		return;
 	tap_ok(xfer(p, X_WRITE, 9000, 0, 0, false, 9301) &&
-		       xfer(p, X_SEND, 5000, 0, 4096, false, 9302),
+		   xfer(p, X_SEND, 5000, 0, 4096, false, 9302),
 	       "after refused migrations the source's traffic continues");
 	free(buf);
 }
@@ -183,8 +184,9 @@ static void migrate_a(struct pair *p)
 	prepare_dst(&B.buf, woff, 20000);
 	w = write_wr(0xa702, 96 * KIB, 20000, B.mr.iova + woff, B.mr.key);
 	post1(&p->a, &w);
-	tap_ok(expect_no_cqe(&B.scq, 150, "migrate: b's SEND while a is "
-					   "frozen"),
+	tap_ok(expect_no_cqe(&B.scq, 150,
+			     "migrate: b's SEND while a is "
+			     "frozen"),
 	       "a frozen VM takes nothing: b's SEND waits (150 ms)");
 
 	if (vu_frontend_save_state(A.vm->fe, &buf, &len) < 0) {
@@ -226,15 +228,15 @@ static void migrate_a(struct pair *p)
 	expect_state(&p->a, PVO_QPS_RTS,
 		     "migrate: a's QP after the source left");
 	tap_ok(xfer(p, X_WRITE, 70000, 0, 0, false, 9403) &&
-		       xfer(p, X_READ, 30000, 0, 0, false, 9404) &&
-		       xfer(p, X_SEND_IMM, 3000, 0, 0, false, 9405),
+		   xfer(p, X_READ, 30000, 0, 0, false, 9404) &&
+		   xfer(p, X_SEND_IMM, 3000, 0, 0, false, 9405),
 	       "WRITE, READ, SEND with immediate both ways with a's old "
 	       "keys and QPN after the source left");
 	{
 		struct pair q;
 
 		tap_ok(pair_make(&q, PVO_QPT_RC, NULL, NULL) &&
-			       xfer(&q, X_WRITE, 4096, 0, 0, false, 9406),
+			   xfer(&q, X_WRITE, 4096, 0, 0, false, 9406),
 		       "new QPs are made and used after the migration");
 		pair_destroy(&q);
 	}
@@ -278,8 +280,10 @@ static bool move_a(struct pair *p, const char *to, const char *what)
 	     vu_frontend_load_state(A.vm->fe, buf, len) == 0 &&
 	     vu_frontend_start(A.vm->fe) == 0;
 	free(buf);
-	if (!tap_ok(ok, "%s: the destination back-end loads a's state and "
-			"starts it", what)) {
+	if (!tap_ok(ok,
+		    "%s: the destination back-end loads a's state and "
+		    "starts it",
+		    what)) {
 		tap_diag("%s", vu_frontend_error(A.vm->fe));
 		close(old);
 		return false;
@@ -295,16 +299,16 @@ static bool move_a(struct pair *p, const char *to, const char *what)
 	check_data("WRITE from a after the move", &B.buf, woff, 30000, 9502);
 	close(old); /* the source QEMU quits */
 	return tap_ok(xfer(p, X_WRITE, 70000, 0, 0, false, 9503) &&
-			      xfer(p, X_READ, 30000, 0, 0, false, 9504) &&
-			      xfer(p, X_SEND, 9000, 0, 0, false, 9505),
+			  xfer(p, X_READ, 30000, 0, 0, false, 9504) &&
+			  xfer(p, X_SEND, 9000, 0, 0, false, 9505),
 		      "%s: WRITE, READ and SEND both ways afterwards", what);
 }
 
 /* One datagram from 127.0.0.{src} to host 2's VTEP. */
 static void send_to_host2(const uint8_t *buf, size_t len, int src)
 {
-	struct sockaddr_in from = { .sin_family = AF_INET },
-			   to = { .sin_family = AF_INET };
+	struct sockaddr_in from = {.sin_family = AF_INET},
+			   to = {.sin_family = AF_INET};
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 	char ip[32];
 
@@ -333,7 +337,7 @@ static unsigned long long host2_drops(const char *reason)
  * names another, a sender that is no peer. */
 static void forged_announcements(void)
 {
-	struct pvo_announce an = { .vni = 100, .port = overlay_port };
+	struct pvo_announce an = {.vni = 100, .port = overlay_port};
 	uint8_t key[128], buf[256];
 	size_t keylen, n;
 	unsigned long long bad, stale;
@@ -369,7 +373,7 @@ static void forged_announcements(void)
 	send_to_host2(buf, n, 3);
 	sleep_ms(200);
 	tap_ok(host2_drops("bad_announce") >= bad + 3 &&
-		       host2_drops("stale_announce") >= stale + 1,
+		   host2_drops("stale_announce") >= stale + 1,
 	       "forged announcements (wrong key, another VTEP named, a "
 	       "sender that is no peer, a replayed generation) are dropped "
 	       "and counted");
@@ -383,8 +387,7 @@ static void migrate_hosts(struct pair *p)
 		tap_ok(false, "host 3's back-end starts: %s", err);
 		return;
 	}
-	if (!move_a(p, backend_vm_socket(&bp3, "a"),
-		    "a from host 1 to host 3"))
+	if (!move_a(p, backend_vm_socket(&bp3, "a"), "a from host 1 to host 3"))
 		return;
 	tap_ok(log_has(&bp2, "10.0.0.1 migrated behind VTEP 127.0.0.3", NULL),
 	       "host 2 followed a's announcement to host 3");

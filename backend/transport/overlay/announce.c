@@ -16,8 +16,8 @@ struct body {
 	char magic[4];
 	uint8_t version;
 	uint8_t reserved[3];
-	uint32_t vni;  /* big-endian */
-	uint32_t ip;   /* network order */
+	uint32_t vni; /* big-endian */
+	uint32_t ip;  /* network order */
 	uint8_t mac[6];
 	uint16_t port; /* big-endian */
 	uint32_t vtep; /* network order */
@@ -42,7 +42,7 @@ size_t pvo_announce_write(uint8_t *buf, size_t cap,
 			  size_t keylen)
 {
 	uint8_t *eth = buf + PVO_VXLAN_LEN, *p = eth + PVO_ETH_LEN;
-	struct body b = { .version = VERSION };
+	struct body b = {.version = VERSION};
 
 	if (cap < FRAME_LEN || keylen < PVO_ANNOUNCE_KEY_MIN)
 		return 0;

@@ -21,7 +21,7 @@
 #include "vm.h"
 
 /* Repeats after the first announcement, and their delays. */
-static const uint64_t repeat_usec[] = { 200000, 1000000 };
+static const uint64_t repeat_usec[] = {200000, 1000000};
 
 static void add_target(GArray *t, struct in_addr a, struct in_addr self)
 {
@@ -62,7 +62,7 @@ static void send_all(struct pvo_vm *vm)
 {
 	const struct pvo_daemon_config *cfg = pvo_overlay_config();
 	const struct pvo_vm_config *vc = vm->cfg;
-	struct pvo_announce a = { .vni = vc->tenant->vni, .gen = vm->move_gen };
+	struct pvo_announce a = {.vni = vc->tenant->vni, .gen = vm->move_gen};
 	uint8_t buf[128];
 	GArray *t;
 	unsigned int i, k, sent = 0;
@@ -78,8 +78,7 @@ static void send_all(struct pvo_vm *vm)
 		if (!IN6_IS_ADDR_V4MAPPED(&vc->ips[k]))
 			continue;
 		memcpy(&a.ip, &vc->ips[k].s6_addr[12], 4);
-		n = pvo_announce_write(buf, sizeof(buf), &a,
-				       cfg->migration_key,
+		n = pvo_announce_write(buf, sizeof(buf), &a, cfg->migration_key,
 				       cfg->migration_key_len);
 		for (i = 0; n && i < t->len; i++)
 			sent += pvo_overlay_send_frame(
@@ -87,9 +86,10 @@ static void send_all(struct pvo_vm *vm)
 			    cfg->vxlan_port);
 	}
 	if (!vm->announce_left)
-		pvo_info(pvo_vm_name(vm), "announced its new VTEP to %u VTEPs "
-			 "(generation %" PRIu64 ", %u datagrams)", t->len,
-			 vm->move_gen, sent);
+		pvo_info(pvo_vm_name(vm),
+			 "announced its new VTEP to %u VTEPs "
+			 "(generation %" PRIu64 ", %u datagrams)",
+			 t->len, vm->move_gen, sent);
 	g_array_free(t, TRUE);
 }
 
@@ -102,9 +102,9 @@ static void repeat(void *opaque)
 	vm->announce_left--;
 	send_all(vm);
 	if (vm->announce_left)
-		pvo_timer_arm(&vm->announce,
-			      repeat_usec[G_N_ELEMENTS(repeat_usec) -
-					  vm->announce_left]);
+		pvo_timer_arm(
+		    &vm->announce,
+		    repeat_usec[G_N_ELEMENTS(repeat_usec) - vm->announce_left]);
 }
 
 void pvo_overlay_announce(struct pvo_vm *vm)
@@ -114,7 +114,8 @@ void pvo_overlay_announce(struct pvo_vm *vm)
 	if (!pvo_overlay_enabled() || !cfg)
 		return;
 	if (!cfg->migration_key_len) {
-		pvo_info(pvo_vm_name(vm), "migrated in, but no peer learns "
+		pvo_info(pvo_vm_name(vm),
+			 "migrated in, but no peer learns "
 			 "where: set [daemon] migration-key to announce it, "
 			 "or update the peers' mappings with pvo-ctl");
 		return;
@@ -132,7 +133,7 @@ enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
 				      bool from_peer)
 {
 	const struct pvo_daemon_config *cfg = pvo_overlay_config();
-	struct pvo_map_entry e = { .origin = PVO_MAP_MOVED };
+	struct pvo_map_entry e = {.origin = PVO_MAP_MOVED};
 	const struct pvo_map_entry *old;
 	struct pvo_announce a;
 	struct pvo_vm *here;
@@ -170,15 +171,19 @@ enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
 		if (!here->frozen) {
 			/* running here and announced elsewhere: refuse to
 			 * guess which is right */
-			pvo_info(pvo_vm_name(here), "announced behind VTEP %s "
-				 "while it runs here: ignored", vtep);
+			pvo_info(pvo_vm_name(here),
+				 "announced behind VTEP %s "
+				 "while it runs here: ignored",
+				 vtep);
 			return PVO_DROP_STALE_ANNOUNCE;
 		}
 		/* its source: peers here reach it over the overlay now */
 		here->moved_away = true;
 		pvo_local_routes_changed();
-		pvo_info(pvo_vm_name(here), "migrated to VTEP %s: no longer "
-			 "served here", vtep);
+		pvo_info(pvo_vm_name(here),
+			 "migrated to VTEP %s: no longer "
+			 "served here",
+			 vtep);
 	}
 	e.vni = a.vni;
 	e.ip = a.ip;
@@ -188,7 +193,8 @@ enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
 	memcpy(e.mac, a.mac, 6);
 	if (!pvo_map_set(&e))
 		return PVO_DROP_STALE_ANNOUNCE;
-	pvo_info(NULL, "vni %u: %s migrated behind VTEP %s (generation %" PRIu64
-		 ")", a.vni, ip, vtep, a.gen);
+	pvo_info(NULL,
+		 "vni %u: %s migrated behind VTEP %s (generation %" PRIu64 ")",
+		 a.vni, ip, vtep, a.gen);
 	return PVO_DROP_COUNT;
 }
