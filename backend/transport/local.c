@@ -118,6 +118,19 @@ void pvo_local_mcast_each(uint32_t vni, const uint8_t *gid,
 	}
 }
 
+void pvo_local_thawed(struct pvo_qp *qp)
+{
+	struct pvo_vm *peer = pvo_served_by_gid(qp->vm->cfg->tenant->vni,
+						qp->attr.path.dgid);
+	struct pvo_qp *pq =
+	    peer ? pvo_qp_by_qpn(peer, qp->attr.dest_qpn) : NULL;
+
+	/* the peer's timeout, now: it resends what the frozen VM lost */
+	if (pq && pq->req.active && pq->req.wait == PVO_WAIT_ACK &&
+	    pq->attr.dest_qpn == qp->qpn)
+		pvo_timer_arm(&pq->req.timer, 0);
+}
+
 static void deliver(struct pvo_qp *member, void *arg)
 {
 	struct pvo_pkt *pkt = arg;

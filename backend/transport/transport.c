@@ -3,7 +3,10 @@
 #include <string.h>
 
 #include "mcast.h"
+#include "overlay.h"
+#include "qp.h"
 #include "transport.h"
+#include "vm.h"
 
 /* Tried in order: a peer on this host never goes over the wire. */
 static const struct pvo_transport_ops *const transports[] = {
@@ -63,6 +66,23 @@ void pvo_transport_count_retransmits(struct pvo_qp *qp, uint64_t n)
 void pvo_transport_flush(void)
 {
 	EACH_TRANSPORT(flush);
+}
+
+void pvo_transport_thawed(struct pvo_vm *vm)
+{
+	struct pvo_qp *qp;
+	uint32_t h = 0;
+
+	while ((h = pvo_table_next(&vm->qps, h, (void **)&qp))) {
+		if (qp->type != PVO_QPT_RC || !pvo_qp_receives(qp))
+			continue;
+		if (pvo_served_by_gid(vm->cfg->tenant->vni,
+				      qp->attr.path.dgid))
+			pvo_local_thawed(qp);
+		else if (pvo_overlay_enabled())
+			pvo_ov_receiver_resync(qp);
+	}
+	pvo_transport_flush();
 }
 
 void pvo_transport_reset_qp(struct pvo_qp *qp)

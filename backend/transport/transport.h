@@ -149,6 +149,17 @@ void pvo_transport_flush(void);
 void pvo_transport_reset_qp(struct pvo_qp *qp);
 void pvo_transport_forget_qp(struct pvo_qp *qp);
 
+/*
+ * A VM stopped for migration runs again: its peers' requesters lost what
+ * they sent meanwhile and would resend only at their ACK timeout (2 s
+ * and more with rdma_cm). Local peers waiting on it resend now; remote
+ * ones get a PSN sequence NAK at each of its connected QPs' expected
+ * PSN, RC's way of saying "resend from here".
+ */
+void pvo_transport_thawed(struct pvo_vm *vm);
+void pvo_local_thawed(struct pvo_qp *qp);
+void pvo_ov_receiver_resync(struct pvo_qp *qp);
+
 /* Daemon-wide registry of the VMs served here (local transport). */
 void pvo_local_register(struct pvo_vm *vm);
 void pvo_local_unregister(struct pvo_vm *vm);

@@ -210,6 +210,7 @@ static void thaw(void *opaque)
 	vm->frozen = false;
 	pvo_local_routes_changed();
 	pvo_state_resume(vm);
+	pvo_transport_thawed(vm);
 	pvo_info(pvo_vm_name(vm), "rings running again: RDMA traffic "
 		 "resumes");
 	if (vm->announce_pending) {

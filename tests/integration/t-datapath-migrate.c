@@ -160,8 +160,12 @@ static void refused_streams(struct pair *p)
 	free(buf);
 }
 
-/* The migration itself, with work waiting on both sides. */
-static void migrate_a(struct pair *p)
+/*
+ * The migration itself, with work waiting on both sides. slow's ACK
+ * timeout is 17 s: its SEND lost to the frozen VM completes within the
+ * test's wait only because the thaw tells b to resend at once.
+ */
+static void migrate_a(struct pair *p, struct pair *slow)
 {
 	const uint64_t roff = 700 * KIB, woff = 800 * KIB;
 	uint8_t *buf;
@@ -179,6 +183,11 @@ static void migrate_a(struct pair *p)
 	fill_pattern(&B.buf, 64 * KIB, 6000, 9401);
 	w = wr1(0xb701, PVO_WR_SEND, &B, 64 * KIB, 6000);
 	post1(&p->b, &w);
+	prepare_dst(&A.buf, roff + 8192, 3000);
+	post_recv1(&slow->a, &A, 0xa703, roff + 8192, 3000);
+	fill_pattern(&B.buf, 80 * KIB, 3000, 9407);
+	w = wr1(0xb703, PVO_WR_SEND, &B, 80 * KIB, 3000);
+	post1(&slow->b, &w);
 	/* ... and a WRITE a posts while its rings are stopped */
 	fill_pattern(&A.buf, 96 * KIB, 20000, 9402);
 	prepare_dst(&B.buf, woff, 20000);
@@ -221,6 +230,14 @@ static void migrate_a(struct pair *p)
 		   "migrate: a's WRITE posted while frozen");
 	check_data("migrate: WRITE posted while frozen", &B.buf, woff, 20000,
 		   9402);
+	expect_cqe(&B.scq, 0xb703, PVO_WC_SEND, PVO_WC_SUCCESS,
+		   "migrate: a SEND with a 17 s ACK timeout, resent at the "
+		   "thaw");
+	if (get_cqe(&A.rcq, &c, "migrate: a's second receive"))
+		cqe_ok(&c, 0xa703, PVO_WC_RECV, PVO_WC_SUCCESS,
+		       "migrate: the receive it fills");
+	check_data("migrate: SEND resent at the thaw", &A.buf, roff + 8192,
+		   3000, 9407);
 
 	/* the source's QEMU quits: its connection goes, a's objects stay */
 	close(old);
@@ -401,16 +418,21 @@ static void migrate_hosts(struct pair *p)
 
 void test_migrate(void)
 {
-	struct pair p;
+	/* ACK timeout 22: 4.096 us x 2^22 = 17 s */
+	struct sim_conn slow_conn = {.timeout = 22};
+	struct pair p, slow;
 
-	if (!pair_make(&p, PVO_QPT_RC, NULL, NULL))
+	slow_conn.sgid_index = fast.sgid_index;
+	if (!pair_make(&p, PVO_QPT_RC, NULL, NULL) ||
+	    !pair_make(&slow, PVO_QPT_RC, &slow_conn, &slow_conn))
 		return;
 	if (!xfer(&p, X_WRITE, 4096, 0, 0, false, 9300))
 		return;
 	refused_streams(&p);
-	migrate_a(&p);
+	migrate_a(&p, &slow);
 	if (overlay)
 		migrate_hosts(&p);
 	drain_all();
+	pair_destroy(&slow);
 	pair_destroy(&p);
 }

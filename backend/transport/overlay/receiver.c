@@ -433,3 +433,17 @@ void pvo_ov_receiver_input(struct pvo_qp *qp, const struct pvo_inner *in,
 	if (r.responder_error)
 		pvo_qp_set_error(qp, r.responder_event, false);
 }
+
+void pvo_ov_receiver_resync(struct pvo_qp *qp)
+{
+	const struct pvo_gid_entry *sg =
+	    &qp->vm->gids.e[qp->attr.path.sgid_index];
+	struct pvo_route rt;
+
+	if (!sg->valid ||
+	    !pvo_overlay_route(qp->vm, pvo_gid_ipv4(sg->gid),
+			       pvo_gid_ipv4(qp->attr.path.dgid), &rt))
+		return;
+	rt.in.sport = pvo_overlay_sport(qp);
+	send_nak(qp, &rt, qp->attr.rq_psn, PVO_AETH_NAK | PVO_NAK_PSN_SEQ);
+}
