@@ -408,6 +408,12 @@ static void migrate_hosts(struct pair *p)
 		return;
 	tap_ok(log_has(&bp2, "10.0.0.1 migrated behind VTEP 127.0.0.3", NULL),
 	       "host 2 followed a's announcement to host 3");
+	sleep_ms(1300); /* the repeats: +200 ms, +1 s */
+	tap_ok(log_count(&bp2, "migrated behind VTEP 127.0.0.3") == 1 &&
+		       log_count(&bp, "migrated behind VTEP 127.0.0.3") == 1 &&
+		       host2_drops("stale_announce") == 0,
+	       "hosts 1 and 2 take the announcement's repeats as repeats "
+	       "(followed once, none counted stale)");
 	forged_announcements();
 	if (!move_a(p, backend_vm_socket(&bp, "a"),
 		    "a back from host 3 to host 1"))

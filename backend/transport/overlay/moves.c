@@ -159,6 +159,9 @@ enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
 	    a.gen > (uint64_t)now + PVO_ANNOUNCE_WINDOW_US)
 		return PVO_DROP_STALE_ANNOUNCE;
 	old = pvo_map_find(a.vni, a.ip);
+	/* the repeats of an announcement already followed */
+	if (old && old->gen == a.gen && old->vtep.s_addr == a.vtep.s_addr)
+		return PVO_DROP_COUNT;
 	if (old && old->gen >= a.gen)
 		return PVO_DROP_STALE_ANNOUNCE;
 	pvo_gid_from_ipv4(a.ip, gid);
