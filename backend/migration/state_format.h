@@ -184,7 +184,9 @@ struct pvo_st_qp {
 	uint64_t msg_va, msg_len;
 	uint64_t rw_wr_id;
 	struct pvo_st_dma rw_dma;
-	/* overlay wire state */
+	/* overlay wire state: what the requester had sent (the peer may
+	 * acknowledge up to there) */
+	uint32_t sent_end;
 	uint16_t sport;
 	struct pvo_st_atomic atomics[PVO_ST_ATOMICS];
 	uint32_t atomic_next;

@@ -19,7 +19,9 @@
 #include "mcast.h"
 #include "mr.h"
 #include "mw.h"
+#include "overlay.h"
 #include "qp.h"
+#include "roce.h"
 #include "srq.h"
 #include "state.h"
 #include "state_format.h"
@@ -568,6 +570,12 @@ static bool qp_engine_ok(struct loader *l, struct pvo_qp *qp,
 		return false;
 	CHECK(!m->active || m->off <= (m->has_rw ? m->rw.dma.len : m->len),
 	      "msg_off", "%" PRIu64 " bytes placed", m->off);
+	/* at most a send queue of maximal messages ahead of sq_psn */
+	CHECK(q->sent_end <= PVO_QPN_MAX &&
+		      pvo_psn_diff(q->sent_end, q->sq_psn) >= 0,
+	      "sent_end", "PSN 0x%x with sq_psn 0x%x", q->sent_end, q->sq_psn);
+	qp->net.replay = q->sent_end != q->sq_psn;
+	qp->net.replay_end = q->sent_end;
 	qp->net.sport = q->sport;
 	for (i = 0; i < PVO_ST_ATOMICS; i++) {
 		CHECK(q->atomics[i].valid <= 1 &&

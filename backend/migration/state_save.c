@@ -5,6 +5,7 @@
 #include "cq.h"
 #include "mr.h"
 #include "mw.h"
+#include "overlay.h"
 #include "qp.h"
 #include "srq.h"
 #include "ah.h"
@@ -162,6 +163,7 @@ static void save_qp(GByteArray *s, const struct pvo_qp *qp)
 	q.rw_wr_id = qp->resp.msg.rw.wr_id;
 	if (qp->resp.msg.has_rw)
 		save_dma(&q.rw_dma, &qp->resp.msg.rw.dma);
+	q.sent_end = pvo_ov_sender_sent_end((struct pvo_qp *)qp);
 	q.sport = qp->net.sport;
 	G_STATIC_ASSERT(PVO_ST_ATOMICS == PVO_ATOMIC_REPLAY);
 	for (i = 0; i < PVO_ST_ATOMICS; i++) {

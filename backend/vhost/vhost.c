@@ -208,15 +208,17 @@ static void thaw(void *opaque)
 	if (!vm->frozen || !vm->connected)
 		return;
 	vm->frozen = false;
+	/* peers must know where it is before its first packet reaches them
+	 * (else: wrong_vtep, and a lost round trip) */
+	if (vm->announce_pending) {
+		vm->announce_pending = false;
+		pvo_overlay_announce(vm);
+	}
 	pvo_local_routes_changed();
 	pvo_state_resume(vm);
 	pvo_transport_thawed(vm);
 	pvo_info(pvo_vm_name(vm), "rings running again: RDMA traffic "
 		 "resumes");
-	if (vm->announce_pending) {
-		vm->announce_pending = false;
-		pvo_overlay_announce(vm);
-	}
 }
 
 static void freeze(struct pvo_vm *vm)

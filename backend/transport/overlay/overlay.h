@@ -109,6 +109,8 @@ uint32_t pvo_gid_ipv4(const uint8_t *gid);
 void pvo_gid_from_ipv4(uint32_t ip, uint8_t *gid);
 
 /* sender.c */
+/* The PSN after what the requester has sent (migration state). */
+uint32_t pvo_ov_sender_sent_end(struct pvo_qp *qp);
 void pvo_ov_sender_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 			const struct pvo_route *rt);
 void pvo_ov_sender_input(struct pvo_qp *qp, const struct pvo_inner *in,

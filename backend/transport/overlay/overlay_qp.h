@@ -41,6 +41,11 @@ struct pvo_overlay_qp {
 		uint64_t orig;
 	} atomics[PVO_ATOMIC_REPLAY];
 	unsigned int atomic_next;
+	/* After a migration: the PSN after what the source had sent. The
+	 * peer may acknowledge up to there although the requester, resuming
+	 * at its oldest WQE, has not sent that far again (sender.c). */
+	bool replay;
+	uint32_t replay_end;
 	struct pvo_net_stats stats;
 };
 

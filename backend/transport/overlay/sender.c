@@ -271,6 +271,15 @@ static uint32_t window_end(struct pvo_qp *qp)
 	return pvo_psn_add(last->psn, last->npkts);
 }
 
+uint32_t pvo_ov_sender_sent_end(struct pvo_qp *qp)
+{
+	uint32_t end = qp->req.active ? window_end(qp) : qp->attr.sq_psn;
+
+	if (qp->net.replay && pvo_psn_diff(qp->net.replay_end, end) > 0)
+		end = qp->net.replay_end;
+	return end;
+}
+
 static bool is_data_op(uint8_t opcode)
 {
 	return opcode == PVO_WR_RDMA_READ ||
@@ -292,9 +301,13 @@ static void aeth(struct pvo_qp *qp, const struct pvo_roce_hdr *h)
 	bool is_ack = PVO_AETH_KIND(syn) == PVO_AETH_ACK;
 	int32_t diff;
 
-	/* it must name a PSN in flight */
+	/* it must name a PSN in flight (after a migration: one the source
+	 * had sent; the rest of the WQEs up to it follow, one answer each) */
+	if (qp->net.replay &&
+	    pvo_psn_diff(window_end(qp), qp->net.replay_end) >= 0)
+		qp->net.replay = false;
 	if (pvo_psn_diff(h->psn, qp->req.wqe.psn) < 0 ||
-	    pvo_psn_diff(h->psn, window_end(qp)) >= 0)
+	    pvo_psn_diff(h->psn, pvo_ov_sender_sent_end(qp)) >= 0)
 		return;
 	for (;;) {
 		struct pvo_swqe *w = &qp->req.wqe;
