@@ -50,11 +50,11 @@ def _show(rg, be):
 
 def map_checks(rg):
     """One TAP line per back-end: `show` lists a map entry (origin config)
-    for every guest of the other hosts, with its VNI, IP, VTEP:4789 and
-    MAC."""
+    for every guest of the other hosts (those it has no [vm] of, see
+    Node(also_on=)), with its VNI, IP, VTEP:4789 and MAC."""
     for h, be in enumerate(rg.backends):
         recs, why = _show(rg, be)
-        want = [n for n in rg.nodes if n.host != h]
+        want = [n for n in rg.nodes if not n.served_on(h)]
         if recs is None:
             tap.not_ok(rg.label("%s: show lists the [remote] mappings" % be.name), diag=why)
             continue

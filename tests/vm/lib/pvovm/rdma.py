@@ -22,6 +22,15 @@ crosses the underlay as RoCEv2 in VXLAN (docs/overlay.md). QEMU and the
 guests' Ethernet stay in the root namespace as above. rg.backends lists the
 back-ends (rg.backend_of(node) is a node's), rg.hosts the hosts.
 
+A guest that will migrate between hosts (docs/migration.md, "Between
+hosts") needs a [vm] on its destinations' back-ends too:
+Node(..., host=0, also_on=[2]) configures it as a [vm] on host 2 as well,
+with a socket of its own there (node.sock_on(2), for
+Guest.migrate(extra_args=devices.with_socket(...))); every other host
+has a [remote] for it behind its home host (node.host).
+[daemon] keys that differ per host (peers) are daemon_options values that
+are functions of the host index.
+
     nodes = [Node("g1", "10.0.31.1"), Node("g2", "10.0.31.2")]
     with RdmaGuests(nodes) as rg:
         a, b = rg.nodes
@@ -85,13 +94,17 @@ class Node:
     """One guest: its name, address (/24), tenant (pvo) and quota keys for
     the back-end config (pvo), the index of the host whose back-end serves
     it (pvo; None: the one back-end of a single host), whether it boots the
-    ram root (ram_root=True: migratable, see migration.py), filled in by
-    RdmaGuests with .guest, .ibdev, .nic and .gid_index (the RoCE v2 GID of
-    ip)."""
+    ram root (ram_root=True: migratable, see migration.py), the other hosts
+    whose back-ends also configure it as a local [vm] (also_on=[i, ...]:
+    where it may migrate to; pvo with hosts only), filled in by RdmaGuests
+    with .guest, .ibdev, .nic and .gid_index (the RoCE v2 GID of ip), and
+    with pvo .sock (its socket on its home back-end) and .socks ({host:
+    socket} of every back-end that serves it)."""
 
     def __init__(self, name, ip, tenant="blue", quotas=None, memory=1024, host=None,
-                 ram_root=False):
+                 ram_root=False, also_on=()):
         self.name = name
+        self.also_on = [h for h in also_on if h != host]
         # boot the ram root (migratable: Guest(ram_root=True))
         self.ram_root = ram_root
         self.host = host
@@ -107,6 +120,18 @@ class Node:
         self.nic = None
         self.gid_index = None
         self.sock = None
+        self.socks = {}
+
+    def served_on(self, host):
+        """Whether host's back-end configures this node as a [vm] (its home
+        host or one of also_on); host None: the one back-end."""
+        return host is None or host == self.host or host in self.also_on
+
+    def sock_on(self, host):
+        """This node's socket on host's back-end (the home host's: .sock)."""
+        if host is None or host == self.host:
+            return self.sock
+        return self.socks[host]
 
     def run(self, cmd, timeout=60):
         return self.guest.run(cmd, timeout)
@@ -143,7 +168,10 @@ class RdmaGuests:
     def __init__(self, nodes, kind=None, subnet_bits=24, vni_base=100,
                  daemon_options=None):
         self.nodes = list(nodes)
-        # extra [daemon] keys of every back-end, e.g. {"udp-gso": "no"}
+        # extra [daemon] keys of every back-end of an overlay set-up, e.g.
+        # {"udp-gso": "no"}; a value that is a function of the host index
+        # gives each back-end its own, e.g. {"peers": lambda h: ...}; a
+        # None result leaves the key out
         self.daemon_options = dict(daemon_options or {})
         self.kind = kind or device_kind()
         self.subnet_bits = subnet_bits
@@ -162,7 +190,11 @@ class RdmaGuests:
         if self.overlay and len(with_host) != len(self.nodes):
             raise ValueError("either every node has a host or none: %s"
                              % ", ".join("%s host=%s" % (n.name, n.host) for n in self.nodes))
-        self.host_count = max(n.host for n in self.nodes) + 1 if self.overlay else 0
+        if not self.overlay and any(n.also_on for n in self.nodes):
+            raise ValueError("also_on needs pvo on several hosts (Node(..., host=))")
+        self.host_count = max([n.host for n in self.nodes] +
+                              [h for n in self.nodes for h in n.also_on]) + 1 \
+            if self.overlay else 0
         self._seq = 0
 
     # -- life cycle ---------------------------------------------------------
@@ -188,19 +220,22 @@ class RdmaGuests:
             text += "\n[daemon]\nvtep = %s\nmanagement-socket = %s\n" % (
                 self.hosts.vtep(host), self.mgmt_socket(host))
             for key, value in self.daemon_options.items():
-                text += "%s = %s\n" % (key, value)
+                if callable(value):
+                    value = value(host)
+                if value is not None:
+                    text += "%s = %s\n" % (key, value)
         for i, t in enumerate(self.tenants()):
             text += "\n[tenant %s]\nvni = %d\nmtu = 1500\n" % (t, self.vni_base + i)
         for n in self.nodes:
-            if host is not None and n.host != host:
+            if not n.served_on(host):
                 continue
             text += "\n[vm %s]\ntenant = %s\nmac = %s\nips = %s\nsocket = %s\n" % (
-                n.name, n.tenant, n.mac, n.ip, n.sock)
+                n.name, n.tenant, n.mac, n.ip, n.sock_on(host))
             for key, value in n.quotas.items():
                 text += "%s = %s\n" % (key, value)
         if host is not None:
             for n in self.nodes:
-                if n.host != host:
+                if not n.served_on(host):
                     text += "\n[remote %s]\ntenant = %s\nmac = %s\nips = %s\nvtep = %s\n" % (
                         n.name, n.tenant, n.mac, n.ip, self.hosts.vtep(n.host))
         return text
@@ -222,12 +257,15 @@ class RdmaGuests:
         if self.kind == "pvo":
             for n in self.nodes:
                 n.sock = os.path.join(self.work, "%s.sock" % n.name)
+                n.socks = {n.host: n.sock}
+                for h in n.also_on:
+                    n.socks[h] = os.path.join(self.work, "%s-h%d.sock" % (n.name, h))
         if self.overlay:
             self.hosts = hosts.Hosts(self.host_count, self.logdir).start()
             for h in range(self.host_count):
                 self.backends.append(backend.Backend(
                     self.backend_config(h), self.logdir, self.work,
-                    sockets=[n.sock for n in self.nodes if n.host == h],
+                    sockets=[n.sock_on(h) for n in self.nodes if n.served_on(h)],
                     name="backend-h%d" % h, netns=self.hosts.name(h)))
             self.backend = self.backends[0]
         elif self.kind == "pvo":
