@@ -8,8 +8,10 @@
  * key and QP of a keep working; bad streams and a destination without
  * state are refused while the source keeps running.
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <signal.h>
 
 #include "announce.h"
 #include "encap.h"
@@ -106,6 +108,47 @@ static bool resume_source(struct node *n)
 	return true;
 }
 
+/*
+ * The back-end's config file with extra keys for [vm a] (none: as it
+ * was), reloaded with SIGHUP; true once the log says it took it.
+ */
+static bool reload_vm_a(const char *extra)
+{
+	static char *orig;
+	char *text = NULL, *out, *at;
+	long long end = now_ms() + timeout_ms;
+	int before = log_count(&bp, "config reloaded");
+	size_t len = 0;
+	FILE *f = fopen(bp.config_path, "r");
+
+	if (!f || getdelim(&text, &len, '\0', f) < 0) {
+		if (f)
+			fclose(f);
+		free(text);
+		return false;
+	}
+	fclose(f);
+	if (!orig)
+		orig = strdup(text);
+	at = strstr(orig, "[vm a]\n");
+	if (!at || asprintf(&out, "%.*s[vm a]\n%s%s", (int)(at - orig), orig,
+			    extra ? extra : "", at + 7) < 0) {
+		free(text);
+		return false;
+	}
+	free(text);
+	f = fopen(bp.config_path, "w");
+	if (!f || fputs(out, f) < 0 || fclose(f)) {
+		free(out);
+		return false;
+	}
+	free(out);
+	kill(bp.pid, SIGHUP);
+	while (log_count(&bp, "config reloaded") == before && now_ms() < end)
+		sleep_ms(10);
+	return log_count(&bp, "config reloaded") > before;
+}
+
 static void refused_streams(struct pair *p)
 {
 	uint8_t *buf, *bad;
@@ -130,6 +173,17 @@ static void refused_streams(struct pair *p)
 	       "a truncated stream is refused");
 	tap_ok(offer(&A, buf, len - 1, NULL) < 0,
 	       "a stream without its last byte is refused");
+	/* a destination whose quota cannot hold a's QPs */
+	if (tap_ok(reload_vm_a("max-qp = 1\n"),
+		   "migrate: the back-end reloads with max-qp = 1 for a")) {
+		tap_ok(offer(&A, buf, len, NULL) < 0 &&
+			   log_has(&bp, "migrated state refused",
+				   "within max-QP (1)"),
+		       "a state with more QPs than the destination's quota "
+		       "is refused, naming the quota");
+		tap_ok(reload_vm_a(NULL),
+		       "migrate: a's quota is back as it was");
+	}
 	memcpy(bad, buf, len);
 	memcpy(bad + 16, "someone-else", 13);
 	tap_ok(offer(&A, bad, len, NULL) < 0 &&
@@ -410,8 +464,8 @@ static void migrate_hosts(struct pair *p)
 	       "host 2 followed a's announcement to host 3");
 	sleep_ms(1300); /* the repeats: +200 ms, +1 s */
 	tap_ok(log_count(&bp2, "migrated behind VTEP 127.0.0.3") == 1 &&
-		       log_count(&bp, "migrated behind VTEP 127.0.0.3") == 1 &&
-		       host2_drops("stale_announce") == 0,
+		   log_count(&bp, "migrated behind VTEP 127.0.0.3") == 1 &&
+		   host2_drops("stale_announce") == 0,
 	       "hosts 1 and 2 take the announcement's repeats as repeats "
 	       "(followed once, none counted stale)");
 	forged_announcements();
