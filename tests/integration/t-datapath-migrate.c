@@ -6,7 +6,9 @@
  * front-end over the same guest memory loads it and starts the rings.
  * Work posted while frozen, a peer's SEND that had to wait, and every
  * key and QP of a keep working; bad streams and a destination without
- * state are refused while the source keeps running.
+ * state are refused while the source keeps running. With the overlay,
+ * the VMs also move between three back-ends: a away from b, next to b
+ * (local transport), both at once, and back.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -313,66 +315,153 @@ static void migrate_a(struct pair *p, struct pair *slow)
 	}
 }
 
-/*
- * Moves a's VM to the back-end serving socket `to`, as QEMU on another
- * host would: frozen, saved, loaded by a front-end there over the same
- * guest memory. b's SEND waiting for it and a WRITE a posted while
- * frozen complete only if b's back-end follows the announcement.
- */
-static bool move_a(struct pair *p, const char *to, const char *what)
+/* n's VM frozen and its state saved, as the source QEMU does; *old is
+ * the source's connection, which stays until the source QEMU quits. */
+static bool leave(struct node *n, uint8_t **buf, size_t *len, int *old)
 {
-	const uint64_t roff = 720 * KIB, woff = 840 * KIB;
-	uint8_t *buf;
-	size_t len;
-	struct pvo_cqe c;
-	struct sim_wr w;
-	int old;
+	if (!stop_for_migration(n))
+		return false;
+	if (vu_frontend_save_state(n->vm->fe, buf, len) < 0)
+		return tap_ok(false, "%s's state saved: %s", n->name,
+			      vu_frontend_error(n->vm->fe));
+	*old = vu_frontend_detach(n->vm->fe);
+	return true;
+}
+
+/* A front-end on the back-end serving socket `to` loads n's state over
+ * the same guest memory and starts the rings: the destination QEMU. */
+static bool arrive(struct node *n, const char *to, uint8_t *buf, size_t len,
+		   const char *what)
+{
 	bool ok;
 
-	prepare_dst(&A.buf, roff, 5000);
-	if (!post_recv1(&p->a, &A, 0xa801, roff, 5000) ||
-	    !stop_for_migration(&A))
-		return false;
-	fill_pattern(&B.buf, 64 * KIB, 5000, 9501);
+	free(n->vm->fe->socket_path);
+	n->vm->fe->socket_path = strdup(to);
+	ok = vu_frontend_connect(n->vm->fe) == 0 &&
+	     vu_frontend_negotiate(n->vm->fe) == 0 &&
+	     vu_frontend_load_state(n->vm->fe, buf, len) == 0 &&
+	     vu_frontend_start(n->vm->fe) == 0;
+	free(buf);
+	if (!tap_ok(ok,
+		    "%s: the destination back-end loads %s's state and "
+		    "starts it",
+		    what, n->name))
+		tap_diag("%s", vu_frontend_error(n->vm->fe));
+	return ok;
+}
+
+/* Work that waits for the move: b's SEND to a posted receive of a, and
+ * a WRITE a posts while frozen. */
+static void post_across(struct pair *p, uint32_t seed)
+{
+	const uint64_t woff = 840 * KIB;
+	struct sim_wr w;
+
+	fill_pattern(&B.buf, 64 * KIB, 5000, seed);
 	w = wr1(0xb801, PVO_WR_SEND, &B, 64 * KIB, 5000);
 	post1(&p->b, &w);
-	fill_pattern(&A.buf, 96 * KIB, 30000, 9502);
+	fill_pattern(&A.buf, 96 * KIB, 30000, seed + 1);
 	prepare_dst(&B.buf, woff, 30000);
 	w = write_wr(0xa802, 96 * KIB, 30000, B.mr.iova + woff, B.mr.key);
 	post1(&p->a, &w);
-	if (vu_frontend_save_state(A.vm->fe, &buf, &len) < 0)
-		return tap_ok(false, "%s: state saved: %s", what,
-			      vu_frontend_error(A.vm->fe));
-	old = vu_frontend_detach(A.vm->fe);
-	free(A.vm->fe->socket_path);
-	A.vm->fe->socket_path = strdup(to);
-	ok = vu_frontend_connect(A.vm->fe) == 0 &&
-	     vu_frontend_negotiate(A.vm->fe) == 0 &&
-	     vu_frontend_load_state(A.vm->fe, buf, len) == 0 &&
-	     vu_frontend_start(A.vm->fe) == 0;
-	free(buf);
-	if (!tap_ok(ok,
-		    "%s: the destination back-end loads a's state and "
-		    "starts it",
-		    what)) {
-		tap_diag("%s", vu_frontend_error(A.vm->fe));
-		close(old);
-		return false;
-	}
+}
+
+/* The work of post_across completed, every byte where it belongs. */
+static void check_across(uint32_t seed)
+{
+	const uint64_t roff = 720 * KIB, woff = 840 * KIB;
+	struct pvo_cqe c;
+
 	expect_cqe(&B.scq, 0xb801, PVO_WC_SEND, PVO_WC_SUCCESS,
 		   "b's SEND that waited for the move");
 	if (get_cqe(&A.rcq, &c, "a's receive after the move"))
 		cqe_ok(&c, 0xa801, PVO_WC_RECV, PVO_WC_SUCCESS,
 		       "a's receive posted before the move");
-	check_data("SEND into a after the move", &A.buf, roff, 5000, 9501);
+	check_data("SEND into a after the move", &A.buf, roff, 5000, seed);
 	expect_cqe(&A.scq, 0xa802, PVO_WC_RDMA_WRITE, PVO_WC_SUCCESS,
 		   "a's WRITE posted while frozen, sent from its new host");
-	check_data("WRITE from a after the move", &B.buf, woff, 30000, 9502);
-	close(old); /* the source QEMU quits */
+	check_data("WRITE from a after the move", &B.buf, woff, 30000,
+		   seed + 1);
+}
+
+static bool traffic_after(struct pair *p, const char *what)
+{
 	return tap_ok(xfer(p, X_WRITE, 70000, 0, 0, false, 9503) &&
 			  xfer(p, X_READ, 30000, 0, 0, false, 9504) &&
 			  xfer(p, X_SEND, 9000, 0, 0, false, 9505),
 		      "%s: WRITE, READ and SEND both ways afterwards", what);
+}
+
+/*
+ * Moves n's VM (a or b) to the back-end serving socket `to`, as QEMU on
+ * another host would: frozen, saved, loaded by a front-end there over the
+ * same guest memory. b's SEND waiting for a and a WRITE a posted while
+ * one of them was frozen complete only if the other's back-end follows
+ * the announcement (or finds the VM next to it).
+ */
+static bool move_one(struct pair *p, struct node *n, const char *to,
+		     const char *what)
+{
+	uint8_t *buf;
+	size_t len;
+	int old;
+
+	prepare_dst(&A.buf, 720 * KIB, 5000);
+	if (!post_recv1(&p->a, &A, 0xa801, 720 * KIB, 5000) ||
+	    !leave(n, &buf, &len, &old))
+		return false;
+	post_across(p, 9501);
+	if (!arrive(n, to, buf, len, what)) {
+		close(old);
+		return false;
+	}
+	check_across(9501);
+	close(old); /* the source QEMU quits */
+	return traffic_after(p, what);
+}
+
+/*
+ * Both ends move at once, each to another host, while the other is
+ * frozen too: each back-end learns where the other VM went only from
+ * the other destination's announcement.
+ */
+static bool move_both(struct pair *p, const char *a_to, const char *b_to,
+		      const char *what)
+{
+	uint8_t *abuf, *bbuf;
+	size_t alen, blen;
+	int aold, bold = -1;
+	bool ok;
+
+	prepare_dst(&A.buf, 720 * KIB, 5000);
+	if (!post_recv1(&p->a, &A, 0xa801, 720 * KIB, 5000) ||
+	    !leave(&A, &abuf, &alen, &aold))
+		return false;
+	post_across(p, 9601);
+	ok = leave(&B, &bbuf, &blen, &bold);
+	if (ok) {
+		ok = arrive(&A, a_to, abuf, alen, what);
+		ok = arrive(&B, b_to, bbuf, blen, what) && ok;
+	} else {
+		free(abuf);
+	}
+	if (ok)
+		check_across(9601);
+	close(aold);
+	if (bold >= 0)
+		close(bold);
+	return ok && traffic_after(p, what);
+}
+
+/* The overlay packets host 2 sent for VM `vm`. */
+static unsigned long long host2_tx(const char *vm)
+{
+	char line[4096], kind[64];
+
+	snprintf(kind, sizeof(kind), "vm name=%s ", vm);
+	if (!backend_mgmt_line(&bp2, kind, line, sizeof(line)))
+		return ~0ULL;
+	return backend_field(line, " tx_packets=");
 }
 
 /* One datagram from 127.0.0.{src} to host 2's VTEP. */
@@ -394,12 +483,13 @@ static void send_to_host2(const uint8_t *buf, size_t len, int src)
 		close(fd);
 }
 
-static unsigned long long host2_drops(const char *reason)
+static unsigned long long drops(const struct backend_proc *b,
+				const char *reason)
 {
 	char line[4096], key[64];
 
 	snprintf(key, sizeof(key), " drop_%s=", reason);
-	if (!backend_mgmt_line(&bp2, "daemon", line, sizeof(line)))
+	if (!backend_mgmt_line(b, "daemon", line, sizeof(line)))
 		return 0;
 	return backend_field(line, key);
 }
@@ -419,8 +509,8 @@ static void forged_announcements(void)
 		fclose(f);
 	an.ip = inet_addr("10.0.0.1");
 	memcpy(an.mac, (uint8_t[]){0x52, 0x54, 0, 0, 0, 0x0a}, 6);
-	bad = host2_drops("bad_announce");
-	stale = host2_drops("stale_announce");
+	bad = drops(&bp2, "bad_announce");
+	stale = drops(&bp2, "stale_announce");
 
 	/* a new VTEP 127.0.0.3 claims a with the wrong key */
 	an.vtep.s_addr = inet_addr("127.0.0.3");
@@ -443,8 +533,8 @@ static void forged_announcements(void)
 	n = pvo_announce_write(buf, sizeof(buf), &an, key, keylen);
 	send_to_host2(buf, n, 3);
 	sleep_ms(200);
-	tap_ok(host2_drops("bad_announce") >= bad + 3 &&
-		   host2_drops("stale_announce") >= stale + 1,
+	tap_ok(drops(&bp2, "bad_announce") >= bad + 3 &&
+		   drops(&bp2, "stale_announce") >= stale + 1,
 	       "forged announcements (wrong key, another VTEP named, a "
 	       "sender that is no peer, a replayed generation) are dropped "
 	       "and counted");
@@ -458,22 +548,59 @@ static void migrate_hosts(struct pair *p)
 		tap_ok(false, "host 3's back-end starts: %s", err);
 		return;
 	}
-	if (!move_a(p, backend_vm_socket(&bp3, "a"), "a from host 1 to host 3"))
+	if (!move_one(p, &A, backend_vm_socket(&bp3, "a"),
+		      "a from host 1 to host 3"))
 		return;
 	tap_ok(log_has(&bp2, "10.0.0.1 migrated behind VTEP 127.0.0.3", NULL),
 	       "host 2 followed a's announcement to host 3");
 	sleep_ms(1300); /* the repeats: +200 ms, +1 s */
 	tap_ok(log_count(&bp2, "migrated behind VTEP 127.0.0.3") == 1 &&
 		   log_count(&bp, "migrated behind VTEP 127.0.0.3") == 1 &&
-		   host2_drops("stale_announce") == 0,
+		   drops(&bp2, "stale_announce") == 0,
 	       "hosts 1 and 2 take the announcement's repeats as repeats "
 	       "(followed once, none counted stale)");
 	forged_announcements();
-	if (!move_a(p, backend_vm_socket(&bp, "a"),
-		    "a back from host 3 to host 1"))
+	if (!move_one(p, &A, backend_vm_socket(&bp2, "a"),
+		      "a from host 3 to host 2, next to b"))
 		return;
-	tap_ok(log_has(&bp2, "10.0.0.1 migrated behind VTEP 127.0.0.1", NULL),
-	       "host 2 followed a back to host 1 (a newer generation)");
+	tap_ok(
+	    log_has(&bp, "10.0.0.1 migrated behind VTEP 127.0.0.2", NULL) &&
+		log_has(&bp3, "10.0.0.1 migrated behind VTEP 127.0.0.2", NULL),
+	    "hosts 1 and 3 followed a to host 2");
+	{
+		unsigned long long ta = host2_tx("a"), tb = host2_tx("b");
+
+		tap_ok(xfer(p, X_WRITE, 70000, 0, 0, false, 9510) &&
+			   xfer(p, X_SEND, 9000, 0, 0, false, 9511) &&
+			   host2_tx("a") == ta && host2_tx("b") == tb &&
+			   ta != ~0ULL,
+		       "a and b on host 2 talk over the local transport: "
+		       "transfers both ways, no overlay packet (a sent %llu, "
+		       "b %llu)",
+		       ta, tb);
+	}
+	if (!move_both(p, backend_vm_socket(&bp, "a"),
+		       backend_vm_socket(&bp3, "b"),
+		       "a back to host 1 while b moves to host 3"))
+		return;
+	tap_ok(
+	    log_has(&bp3, "10.0.0.1 migrated behind VTEP 127.0.0.1", NULL) &&
+		log_has(&bp, "10.0.0.2 migrated behind VTEP 127.0.0.3", NULL),
+	    "host 1 followed b to host 3 and host 3 followed a to host 1");
+	tap_ok(log_has(&bp2, "vm a: migrated to VTEP 127.0.0.1", NULL) &&
+		   log_has(&bp2, "vm b: migrated to VTEP 127.0.0.3", NULL),
+	       "host 2 no longer serves a and b");
+	/* b home again, where the sections after this one expect it */
+	if (move_one(p, &B, backend_vm_socket(&bp2, "b"),
+		     "b back from host 3 to host 2"))
+		tap_ok(log_has(&bp, "10.0.0.2 migrated behind VTEP 127.0.0.2",
+			       NULL),
+		       "host 1 followed b back to host 2");
+	sleep_ms(1300); /* the last repeats */
+	tap_ok(drops(&bp, "stale_announce") == 0 &&
+		   drops(&bp3, "stale_announce") == 0,
+	       "no back-end repeats the announcement of a VM that moved on "
+	       "(hosts 1 and 3 counted no stale one)");
 }
 
 void test_migrate(void)

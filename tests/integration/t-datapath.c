@@ -63,7 +63,7 @@ struct backend_proc bp2, bp3;
 unsigned int overlay_port;
 char migration_key[64]; /* overlay: the key file every host reads */
 static const char *const vm_names_host1[] = {"a", "c", "q", NULL};
-static const char *const vm_names_host2[] = {"b", NULL};
+static const char *const vm_names_host2[] = {"a", "b", NULL};
 
 struct backend_proc bp;
 struct node A = {.name = "a"}, B = {.name = "b"}, C = {.name = "c"};
@@ -593,7 +593,6 @@ bool node_open(struct node *n, const char *ipv4)
  */
 static char *host_config(int host, unsigned int port, const char *via)
 {
-	const char *vm_a = strstr(config, "[vm a]");
 	const char *vm_b = strstr(config, "[vm b]");
 	const char *vm_c = strstr(config, "[vm c]");
 	char vtep[64], *out;
@@ -606,8 +605,8 @@ static char *host_config(int host, unsigned int port, const char *via)
 		/* everything but [vm b]; b is remote */
 		return asprintf(&out,
 				"vtep = 127.0.0.1\nvxlan-port = %u\n"
-				"peers = 127.0.0.3\nmigration-key = %s\n\n"
-				"%.*s%s\n"
+				"peers = 127.0.0.2, 127.0.0.3\n"
+				"migration-key = %s\n\n%.*s%s\n"
 				"[remote b]\ntenant = blue\n"
 				"mac = 52:54:00:00:00:0b\nips = 10.0.0.2\n"
 				"vtep = %s\nvtep-port = %u\n",
@@ -616,8 +615,8 @@ static char *host_config(int host, unsigned int port, const char *via)
 			   ? NULL
 			   : out;
 	if (host == 3)
-		/* a migration's destination for a: the tenants, [vm a],
-		 * b remote behind host 2 */
+		/* a migration's destination for a and b: the tenants,
+		 * [vm a], [vm b], b remote behind host 2 until it moves */
 		return asprintf(&out,
 				"vtep = 127.0.0.3\nvxlan-port = %u\n"
 				"peers = 127.0.0.1, 127.0.0.2\n"
@@ -625,26 +624,28 @@ static char *host_config(int host, unsigned int port, const char *via)
 				"[remote b]\ntenant = blue\n"
 				"mac = 52:54:00:00:00:0b\nips = 10.0.0.2\n"
 				"vtep = 127.0.0.2\n",
-				port, migration_key, (int)(vm_b - config),
+				port, migration_key, (int)(vm_c - config),
 				config) < 0
 			   ? NULL
 			   : out;
-	/* the tenants and [vm b]; a is remote */
+	/* the tenants, [vm b] and [vm a] (a migration's destination next
+	 * to b); a is remote behind host 1 until it moves here */
 	return asprintf(&out,
 			"vtep = 127.0.0.2\nvxlan-port = %u\n"
-			"peers = 127.0.0.3\nmigration-key = %s\n\n%.*s%.*s\n"
+			"peers = 127.0.0.1, 127.0.0.3\nmigration-key = %s\n\n"
+			"%.*s\n"
 			"[remote a]\ntenant = blue\n"
 			"mac = 52:54:00:00:00:0a\nips = 10.0.0.1\n"
 			"vtep = %s\nvtep-port = %u\n",
-			port, migration_key, (int)(vm_a - config), config,
-			(int)(vm_c - vm_b), vm_b, vtep, vport) < 0
+			port, migration_key, (int)(vm_c - config), config,
+			vtep, vport) < 0
 		   ? NULL
 		   : out;
 }
 
 int start_host3(char *err, size_t len)
 {
-	static const char *const vms[] = {"a", NULL};
+	static const char *const vms[] = {"a", "b", NULL};
 	const char *args[] = {NULL};
 	char *c3 = host_config(3, overlay_port, NULL);
 	int ret;

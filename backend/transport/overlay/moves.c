@@ -97,8 +97,12 @@ static void repeat(void *opaque)
 {
 	struct pvo_vm *vm = opaque;
 
-	if (!vm->announce_left)
+	/* a VM that stopped or moved on since: its next host announces */
+	if (!vm->announce_left || !vm->connected || vm->frozen ||
+	    vm->moved_away) {
+		vm->announce_left = 0;
 		return;
+	}
 	vm->announce_left--;
 	send_all(vm);
 	if (vm->announce_left)
