@@ -8,6 +8,8 @@
         stats = m.cancel()                    # the source keeps running
         g.migrate(...)                        # MigrationError if it fails; the
                                               # source keeps running
+    ms = [g.start_migration(...), h.start_migration(...)]
+    results = wait_all(ms)                    # both at once: Stats or MigrationError
 
 The destination QEMU gets the source's command line with its own private
 directory (console, QMP and migration sockets), its own log
@@ -43,6 +45,7 @@ source QEMU, running, and raises MigrationError with QEMU's error text.
 """
 
 import os
+import threading
 import time
 
 from . import paths, tap
@@ -561,3 +564,28 @@ class Migration:
             return
         self._abort_destination()
         self.state = why
+
+
+def wait_all(migrations, timeout=600):
+    """Wait for migrations that run at the same time, each switching its
+    guest as soon as it completes (one thread each: a guest must not wait
+    for another's switch). Returns, in order, each one's Stats or the
+    MigrationError it raised."""
+    results = [None] * len(migrations)
+
+    def one(i, m):
+        try:
+            results[i] = m.wait(timeout)
+        except MigrationError as err:
+            results[i] = err
+        except Exception as err:  # noqa: B902 - reported as a failure
+            results[i] = MigrationError("%s: migration %s: %s: %s"
+                                        % (m.guest.name, m.number, type(err).__name__, err))
+
+    threads = [threading.Thread(target=one, args=(i, m), daemon=True)
+               for i, m in enumerate(migrations)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results

@@ -26,8 +26,9 @@ A guest that will migrate between hosts (docs/migration.md, "Between
 hosts") needs a [vm] on its destinations' back-ends too:
 Node(..., host=0, also_on=[2]) configures it as a [vm] on host 2 as well,
 with a socket of its own there (node.sock_on(2), for
-Guest.migrate(extra_args=devices.with_socket(...))); every other host
-has a [remote] for it behind its home host (node.host).
+Guest.migrate(extra_args=devices.with_socket(...))); every host but its
+home (node.host) has a [remote] for it behind its home host, so that
+its peers there reach it until it moves in.
 [daemon] keys that differ per host (peers) are daemon_options values that
 are functions of the host index.
 
@@ -234,8 +235,10 @@ class RdmaGuests:
             for key, value in n.quotas.items():
                 text += "%s = %s\n" % (key, value)
         if host is not None:
+            # a [remote] behind its home host on every other host, also
+            # where it is a [vm] too (for while it runs elsewhere)
             for n in self.nodes:
-                if not n.served_on(host):
+                if n.host != host:
                     text += "\n[remote %s]\ntenant = %s\nmac = %s\nips = %s\nvtep = %s\n" % (
                         n.name, n.tenant, n.mac, n.ip, self.hosts.vtep(n.host))
         return text
