@@ -50,6 +50,7 @@ struct pvo_ctrl {
 	spinlock_t lock;		/* vq and request hand-over */
 	struct semaphore slots;		/* free descriptor chains */
 	bool dead;			/* device reset: fail new commands */
+	bool lost;			/* the back-end lost our objects */
 };
 
 /* Event queue (pvo_event.c) */
@@ -114,12 +115,22 @@ struct pvo_dev {
 	spinlock_t work_lock;		/* removing vs. queueing work */
 	bool removing;
 	struct pvo_ibdev *ibdev;
+
+	/*
+	 * The back-end connection as the VMM reports it (config `backend`,
+	 * pvo_main.c): its count when probed (0: not reported) and whether
+	 * this device's objects are gone with an earlier back-end.
+	 */
+	u32 backend_conns;
+	bool backend_lost;
+	struct work_struct backend_work;
 };
 
 /* pvo_ctrl.c */
 void pvo_ctrl_init(struct pvo_dev *dev, struct virtqueue *vq);
 void pvo_ctrl_done(struct virtqueue *vq);
 void pvo_ctrl_shutdown(struct pvo_dev *dev);
+void pvo_ctrl_lost(struct pvo_dev *dev);
 int pvo_ctrl_cmd(struct pvo_dev *dev, u16 opcode, u32 ctx,
 		 const void *req, size_t req_len, void *resp, size_t resp_len);
 int pvo_ctrl_cmd_atomic(struct pvo_dev *dev, u16 opcode, u32 ctx,

@@ -20,6 +20,9 @@ module_param(ctrl_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(ctrl_timeout_ms,
 		 "How long a control command waits for the back-end (ms, default 10000)");
 
+/* How often a waiting command checks whether the back-end went away. */
+#define PVO_CTRL_SLICE	(HZ / 10)
+
 static unsigned int ctrl_atomic_timeout_ms = 1000;
 module_param(ctrl_atomic_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(ctrl_atomic_timeout_ms,
@@ -167,6 +170,41 @@ void pvo_ctrl_shutdown(struct pvo_dev *dev)
 	spin_unlock_irqrestore(&ctrl->lock, flags);
 }
 
+/*
+ * The back-end went away and took every object of this device with it;
+ * a new one knows none of them. Commands fail at once instead of waiting
+ * for an answer that cannot come, except the ones that free an object:
+ * those succeed, as the object is gone, so that ib_core and applications
+ * can tear down what they hold.
+ */
+void pvo_ctrl_lost(struct pvo_dev *dev)
+{
+	WRITE_ONCE(dev->ctrl.lost, true);
+}
+
+static bool pvo_cmd_frees(u16 opcode)
+{
+	switch (opcode) {
+	case PVO_CMD_DEL_GID:
+	case PVO_CMD_DEALLOC_UCONTEXT:
+	case PVO_CMD_DEALLOC_PD:
+	case PVO_CMD_DESTROY_CQ:
+	case PVO_CMD_DEREG_MR:
+	case PVO_CMD_DESTROY_QP:
+	case PVO_CMD_DESTROY_SRQ:
+	case PVO_CMD_DESTROY_AH:
+	case PVO_CMD_DEALLOC_MW:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int pvo_ctrl_lost_result(u16 opcode)
+{
+	return pvo_cmd_frees(opcode) ? 0 : -EIO;
+}
+
 static int pvo_ctrl_result(struct pvo_dev *dev, u16 opcode,
 			   struct pvo_ctrl_req *req, void *resp,
 			   size_t resp_len)
@@ -294,13 +332,16 @@ int pvo_ctrl_cmd(struct pvo_dev *dev, u16 opcode, u32 ctx,
 		 const void *req, size_t req_len, void *resp, size_t resp_len)
 {
 	struct pvo_ctrl *ctrl = &dev->ctrl;
-	unsigned long timeout = msecs_to_jiffies(ctrl_timeout_ms);
+	unsigned long timeout = msecs_to_jiffies(ctrl_timeout_ms), end;
 	struct pvo_ctrl_req *creq;
 	unsigned long flags;
+	bool lost;
 	int err;
 
 	might_sleep();
 
+	if (READ_ONCE(ctrl->lost))
+		return pvo_ctrl_lost_result(opcode);
 	creq = pvo_ctrl_req_new(opcode, ctx, req, req_len, resp_len,
 				GFP_KERNEL);
 	if (!creq)
@@ -321,18 +362,26 @@ int pvo_ctrl_cmd(struct pvo_dev *dev, u16 opcode, u32 ctx,
 
 	/*
 	 * Not interruptible: destroy commands run while a process exits with
-	 * a fatal signal pending and must still reach the back-end.
+	 * a fatal signal pending and must still reach the back-end. In
+	 * slices, to notice a back-end that went away meanwhile.
 	 */
-	if (!wait_for_completion_timeout(&creq->done, timeout)) {
+	end = jiffies + timeout;
+	while (!wait_for_completion_timeout(&creq->done, PVO_CTRL_SLICE)) {
+		lost = READ_ONCE(ctrl->lost);
+		if (!lost && time_before(jiffies, end))
+			continue;
 		spin_lock_irqsave(&ctrl->lock, flags);
 		if (!completion_done(&creq->done)) {
 			/* The device still owns the buffers: reaping frees. */
 			creq->abandoned = true;
 			spin_unlock_irqrestore(&ctrl->lock, flags);
+			if (lost)
+				return pvo_ctrl_lost_result(opcode);
 			pvo_ctrl_log_timeout(dev, opcode, ctrl_timeout_ms);
 			return -ETIMEDOUT;
 		}
 		spin_unlock_irqrestore(&ctrl->lock, flags);
+		break;
 	}
 
 	err = pvo_ctrl_result(dev, opcode, creq, resp, resp_len);
@@ -366,6 +415,8 @@ int pvo_ctrl_cmd_atomic(struct pvo_dev *dev, u16 opcode, u32 ctx,
 	bool done;
 	int err;
 
+	if (READ_ONCE(ctrl->lost))
+		return pvo_ctrl_lost_result(opcode);
 	creq = pvo_ctrl_req_new(opcode, ctx, req, req_len, resp_len,
 				GFP_ATOMIC);
 	if (!creq)
@@ -385,6 +436,11 @@ int pvo_ctrl_cmd_atomic(struct pvo_dev *dev, u16 opcode, u32 ctx,
 		spin_lock_irqsave(&ctrl->lock, flags);
 		pvo_ctrl_reap(ctrl);
 		done = completion_done(&creq->done);
+		if (!done && READ_ONCE(ctrl->lost)) {
+			creq->abandoned = true;
+			spin_unlock_irqrestore(&ctrl->lock, flags);
+			return pvo_ctrl_lost_result(opcode);
+		}
 		if (!done && ktime_after(ktime_get(), deadline)) {
 			creq->abandoned = true;
 			spin_unlock_irqrestore(&ctrl->lock, flags);

@@ -49,6 +49,81 @@ static int pvo_read_config(struct pvo_dev *dev)
 	return 0;
 }
 
+static u32 pvo_read_backend(struct pvo_dev *dev)
+{
+	u32 backend;
+
+	virtio_cread_le(dev->vdev, struct pvo_config, backend, &backend);
+	return backend;
+}
+
+/* Re-probes the device from outside it: remove() frees dev and its work. */
+struct pvo_reprobe {
+	struct work_struct work;
+	struct device *dev;
+};
+
+static void pvo_reprobe_work(struct work_struct *work)
+{
+	struct pvo_reprobe *r = container_of(work, struct pvo_reprobe, work);
+	int err = device_reprobe(r->dev);
+
+	if (err)
+		dev_err(r->dev,
+			"cannot bring the RDMA device back (%d): reload pvrdma_overlay\n",
+			err);
+	put_device(r->dev);
+	kfree(r);
+}
+
+/*
+ * The VMM says the back-end went away or a new one serves the device
+ * (config `backend`). Either way every object the guest made is gone:
+ * ib_core's clients and applications get IB_EVENT_DEVICE_FATAL, commands
+ * fail at once, and once a back-end serves the device again the driver
+ * re-creates it (remove and probe: a new ib_device, new contexts work).
+ */
+static void pvo_backend_work(struct work_struct *work)
+{
+	struct pvo_dev *dev = container_of(work, struct pvo_dev, backend_work);
+	u32 backend = pvo_read_backend(dev);
+	bool up = backend & PVO_BACKEND_UP;
+	struct pvo_reprobe *r;
+
+	if (!backend || !dev->backend_conns)
+		return;
+	if (up && (backend & PVO_BACKEND_CONNS) == dev->backend_conns &&
+	    !dev->backend_lost)
+		return;
+	if (!dev->backend_lost) {
+		dev->backend_lost = true;
+		pvo_ctrl_lost(dev);
+		dev_err(&dev->vdev->dev,
+			"the back-end (pvrdma-overlayd) went away and with it every RDMA object of this VM: applications get IBV_EVENT_DEVICE_FATAL; the device comes back when a back-end serves the VM again\n");
+		pvo_netdev_device_fatal(dev);
+	}
+	if (!up)
+		return;
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return;
+	dev_info(&dev->vdev->dev,
+		 "a back-end serves the device again (connection %u): re-creating the RDMA device\n",
+		 backend & PVO_BACKEND_CONNS);
+	INIT_WORK(&r->work, pvo_reprobe_work);
+	r->dev = get_device(&dev->vdev->dev);
+	schedule_work(&r->work);
+}
+
+/* Config interrupt (may be atomic): the work reads the config. */
+static void pvo_config_changed(struct virtio_device *vdev)
+{
+	struct pvo_dev *dev = vdev->priv;
+
+	if (dev)
+		schedule_work(&dev->backend_work);
+}
+
 /* BAR 2 of the PCI function: queue pages, slot pages, registers. */
 static int pvo_map_doorbells(struct pvo_dev *dev)
 {
@@ -194,6 +269,7 @@ static int pvo_probe(struct virtio_device *vdev)
 	xa_init(&dev->qps);
 	xa_init(&dev->srqs);
 	xa_init(&dev->kqpns);
+	INIT_WORK(&dev->backend_work, pvo_backend_work);
 
 	if (virtio_has_feature(vdev, VIRTIO_F_ACCESS_PLATFORM))
 		dev_warn(&vdev->dev,
@@ -202,6 +278,7 @@ static int pvo_probe(struct virtio_device *vdev)
 	err = pvo_read_config(dev);
 	if (err)
 		goto err_free;
+	dev->backend_conns = pvo_read_backend(dev) & PVO_BACKEND_CONNS;
 	err = pvo_map_doorbells(dev);
 	if (err)
 		goto err_free;
@@ -257,6 +334,8 @@ static void pvo_remove(struct virtio_device *vdev)
 {
 	struct pvo_dev *dev = vdev->priv;
 
+	/* Config interrupts stopped before remove(): nothing re-queues it. */
+	cancel_work_sync(&dev->backend_work);
 	/* First the ib_device: its teardown still talks to the back-end. */
 	pvo_netdev_stop(dev);
 	pvo_ah_gc_flush(dev);
@@ -284,6 +363,7 @@ static struct virtio_driver pvo_virtio_driver = {
 	.id_table = pvo_id_table,
 	.probe = pvo_probe,
 	.remove = pvo_remove,
+	.config_changed = pvo_config_changed,
 };
 
 module_virtio_driver(pvo_virtio_driver);

@@ -458,6 +458,12 @@ int pvo_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	mutex_lock(&qp->state_lock);
 	err = pvo_ctrl_cmd(dev, PVO_CMD_QUERY_QP, qp->ctx, &cmd, sizeof(cmd),
 			   &r, sizeof(r));
+	/* The back-end went away with every QP: this one is in error. */
+	if (err && READ_ONCE(dev->ctrl.lost)) {
+		memset(&r, 0, sizeof(r));
+		r.qp_state = cpu_to_le32(IB_QPS_ERR);
+		err = 0;
+	}
 	/* The device moves QPs to error on its own: catch up. */
 	if (!err && le32_to_cpu(r.qp_state) <= IB_QPS_ERR)
 		WRITE_ONCE(qp->state, le32_to_cpu(r.qp_state));

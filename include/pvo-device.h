@@ -64,10 +64,20 @@ struct pvo_config {
 	__u8 mac[6];		/* the VM's MAC on the tenant network */
 	__le16 num_allowed_gids;
 	__le32 max_ucontexts;	/* user contexts the back-end accepts */
-	__le32 reserved;
+	/*
+	 * Written by the VMM, not the back-end (which leaves it 0): bit 31
+	 * is set while a back-end serves the device, bits 0..30 count the
+	 * back-end connections (from 1). A change raises a config interrupt;
+	 * a new count means the back-end lost every object of the VM. 0: the
+	 * VMM does not report it.
+	 */
+	__le32 backend;
 	/* GIDs the VM may use besides its MAC-derived link-local GID */
 	__u8 allowed_gids[PVO_MAX_ALLOWED_GIDS][PVO_GID_LEN];
 };
+
+#define PVO_BACKEND_UP		0x80000000u
+#define PVO_BACKEND_CONNS	0x7fffffffu
 
 /* Control queue: a chain of one device-readable buffer (pvo_cmd_hdr + body)
  * followed by one device-writable buffer (pvo_resp_hdr + body). Bodies may

@@ -491,7 +491,19 @@ static void pvo_get_config(VirtIODevice *vdev, uint8_t *config)
 
     /* The guest sees the queues that exist, not the back-end's maximum. */
     cfg.num_queues = cpu_to_le16(s->num_queues);
+    cfg.backend = cpu_to_le32((s->connected ? PVO_BACKEND_UP : 0) |
+                              (s->backend_conns & PVO_BACKEND_CONNS));
     memcpy(config, &cfg, sizeof(cfg));
+}
+
+/* The back-end came or went: the guest driver re-reads `backend`. */
+static void pvo_notify_backend_change(VHostUserRDMA *s)
+{
+    VirtIODevice *vdev = VIRTIO_DEVICE(s);
+
+    if (vdev->status & VIRTIO_CONFIG_S_DRIVER_OK) {
+        virtio_notify_config(vdev);
+    }
 }
 
 /* VHOST_USER_BACKEND_CONFIG_CHANGE_MSG: re-read, check, tell the guest. */
@@ -625,6 +637,8 @@ static int pvo_connect(DeviceState *dev, Error **errp)
     }
     s->config = cfg;
     s->connected = true;
+    s->backend_conns = s->backend_conns % PVO_BACKEND_CONNS + 1;
+    pvo_notify_backend_change(s);
 
     /*
      * A reconnect while the driver runs: restart vhost, unless the VM is
@@ -655,6 +669,7 @@ static void pvo_disconnect(DeviceState *dev)
                     "the device resumes when it reconnects",
                     pvo_chardev_name(s));
         pvo_update_migration_blocker_or_warn(s);
+        pvo_notify_backend_change(s);
     }
 
     /* vhost_user_async_close() removed the handler: listen again. */
@@ -1044,6 +1059,39 @@ static int pvo_device_post_load(void *opaque, int version_id)
     return 0;
 }
 
+/* Only after a reconnect: the default 1 is what every source had. */
+static bool pvo_backend_conns_needed(void *opaque)
+{
+    VHostUserRDMA *s = opaque;
+
+    return s->backend_conns != 1;
+}
+
+static int pvo_backend_conns_post_load(void *opaque, int version_id)
+{
+    VHostUserRDMA *s = opaque;
+
+    if (s->backend_conns == 0 || s->backend_conns > PVO_BACKEND_CONNS) {
+        error_report("pvrdma-overlay: the migration stream says the "
+                     "back-end connected %" PRIu32 " times, which no "
+                     "device counts", s->backend_conns);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static const VMStateDescription pvo_vmstate_backend_conns = {
+    .name = "pvrdma-overlay/backend-conns",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pvo_backend_conns_needed,
+    .post_load = pvo_backend_conns_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(backend_conns, VHostUserRDMA),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 /* Saved inside virtio_save(), after the virtqueues. */
 static const VMStateDescription pvo_vmstate_device = {
     .name = "pvrdma-overlay-device",
@@ -1068,6 +1116,10 @@ static const VMStateDescription pvo_vmstate_device = {
                                              VHostUserRDMASlot),
         },
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &pvo_vmstate_backend_conns,
+        NULL
     },
 };
 

@@ -45,6 +45,12 @@ struct VHostUserRDMA {
     struct vhost_virtqueue *vhost_vqs;
     bool connected;
     bool vhost_running;         /* started by us, not yet stopped */
+    /*
+     * Back-end connections so far (config field `backend`): each new one
+     * starts with no objects, so the guest must re-create its device.
+     * Migrates: the destination's back-end continues the source's.
+     */
+    uint32_t backend_conns;
 
     /* Config space as last fetched from the back-end, checked. */
     struct pvo_config config;

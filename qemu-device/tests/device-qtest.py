@@ -98,6 +98,9 @@ def notify_area_size(nq):
     n = notify_rings(nq) * (NOTIFY_ENTRY_OFF + 4 * notify_ring_entries(nq))
     return (n + PAGE - 1) & ~(PAGE - 1)
 
+# struct pvo_config: the field the VMM fills
+CFG_BACKEND = 20
+
 # virtio-pci common config offsets
 CC_DFSELECT, CC_DF, CC_GFSELECT, CC_GF = 0x00, 0x04, 0x08, 0x0C
 CC_NUMQ, CC_STATUS, CC_QSELECT, CC_QSIZE = 0x12, 0x14, 0x16, 0x18
@@ -376,6 +379,11 @@ class Device:
         mac = ":".join(f"{q.read('b', d + 8 + i):02x}" for i in range(6))
         return q.read("l", d), q.read("w", d + 4), mac
 
+    def backend(self):
+        """The config's backend field: (connected, connection count)."""
+        v = self.q.read("l", self.devcfg + CFG_BACKEND)
+        return bool(v & 0x80000000), v & 0x7fffffff
+
     def start(self):
         q, c = self.q, self.common
         for n in range(self.num_queues()):
@@ -518,10 +526,17 @@ def check_reconnect(t, qemu, fake, tmp):
         time.sleep(0.3)
         first = dev.kick_doorbell(2)
         t.ok(len(first) == 1, "reconnect: doorbell works", first)
+        t.ok(dev.backend() == (True, 1),
+             "config backend: connected, first connection", dev.backend())
+        q.read("b", dev.isr)                    # clear
         be.stop()
         time.sleep(1)
         t.ok("disconnected" in q.stderr(),
              "reconnect: QEMU reports the lost back-end", q.stderr()[-2000:])
+        isr = q.read("b", dev.isr)
+        t.ok(isr & 2 and dev.backend() == (False, 1),
+             "the lost back-end raises a config interrupt; config backend: "
+             "not connected", f"isr {isr} backend {dev.backend()}")
         be2 = FakeBackend(fake, tmp, IFACE_VERSION, 66, sock=sock)
         for _ in range(50):
             if be2.kicks() >= 18:
@@ -530,6 +545,11 @@ def check_reconnect(t, qemu, fake, tmp):
         t.ok(be2.kicks() == 18 and "GET_CONFIG" in be2.output(),
              "reconnect: config re-read, running rings handed to the new "
              "back-end", be2.output()[-1000:])
+        isr = q.read("b", dev.isr)
+        t.ok(isr & 2 and dev.backend() == (True, 2),
+             "the new back-end raises a config interrupt; config backend: "
+             "connected, second connection (the guest re-creates its "
+             "objects)", f"isr {isr} backend {dev.backend()}")
         # Other eventfds may still move while the new back-end's rings
         # start (QEMU's own notifiers, first kicks): sample until a write
         # moves exactly one, on a loaded machine too.

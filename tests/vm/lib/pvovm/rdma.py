@@ -167,8 +167,11 @@ class RdmaGuests:
     and sets the device up in each. kind defaults to device_kind()."""
 
     def __init__(self, nodes, kind=None, subnet_bits=24, vni_base=100,
-                 daemon_options=None):
+                 daemon_options=None, reconnect_ms=None):
         self.nodes = list(nodes)
+        # pvo: the devices' chardevs reconnect to a back-end that went
+        # away (restart_backend())
+        self.reconnect_ms = reconnect_ms
         # extra [daemon] keys of every back-end of an overlay set-up, e.g.
         # {"udp-gso": "no"}; a value that is a function of the host index
         # gives each back-end its own, e.g. {"peers": lambda h: ...}; a
@@ -276,7 +279,8 @@ class RdmaGuests:
                                            sockets=[n.sock for n in self.nodes])
             self.backends = [self.backend]
         for n, net in zip(self.nodes, nets):
-            extra = devices.pvrdma_overlay(n.sock) if self.kind == "pvo" else []
+            extra = devices.pvrdma_overlay(n.sock, reconnect_ms=self.reconnect_ms) \
+                if self.kind == "pvo" else []
             n.guest = Guest(n.name, logdir=self.logdir, ip="%s/%d" % (n.ip, self.subnet_bits),
                             mac=n.mac, netdev=net, extra_args=extra, memory=n.memory,
                             ram_root=n.ram_root)
@@ -286,6 +290,12 @@ class RdmaGuests:
         for n in self.nodes:
             self._setup_device(n)
         return self
+
+    def device_ready(self, n):
+        """Waits until n's RDMA device is there with its port ACTIVE and
+        the RoCE v2 GID of n's IP (again, e.g. after restart_backend());
+        sets n.gid_index."""
+        self._setup_device(n)
 
     def _setup_device(self, n):
         n.nic = n.check("for d in /sys/class/net/*; do [ \"$(cat $d/address)\" = %s ] && "
@@ -316,6 +326,29 @@ class RdmaGuests:
         n.gid_index = int(out.split()[0])
         n.guest.console.note("%s: %s port active, GID index %d = %s" % (n.name, n.ibdev,
                                                                         n.gid_index, n.gid))
+
+    def kill_backend(self):
+        """SIGKILL the back-end of a one-host pvo set-up, as a crash would;
+        returns its exit status. It is not reported by stop()."""
+        be = self.backend
+        be.proc.kill()
+        status = be.stop()
+        self.backends.remove(be)
+        self.backend = None
+        return status
+
+    def restart_backend(self):
+        """A new back-end with the same config after kill_backend(): the
+        killed one's sockets are removed first, so that waiting for them
+        waits for the new one."""
+        for n in self.nodes:
+            if os.path.exists(n.sock):
+                os.unlink(n.sock)
+        self.backend = backend.Backend(self.backend_config(), self.logdir, self.work,
+                                       sockets=[n.sock for n in self.nodes],
+                                       name="backend-restarted")
+        self.backends = [self.backend]
+        return self.backend
 
     def stop(self):
         """Stops the guests, then the back-end; with pvo, reports the
