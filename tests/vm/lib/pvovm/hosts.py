@@ -11,6 +11,9 @@ underlay Ethernet, for tests of the inter-host overlay transport.
     # leaving (or at exit, or on SIGTERM): captures stop, whatever still
     # runs inside the namespaces is killed, the namespaces are deleted
 
+Hosts(n, shared=True) is one namespace with n addresses instead: n
+back-end processes on one machine, each with a VTEP of its own.
+
 Two hosts are joined by one veth pair; more hosts by veths to a bridge in
 a "switch" namespace (pvo<pid>sw). Host i's underlay address (its VTEP) is
 .(i+1) of a /24 derived from the test's pid, so tests run in parallel (each
@@ -201,7 +204,7 @@ class Hosts:
 
     logdir: where capture files go (default build/test-logs/<test>/)."""
 
-    def __init__(self, count=2, logdir=None, mtu=UNDERLAY_MTU):
+    def __init__(self, count=2, logdir=None, mtu=UNDERLAY_MTU, shared=False):
         if count < 1:
             raise ValueError("count %d" % count)
         self.count = count
@@ -209,8 +212,11 @@ class Hosts:
         self.logdir = logdir or paths.test_log_dir()
         pid = os.getpid()
         self.prefix = "pvo%d" % pid
-        self.names = ["%sh%d" % (self.prefix, i) for i in range(count)]
-        self.switch = "%ssw" % self.prefix if count > 2 else None
+        # shared: every "host" is one namespace with an address each (two
+        # back-end processes on one machine), no underlay between them
+        self.shared = shared
+        self.names = ["%sh%d" % (self.prefix, i) for i in range(1 if shared else count)]
+        self.switch = "%ssw" % self.prefix if count > 2 and not shared else None
         # a /24 of 10.0.0.0/8 from the pid: 10.(128 + (pid >> 8) % 120).(pid & 0xff)
         self.subnet = "10.%d.%d" % (128 + (pid >> 8) % 120, pid & 0xff)
         self._devs = ["%sv%d" % (self.prefix, i) for i in range(count)]
@@ -244,6 +250,18 @@ class Hosts:
     def _setup(self):
         for name in self.names:
             self._add_ns(name)
+        if self.shared:
+            # a veth pair inside the namespace (dummy may not be built):
+            # its addresses on one end, the other end only up
+            dev, peer = self._devs[0], self._devs[1]
+            _sh([IP, "-n", self.names[0], "link", "add", dev, "type", "veth", "peer", "name",
+                 peer])
+            for d in (dev, peer):
+                _sh([IP, "-n", self.names[0], "link", "set", d, "mtu", str(self.mtu), "up"])
+            for i in range(self.count):
+                _sh([IP, "-n", self.names[0], "addr", "add", "%s/24" % self.vtep(i),
+                     "dev", dev, "nodad"])
+            return
         if self.count == 2:
             # host 0's NIC <-> host 1's NIC
             _sh([IP, "link", "add", self._devs[0], "netns", self.names[0], "type", "veth",
@@ -320,11 +338,11 @@ class Hosts:
 
     def name(self, i):
         """Host i's namespace name."""
-        return self.names[i]
+        return self.names[0 if self.shared else i]
 
     def dev(self, i):
         """Host i's underlay NIC (inside its namespace)."""
-        return self._devs[i]
+        return self._devs[0 if self.shared else i]
 
     def vtep(self, i):
         """Host i's underlay IPv4 address, its VTEP."""
@@ -334,7 +352,7 @@ class Hosts:
 
     def command(self, i, argv):
         """argv prefixed so that it runs inside host i."""
-        return self.command_ns(self.names[i], argv)
+        return self.command_ns(self.name(i), argv)
 
     @staticmethod
     def command_ns(name, argv):

@@ -167,8 +167,11 @@ class RdmaGuests:
     and sets the device up in each. kind defaults to device_kind()."""
 
     def __init__(self, nodes, kind=None, subnet_bits=24, vni_base=100,
-                 daemon_options=None, reconnect_ms=None):
+                 daemon_options=None, reconnect_ms=None, shared_host=False):
         self.nodes = list(nodes)
+        # pvo on several hosts: the back-ends all run on one machine (one
+        # namespace, a VTEP address each; hosts.Hosts(shared=True))
+        self.shared_host = shared_host
         # pvo: the devices' chardevs reconnect to a back-end that went
         # away (restart_backend())
         self.reconnect_ms = reconnect_ms
@@ -247,7 +250,7 @@ class RdmaGuests:
         return text
 
     def mgmt_socket(self, host):
-        return os.path.join(self.work, "%s.mgmt" % self.hosts.name(host))
+        return os.path.join(self.work, "host%d.mgmt" % host)
 
     def backend_of(self, node):
         """The back-end serving node."""
@@ -267,7 +270,8 @@ class RdmaGuests:
                 for h in n.also_on:
                     n.socks[h] = os.path.join(self.work, "%s-h%d.sock" % (n.name, h))
         if self.overlay:
-            self.hosts = hosts.Hosts(self.host_count, self.logdir).start()
+            self.hosts = hosts.Hosts(self.host_count, self.logdir,
+                                     shared=self.shared_host).start()
             for h in range(self.host_count):
                 self.backends.append(backend.Backend(
                     self.backend_config(h), self.logdir, self.work,
@@ -449,6 +453,19 @@ class RdmaGuests:
                          "{cmd} & echo $! >{b}.pid; wait $!; echo $? >{b}.status ) "
                          ">{b}.log 2>&1 </dev/null &".format(b=cbase, t=t, cmd=client_cmd))
         return job
+
+    def still_running(self, jobs, what):
+        """One TAP line: no client of these start_pair() jobs has exited
+        yet, i.e. the work spans what the harness did meanwhile (e.g. a
+        migration's switch-over), not just its start."""
+        out = []
+        for j in jobs:
+            rc, o = j["client"].run("[ -s {b}.status ] && echo \"{n}: client exited with "
+                                    "status $(cat {b}.status)\"; true"
+                                    .format(b=j["cbase"], n=j["name"]))
+            out.append(o.strip() if rc == 0 else "%s: cannot look (%s)" % (j["name"], o))
+        tap.ok(not any(out), self.label("the traffic still runs after %s" % what),
+               diag="\n".join(o for o in out if o))
 
     def finish_pair(self, job):
         """Waits for a start_pair() job (client, then server) and returns
