@@ -21,13 +21,18 @@
 #define MAX_COMMANDS 64
 
 static struct pvo_daemon_config *cfg;
+/* Guest RAM for every input: mapping it anew each time cost more than
+ * the rest of an execution. */
+static uint8_t *ram[2];
 
 static void setup(void)
 {
 	char *err = NULL;
 
 	cfg = pvo_config_parse("fuzz.conf", FUZZ_CTRL_CONF, &err);
-	if (!cfg)
+	ram[0] = aligned_alloc(4096, FG_HALF);
+	ram[1] = aligned_alloc(4096, FG_HALF);
+	if (!cfg || !ram[0] || !ram[1])
 		abort();
 }
 
@@ -41,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!cfg)
 		setup();
-	fg_init(&g, &cfg->vms[0]);
+	fg_init_ram(&g, &cfg->vms[0], ram);
 	p = fuzz_take(&data, &size, 4);
 	if (p) {
 		n = p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;

@@ -28,22 +28,27 @@
 struct fake_guest {
 	struct pvo_vm *vm;
 	uint8_t *block[2];
+	bool borrowed;		/* block[] belongs to the caller */
 	VuDevRegion regions[2];
 	VuVirtq vqs[PVO_MAX_QUEUES];
 	struct pvo_vhost vhost;
 	uint64_t next;		/* bump allocator (GPA) */
 };
 
-static inline void fg_init(struct fake_guest *g,
-			   const struct pvo_vm_config *cfg)
+/* A guest whose RAM is the caller's two FG_HALF blocks (NULL: its own),
+ * zeroed: a fuzzer reuses them instead of mapping 1 MiB per input. */
+static inline void fg_init_ram(struct fake_guest *g,
+			       const struct pvo_vm_config *cfg,
+			       uint8_t *const ram[2])
 {
 	VuDev *dev;
 	int i;
 
 	memset(g, 0, sizeof(*g));
 	g->vm = pvo_vm_new(cfg);
+	g->borrowed = ram != NULL;
 	for (i = 0; i < 2; i++) {
-		g->block[i] = aligned_alloc(4096, FG_HALF);
+		g->block[i] = ram ? ram[i] : aligned_alloc(4096, FG_HALF);
 		memset(g->block[i], 0, FG_HALF);
 		g->regions[i].gpa = (uint64_t)i * FG_HALF;
 		g->regions[i].size = FG_HALF;
@@ -70,11 +75,19 @@ static inline void fg_init(struct fake_guest *g,
 	g->next = 0x10000;
 }
 
+static inline void fg_init(struct fake_guest *g,
+			   const struct pvo_vm_config *cfg)
+{
+	fg_init_ram(g, cfg, NULL);
+}
+
 static inline void fg_fini(struct fake_guest *g)
 {
 	pvo_vm_free(g->vm);
-	free(g->block[0]);
-	free(g->block[1]);
+	if (!g->borrowed) {
+		free(g->block[0]);
+		free(g->block[1]);
+	}
 }
 
 static inline void *fg_ptr(struct fake_guest *g, uint64_t gpa)
