@@ -79,7 +79,8 @@ int cmp_double(const void *a, const void *b)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pvo-bench [--overlay [--netns A,B --vteps IP,IP]] "
+		"usage: pvo-bench [--overlay [--netns A,B --vteps IP,IP] | "
+		"--fairness] "
 		"[--seconds S] [--sizes N,N,...] [--depth N] [--batch N]\n"
 		"                 [--lat-iters N] [--repeat N] [--rounds N] "
 		"[--cpus C,B|none] [--backend-arg ARG]...\n"
@@ -94,6 +95,7 @@ static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
 	    {"overlay", no_argument, NULL, 'o'},
+	    {"fairness", no_argument, NULL, 'f'},
 	    {"netns", required_argument, NULL, 'n'},
 	    {"vteps", required_argument, NULL, 'v'},
 	    {"seconds", required_argument, NULL, 's'},
@@ -125,6 +127,9 @@ static void parse(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'o':
 			o->overlay = true;
+			break;
+		case 'f':
+			o->fairness = true;
 			break;
 		case 'n':
 		case 'v':
@@ -223,5 +228,7 @@ int main(int argc, char **argv)
 	o.backend_args[o.nargs] = NULL;
 	if (o.overlay)
 		return overlay_main(&o);
+	if (o.fairness)
+		return fairness_main(&o);
 	return native_main(&o);
 }

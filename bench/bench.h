@@ -39,6 +39,7 @@ struct side {
 
 struct opts {
 	bool overlay;
+	bool fairness; /* --fairness: a flooding VM next to a ping-pong */
 	const char *netns[2]; /* --netns A,B: the two hosts (veth) */
 	const char *vtep[2];  /* --vteps IP,IP */
 	double seconds;
@@ -118,6 +119,11 @@ void collect_profile(const char *what, unsigned int size);
 void memcpy_slice(unsigned int size, unsigned int nslots, double seconds,
 		  struct tally *t);
 int native_main(struct opts *o);
+/* The half round trip of a SEND ping-pong between a and b, in us. */
+void native_latency(unsigned int size, unsigned int iters, double *median,
+		    double *p99);
+/* bench_fairness.c */
+int fairness_main(struct opts *o);
 
 /* bench_overlay.c */
 int overlay_main(struct opts *o);

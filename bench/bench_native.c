@@ -181,7 +181,7 @@ static void profile_baseline(unsigned int size, const struct tally *t)
 }
 
 /* SEND ping-pong of @size bytes: a -> b, b -> a; half round trips. */
-static void latency(unsigned int size, unsigned int iters, double *median,
+void native_latency(unsigned int size, unsigned int iters, double *median,
 		    double *p99)
 {
 	double *half = calloc(iters, sizeof(*half));
@@ -362,7 +362,7 @@ int native_main(struct opts *o)
 	for (i = 0; i < 3; i++) {
 		static const unsigned int lsz[] = {8, 64, 4096};
 
-		latency(lsz[i], o->lat_iters, &med, &p99);
+		native_latency(lsz[i], o->lat_iters, &med, &p99);
 		printf("  %6s: median %7.2f us   p99 %7.2f us\n", human(lsz[i]),
 		       med, p99);
 		if (lsz[i] == 64)

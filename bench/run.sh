@@ -21,6 +21,9 @@ echo
 echo "bench: the same in latency mode (--busy-poll-us 200)"
 "$bin/bench/pvo-bench" --backend-arg=--busy-poll-us=200 "$@"
 echo
+echo "bench: fairness: a VM flooding with 1 MiB WRITEs next to a ping-pong (about 10 s)"
+"$bin/bench/pvo-bench" --fairness "$@"
+echo
 echo "bench: running the overlay between two back-ends (about 10 s)"
 # two "hosts": network namespaces joined by a veth (MTU 9000), else loopback
 a=pvobench$$a b=pvobench$$b
