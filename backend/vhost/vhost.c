@@ -408,6 +408,24 @@ static int process_msg(VuDev *dev, VhostUserMsg *m, int *do_reply)
 				"space");
 		*do_reply = pvo_vhost_msg_nack(m);
 		return 1;
+	case VHOST_USER_POSTCOPY_ADVISE:
+	case VHOST_USER_POSTCOPY_LISTEN:
+	case VHOST_USER_POSTCOPY_END:
+		/*
+		 * The data path writes guest memory from the event loop, which
+		 * a missing page would stall for every VM: refuse, keeping the
+		 * session (libvhost-user's userfaultfd would also outlive it).
+		 * ADVISE always waits for its reply (and a ufd it does not
+		 * get): QEMU fails the postcopy migration, the VM runs on.
+		 */
+		pvo_vm_warn(vm, "refused %s: postcopy migration is not "
+				"supported; migrate with precopy (QEMU's "
+				"default)",
+			    vu_request_to_string(m->request));
+		if (m->request == VHOST_USER_POSTCOPY_ADVISE)
+			m->flags |= VHOST_USER_NEED_REPLY_MASK;
+		*do_reply = pvo_vhost_msg_nack(m);
+		return 1;
 	}
 	return 0;
 }

@@ -25,6 +25,9 @@ struct msg_rule {
 	uint32_t min_size;	/* payload bytes */
 	enum fd_rule fds;
 	bool vring_index;	/* payload names a vring: check the index */
+	/* exactly min_size: libvhost-user refuses any other size after
+	 * taking the fd, and would keep it */
+	bool exact;
 };
 
 #define U64 sizeof(uint64_t)
@@ -33,7 +36,8 @@ struct msg_rule {
 static const struct msg_rule rules[VHOST_USER_MAX] = {
 	[VHOST_USER_SET_FEATURES] = { U64, FDS_NONE },
 	[VHOST_USER_SET_MEM_TABLE] = { 8, FDS_REGIONS },
-	[VHOST_USER_SET_LOG_BASE] = { sizeof(VhostUserLog), FDS_ONE },
+	[VHOST_USER_SET_LOG_BASE] = { sizeof(VhostUserLog), FDS_ONE, false,
+				      true },
 	[VHOST_USER_SET_LOG_FD] = { 0, FDS_ONE },
 	[VHOST_USER_SET_VRING_NUM] = { 8, FDS_NONE, true },
 	[VHOST_USER_SET_VRING_ADDR] = { sizeof(struct vhost_vring_addr),
@@ -82,9 +86,9 @@ bool pvo_vhost_msg_valid(VuDev *dev, const VhostUserMsg *m, char **why)
 	if (m->request <= VHOST_USER_NONE || m->request >= VHOST_USER_MAX)
 		return fail(why, "unknown vhost-user request %d", m->request);
 	r = &rules[m->request];
-	if (m->size < r->min_size)
-		return fail(why, "%s: payload of %u bytes, needs %u", name,
-			    m->size, r->min_size);
+	if (m->size < r->min_size || (r->exact && m->size != r->min_size))
+		return fail(why, "%s: payload of %u bytes, needs %s%u", name,
+			    m->size, r->exact ? "exactly " : "", r->min_size);
 	if (r->vring_index) {
 		/* vring messages carry the index in their first 32 bits,
 		 * fd-passing ones in the low byte of a u64 */

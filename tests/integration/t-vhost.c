@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -851,6 +852,40 @@ static int m_too_many_fds(struct vu_frontend *fe)
 	return ret;
 }
 
+/* A dirty log described in 32 bytes (it is 16): the fd must not stay. */
+static int m_log_base_size(struct vu_frontend *fe)
+{
+	uint64_t log[4] = {4096, 0, 0, 0};
+	int fd = memfd_create("t-vhost-log", MFD_CLOEXEC), ret;
+
+	if (fd < 0 || ftruncate(fd, 4096))
+		return -errno;
+	ret = vu_send_msg(fe, VU_SET_LOG_BASE, need, log, sizeof(log), &fd, 1);
+	close(fd);
+	return ret;
+}
+
+static int m_postcopy_advise(struct vu_frontend *fe)
+{
+	return vu_send_msg(fe, VU_POSTCOPY_ADVISE, VU_FLAG_VERSION, NULL, 0,
+			   NULL, 0);
+}
+
+/* Postcopy is refused: a failure reply and no userfaultfd. */
+static bool r_postcopy_refused(const struct vu_msg_hdr *h, const uint8_t *p,
+			       char *why, size_t len)
+{
+	uint64_t v = 0;
+
+	if (h->size == sizeof(v))
+		memcpy(&v, p, sizeof(v));
+	snprintf(why, len, "POSTCOPY_ADVISE reply: request %u, %u bytes, "
+			   "value %llu (expected a failure)",
+		 h->request, h->size, (unsigned long long)v);
+	return h->request == VU_POSTCOPY_ADVISE && h->size == sizeof(v) &&
+	       v != 0;
+}
+
 static int m_set_config(struct vu_frontend *fe)
 {
 	struct vu_config_msg c = {.offset = 8, .size = 6};
@@ -935,6 +970,10 @@ static const struct msg_case msg_cases[] = {
     {"SET_VRING_CALL with 12 fds attached", m_too_many_fds, OWES_ACK, NULL,
      false},
     {"SET_CONFIG over the MAC", m_set_config, OWES_ACK, NULL, false},
+    {"SET_LOG_BASE with a 32-byte payload", m_log_base_size, OWES_ACK, NULL,
+     false},
+    {"POSTCOPY_ADVISE (postcopy is not supported)", m_postcopy_advise,
+     OWES_REPLY, r_postcopy_refused, false},
     {"GET_CONFIG of 1000 bytes", m_config_too_big, OWES_REPLY, r_config_error,
      false},
     {"GET_CONFIG of bytes 200..255", m_config_past_end, OWES_REPLY,
