@@ -1369,6 +1369,34 @@ static void test_mutate(void)
 	destroy_qp(&x);
 }
 
+/*
+ * A guest that never takes its events (no event buffers posted) cannot
+ * make the daemon grow: the backlog stops at PVO_EVENT_PENDING_MAX, the
+ * rest is counted as dropped, and the oldest stay to be delivered.
+ */
+static void test_event_backlog(void)
+{
+	struct pvo_event_queue *q = &C.g->vm->events;
+	uint32_t i, before = q->count;
+	uint64_t dropped = q->dropped;
+
+	for (i = 0; i < PVO_EVENT_PENDING_MAX + 1000; i++)
+		pvo_event_post(C.g->vm, PVO_EV_QP_FATAL, 0x7000 + i);
+	tap_ok(q->count == PVO_EVENT_PENDING_MAX &&
+		   q->dropped == dropped + 1000 + before,
+	       "event backlog: %u waiting (the bound), %llu more dropped and "
+	       "counted",
+	       q->count, (unsigned long long)(q->dropped - dropped));
+	tap_ok(has_event(&C, PVO_EV_QP_FATAL, 0x7000) &&
+		   !has_event(&C, PVO_EV_QP_FATAL,
+			      0x7000 + PVO_EVENT_PENDING_MAX + 999),
+	       "event backlog: the oldest events stay, the newest are the "
+	       "dropped ones");
+	for (i = 0; i < PVO_EVENT_PENDING_MAX; i++)
+		pvo_event_purge(C.g->vm, PVO_EVOBJ_QP, 0x7000 + i);
+	tap_ok(q->count == before, "event backlog: purged with its objects");
+}
+
 int main(void)
 {
 	static const char conf[] =
@@ -1388,7 +1416,7 @@ int main(void)
 		printf("Bail out! %s\n", err);
 		return 1;
 	}
-	tap_plan(111);
+	tap_plan(114);
 	node_init(&A, &cfg->vms[0], "10.0.0.1");
 	node_init(&B, &cfg->vms[1], "10.0.0.2");
 	node_init(&C, &cfg->vms[2], "10.0.0.2");
@@ -1403,6 +1431,7 @@ int main(void)
 	test_user();
 	test_budget();
 	test_mutate();
+	test_event_backlog();
 	test_fuzz();
 
 	fg_fini(A.g);

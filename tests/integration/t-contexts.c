@@ -23,6 +23,7 @@
 #include "tap.h"
 
 #define NCTX	 200 /* per round: 15 queue pages, the rest slot pages */
+#define QUOTA	 250 /* the VM's max-ucontexts */
 #define ROUNDS	 2
 #define BUF_LEN	 8192
 #define MSG_LEN	 1000
@@ -338,17 +339,47 @@ out:
 		ctx_close(&u[i]);
 }
 
+/* The VM's max-ucontexts (250): the next ALLOC_UCONTEXT gets ENOSPC,
+ * and a closed context makes room for one more. */
+static void test_quota(void)
+{
+	struct sim_ctx *c = calloc(QUOTA + 1, sizeof(*c));
+	uint32_t n = 0, i;
+	int st = 0;
+
+	if (!c)
+		lost("out of memory");
+	while (n <= QUOTA && (st = sim_ctx_open(vm, &c[n])) == PVO_STATUS_OK)
+		n++;
+	tap_ok(n == QUOTA && st == PVO_STATUS_ENOSPC,
+	       "max-ucontexts = %u: %u contexts open, the next gets %s", QUOTA,
+	       n, pvo_status_name(st));
+	if (n) {
+		sim_ctx_close(&c[0]);
+		st = sim_ctx_open(vm, &c[0]);
+		tap_ok(st == PVO_STATUS_OK,
+		       "a closed context gives its place back (%s)",
+		       pvo_status_name(st));
+		if (st)
+			c[0] = c[--n];
+	}
+	for (i = 0; i < n; i++)
+		sim_ctx_close(&c[i]);
+	free(c);
+}
+
 int main(void)
 {
 	static const char *const vms[] = {"a", NULL};
 	static const char config[] = "[tenant t]\nvni = 7\n"
 				     "[vm a]\ntenant = t\n"
-				     "mac = 52:54:00:00:0a:01\nips = 10.7.0.1\n";
+				     "mac = 52:54:00:00:0a:01\nips = 10.7.0.1\n"
+				     "max-ucontexts = 250\n";
 	struct sim_vm_opts o = {.name = "a", .ram_size = 128 << 20};
 	char err[512];
 	int ret;
 
-	tap_plan(13);
+	tap_plan(15);
 	if (backend_start_config(&bp, config, vms, NULL, 10000, err,
 				 sizeof(err)) < 0)
 		tap_bail("%s", err);
@@ -362,6 +393,7 @@ int main(void)
 		lost("setup");
 	test_many_contexts();
 	test_isolation();
+	test_quota();
 	sim_vm_close(vm);
 	ret = backend_stop(&bp, 5000);
 	tap_ok(ret == 0, "back-end exits cleanly (%s)", backend_describe(&bp));
