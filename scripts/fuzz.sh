@@ -6,6 +6,8 @@
 # inputs go to BUILD-DIR/fuzz-corpus/HARNESS (copy the interesting ones
 # to backend/fuzz/corpus/HARNESS), a crash or a sanitizer report to
 # BUILD-DIR/fuzz-artifacts/HARNESS-*, with libFuzzer's log next to it.
+# backend/fuzz/dict/HARNESS.dict, where there is one, is the harness's
+# dictionary (tokens of a text format).
 set -u
 dir=$(cd "$1" && pwd)
 limit=$2
@@ -20,7 +22,11 @@ for h in "$@"; do
 	art="$dir/fuzz-artifacts"
 	log="$art/$h.log"
 	mkdir -p "$work" "$art"
-	"$dir/backend/fuzz/$h" "$limit" -print_final_stats=1 \
+	# the harness's dictionary of tokens, if it has one
+	dict=
+	[ -f "$top/backend/fuzz/dict/$h.dict" ] &&
+		dict=-dict="$top/backend/fuzz/dict/$h.dict"
+	"$dir/backend/fuzz/$h" "$limit" -print_final_stats=1 $dict \
 		-timeout=10 -rss_limit_mb=2048 -artifact_prefix="$art/$h-" \
 		"$work" "$top/backend/fuzz/corpus/$h" >"$log" 2>&1
 	rc=$?
