@@ -114,7 +114,8 @@ void check_cqes(const struct pvo_cqe *c, int n, const char *what);
 struct result stream(uint8_t opcode, unsigned int size, unsigned int depth,
 		     unsigned int batch, double seconds, struct tally *base);
 
-/* bench_native.c */
+/* bench_native.c; bench_config: the tenant and VMs a and b */
+extern const char bench_config[];
 void collect_profile(const char *what, unsigned int size);
 void memcpy_slice(unsigned int size, unsigned int nslots, double seconds,
 		  struct tally *t);

@@ -24,23 +24,11 @@
 #define FLOOD_DEPTH 8
 #define FLOOD_SIZE (1u << 20)
 
-static const char config[] = "[tenant bench]\n"
-			     "vni = 10\n"
-			     "\n"
-			     "[vm a]\n"
-			     "tenant = bench\n"
-			     "mac = 52:54:00:00:10:0a\n"
-			     "ips = 10.1.0.1\n"
-			     "\n"
-			     "[vm b]\n"
-			     "tenant = bench\n"
-			     "mac = 52:54:00:00:10:0b\n"
-			     "ips = 10.1.0.2\n"
-			     "\n"
-			     "[vm n]\n"
-			     "tenant = bench\n"
-			     "mac = 52:54:00:00:10:0e\n"
-			     "ips = 10.1.0.14\n";
+/* a and b as in the native table, and the flooding VM */
+static const char vm_n[] = "\n[vm n]\n"
+			   "tenant = bench\n"
+			   "mac = 52:54:00:00:10:0e\n"
+			   "ips = 10.1.0.14\n";
 
 static struct side N = {.name = "n"};
 static struct sim_qp src[FLOOD_QPS], dst[FLOOD_QPS];
@@ -154,10 +142,16 @@ int fairness_main(struct opts *o)
 	unsigned long long b0;
 	pthread_t t;
 	char err[512];
+	char *config = malloc(strlen(bench_config) + sizeof(vm_n));
 
+	if (!config)
+		die("out of memory");
+	strcpy(config, bench_config);
+	strcat(config, vm_n);
 	if (backend_start_config(&bp, config, vms, o->backend_args, 10000, err,
 				 sizeof(err)))
 		die("%s", err);
+	free(config);
 	side_open(&A);
 	side_open(&B);
 	flood_open();

@@ -26,18 +26,18 @@
 #include "backend_proc.h"
 #include "bench.h"
 
-static const char config[] = "[tenant bench]\n"
-			     "vni = 10\n"
-			     "\n"
-			     "[vm a]\n"
-			     "tenant = bench\n"
-			     "mac = 52:54:00:00:10:0a\n"
-			     "ips = 10.1.0.1\n"
-			     "\n"
-			     "[vm b]\n"
-			     "tenant = bench\n"
-			     "mac = 52:54:00:00:10:0b\n"
-			     "ips = 10.1.0.2\n";
+const char bench_config[] = "[tenant bench]\n"
+			    "vni = 10\n"
+			    "\n"
+			    "[vm a]\n"
+			    "tenant = bench\n"
+			    "mac = 52:54:00:00:10:0a\n"
+			    "ips = 10.1.0.1\n"
+			    "\n"
+			    "[vm b]\n"
+			    "tenant = bench\n"
+			    "mac = 52:54:00:00:10:0b\n"
+			    "ips = 10.1.0.2\n";
 
 /*
  * The profiling back-end (build/prof, -Dprofile=true) logs where each
@@ -287,8 +287,8 @@ int native_main(struct opts *o)
 
 	pick_cpus(o);
 	pin_self(pin_cpu[1]); /* the back-end inherits it */
-	if (backend_start_config(&bp, config, vms, o->backend_args, 10000, err,
-				 sizeof(err)))
+	if (backend_start_config(&bp, bench_config, vms, o->backend_args, 10000,
+				 err, sizeof(err)))
 		die("%s", err);
 	pin_self(pin_cpu[0]);
 	side_open(&A);
