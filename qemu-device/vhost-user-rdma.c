@@ -1059,7 +1059,10 @@ static int pvo_device_post_load(void *opaque, int version_id)
     return 0;
 }
 
-/* Only after a reconnect: the default 1 is what every source had. */
+/*
+ * Only after a reconnect: the default 1 is what every source had. (A
+ * subsection's name starts with its parent's, or the loader skips it.)
+ */
 static bool pvo_backend_conns_needed(void *opaque)
 {
     VHostUserRDMA *s = opaque;
@@ -1081,7 +1084,7 @@ static int pvo_backend_conns_post_load(void *opaque, int version_id)
 }
 
 static const VMStateDescription pvo_vmstate_backend_conns = {
-    .name = "pvrdma-overlay/backend-conns",
+    .name = "pvrdma-overlay-device/backend-conns",
     .version_id = 1,
     .minimum_version_id = 1,
     .needed = pvo_backend_conns_needed,

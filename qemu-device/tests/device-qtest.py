@@ -1214,6 +1214,51 @@ def check_migration(t, qemu, fake, tmp):
         be.stop()
 
 
+def check_migration_after_reconnect(t, qemu, fake, tmp):
+    """The back-end connection count migrates: a destination continues
+    the source's back-end state, it is not a new connection for the
+    guest (subsection pvrdma-overlay-device/backend-conns)."""
+    mig = f"unix:{os.path.join(tmp, 'mig-conns.sock')}"
+    opts = ("--device-state", "--state-seed=3", f"--state-size={STATE_SIZE}")
+    sock = os.path.join(tmp, "conns-src.sock")
+    be_src = FakeBackend(fake, tmp, IFACE_VERSION, 66, *opts, sock=sock)
+    be_src2 = be_dst = dst = None
+    src = Vm(qemu, tmp, be_src, chardev_opts=",reconnect-ms=200")
+    try:
+        dev = Device(src.q)
+        dev.negotiate()
+        dev.start()
+        time.sleep(0.3)
+        be_src.stop()
+        time.sleep(0.5)
+        be_src2 = FakeBackend(fake, tmp, IFACE_VERSION, 66, *opts, sock=sock)
+        for _ in range(50):
+            if dev.backend() == (True, 2) and be_src2.kicks() >= 18:
+                break
+            time.sleep(0.1)
+        t.ok(dev.backend() == (True, 2),
+             "source: the back-end reconnected (connection 2)", dev.backend())
+        be_dst = FakeBackend(fake, tmp, IFACE_VERSION, 66, *opts)
+        # (its own back-end connected once: without the subsection it
+        # would show connection 1)
+        dst = Vm(qemu, tmp, be_dst, "-incoming", "defer")
+        dst.qmp.cmd("migrate-incoming", uri=mig)
+        r = src.qmp.cmd("migrate", uri=mig)
+        info = src.qmp.wait_migration() if "return" in r else r
+        got = Device(dst.q).backend() if dst.q.proc.poll() is None else None
+        t.ok(info.get("status") == "completed" and got == (True, 2),
+             "the destination continues the source's back-end connection "
+             "count (2), not its own first connection",
+             f"{info.get('status')}: {got}; {dst.q.stderr()[-1000:]}")
+    finally:
+        src.close()
+        if dst:
+            dst.close()
+        for be in (be_src, be_src2, be_dst):
+            if be:
+                be.stop()
+
+
 def check_migration_stream(t, qemu, fake, tmp):
     """The destination treats the stream as untrusted: a saved stream
     loads as is, and is refused with a message once edited."""
@@ -1307,6 +1352,8 @@ def main():
                       lambda: check_migration_blocker(t, args.qemu, fake[0],
                                                       tmp),
                       lambda: check_migration(t, args.qemu, fake[0], tmp),
+                      lambda: check_migration_after_reconnect(
+                          t, args.qemu, fake[0], tmp),
                       lambda: check_migration_stream(t, args.qemu, fake[0],
                                                      tmp)):
             try:
