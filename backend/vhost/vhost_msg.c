@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Front-end message checks; see vhost_msg.h. */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stddef.h>
 #include <string.h>
@@ -77,6 +78,34 @@ static bool fail(char **why, const char *fmt, ...)
 	return false;
 }
 
+/*
+ * A region libvhost-user can place: not empty, and no range that wraps.
+ * Its search for a region's place in the sorted table only ends when a
+ * region overlaps or lies on one side, which an empty or wrapping region
+ * need not do: the daemon's loop would spin, for every VM on the host.
+ */
+static bool region_valid(const char *name, const void *where, char **why)
+{
+	VhostUserMemoryRegion reg, *r = &reg;
+	uint64_t last;
+
+	/* VhostUserMsg is packed: the regions need not be aligned */
+	memcpy(&reg, where, sizeof(reg));
+	last = r->memory_size - 1;
+	if (r->memory_size == 0)
+		return fail(why, "%s: a memory region of 0 bytes", name);
+	if (r->guest_phys_addr > UINT64_MAX - last ||
+	    r->userspace_addr > UINT64_MAX - last ||
+	    r->mmap_offset > UINT64_MAX - last)
+		return fail(why,
+			    "%s: memory region of 0x%" PRIx64 " bytes at "
+			    "guest address 0x%" PRIx64 " (user 0x%" PRIx64
+			    ", offset 0x%" PRIx64 ") wraps around",
+			    name, r->memory_size, r->guest_phys_addr,
+			    r->userspace_addr, r->mmap_offset);
+	return true;
+}
+
 bool pvo_vhost_msg_valid(VuDev *dev, const VhostUserMsg *m, char **why)
 {
 	const char *name = vu_request_to_string(m->request);
@@ -117,7 +146,7 @@ bool pvo_vhost_msg_valid(VuDev *dev, const VhostUserMsg *m, char **why)
 		want_fds = m->fd_num <= 1 ? m->fd_num : 1;
 		break;
 	case FDS_REGIONS: {
-		uint32_t n = m->payload.memory.nregions;
+		uint32_t n = m->payload.memory.nregions, i;
 
 		if (n == 0 || n > VHOST_MEMORY_BASELINE_NREGIONS)
 			return fail(why, "%s: %u memory regions (1..%d)", name,
@@ -126,10 +155,18 @@ bool pvo_vhost_msg_valid(VuDev *dev, const VhostUserMsg *m, char **why)
 				      n * sizeof(VhostUserMemoryRegion))
 			return fail(why, "%s: payload too short for %u regions",
 				    name, n);
+		for (i = 0; i < n; i++)
+			if (!region_valid(name,
+					  &m->payload.memory.regions[i], why))
+				return false;
 		want_fds = n;
 		break;
 	}
 	}
+	if ((m->request == VHOST_USER_ADD_MEM_REG ||
+	     m->request == VHOST_USER_REM_MEM_REG) &&
+	    !region_valid(name, &m->payload.memreg.region, why))
+		return false;
 	if (m->fd_num != want_fds)
 		return fail(why, "%s: came with %d file descriptors, needs %d",
 			    name, m->fd_num, want_fds);

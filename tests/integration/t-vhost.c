@@ -822,6 +822,41 @@ static int m_mem_table_missing_fd(struct vu_frontend *fe)
 			   &fe->ram.region[0].fd, 1);
 }
 
+/*
+ * Guest RAM, then a second region that starts where the first does and
+ * is empty (wrap = false), or starts inside it and wraps around the
+ * address space (wrap = true): libvhost-user's search for its place in
+ * the table would never end.
+ */
+static int mem_table_bad_second(struct vu_frontend *fe, bool wrap)
+{
+	struct vu_mem_table mt = {.nregions = 2};
+	int fds[2] = {fe->ram.region[0].fd, fe->ram.region[0].fd};
+
+	mt.regions[0].guest_phys_addr = fe->ram.region[0].gpa;
+	mt.regions[0].memory_size = fe->ram.region[0].size;
+	mt.regions[0].userspace_addr = (uintptr_t)fe->ram.region[0].hva;
+	mt.regions[1] = mt.regions[0];
+	mt.regions[1].memory_size = 0;
+	if (wrap) {
+		mt.regions[1].guest_phys_addr += 4096;
+		mt.regions[1].userspace_addr += 4096;
+		mt.regions[1].memory_size = UINT64_MAX - 4095;
+	}
+	return vu_send_msg(fe, VU_SET_MEM_TABLE, need, &mt, sizeof(mt), fds,
+			   2);
+}
+
+static int m_mem_table_empty_region(struct vu_frontend *fe)
+{
+	return mem_table_bad_second(fe, false);
+}
+
+static int m_mem_table_wrapping_region(struct vu_frontend *fe)
+{
+	return mem_table_bad_second(fe, true);
+}
+
 static int m_mem_table_huge(struct vu_frontend *fe)
 {
 	struct vu_mem_table mt = {.nregions = 100000};
@@ -965,6 +1000,10 @@ static const struct msg_case msg_cases[] = {
     {"SET_MEM_TABLE with 2 regions and 1 fd", m_mem_table_missing_fd, OWES_ACK,
      NULL, false},
     {"SET_MEM_TABLE with 9 regions", m_mem_table_nine, OWES_ACK, NULL, false},
+    {"SET_MEM_TABLE with an empty region where another starts",
+     m_mem_table_empty_region, OWES_ACK, NULL, false},
+    {"SET_MEM_TABLE with a region wrapping around 2^64",
+     m_mem_table_wrapping_region, OWES_ACK, NULL, false},
     {"SET_VRING_KICK without fd or NOFD flag", m_kick_without_fd, OWES_ACK,
      NULL, false},
     {"SET_VRING_CALL with 12 fds attached", m_too_many_fds, OWES_ACK, NULL,
