@@ -315,16 +315,19 @@ class RdmaGuests:
             n.check("modprobe pvrdma_overlay", timeout=120)
         # The port goes ACTIVE and the GIDs of the NIC's addresses appear
         # from netdev events, shortly after the device registers.
+        # Absolute paths on every try: a device that re-registers (after a
+        # back-end restart) replaces its sysfs directory under a shell
+        # that had entered it.
         sysfs = "/sys/class/infiniband/%s/ports/1" % n.ibdev
-        script = ("cd {p}; for t in $(seq 1 100); do "
-                  "  if grep -q ACTIVE state; then "
-                  "    for f in $(grep -lx {g} gids/* 2>/dev/null); do i=${{f##*/}}; "
-                  "      [ \"$(cat gid_attrs/types/$i 2>/dev/null)\" = 'RoCE v2' ] && "
+        script = ("p={p}; for t in $(seq 1 100); do "
+                  "  if grep -qs ACTIVE $p/state; then "
+                  "    for f in $(grep -lx {g} $p/gids/* 2>/dev/null); do i=${{f##*/}}; "
+                  "      [ \"$(cat $p/gid_attrs/types/$i 2>/dev/null)\" = 'RoCE v2' ] && "
                   "        echo $i && exit 0; "
                   "    done; "
                   "  fi; sleep 0.1; "
-                  "done; echo 'no ACTIVE port with the RoCE v2 GID {g}:'; cat state; "
-                  "grep -H . gids/* | grep -v ':0000:0000:0000:0000:0000:0000:0000:0000$'; "
+                  "done; echo 'no ACTIVE port with the RoCE v2 GID {g}:'; cat $p/state; "
+                  "grep -H . $p/gids/* | grep -v ':0000:0000:0000:0000:0000:0000:0000:0000$'; "
                   "exit 1".format(p=sysfs, g=n.gid))
         out = n.check(script, timeout=60)
         n.gid_index = int(out.split()[0])
