@@ -167,8 +167,12 @@ class RdmaGuests:
     and sets the device up in each. kind defaults to device_kind()."""
 
     def __init__(self, nodes, kind=None, subnet_bits=24, vni_base=100,
-                 daemon_options=None, reconnect_ms=None, shared_host=False):
+                 daemon_options=None, reconnect_ms=None, shared_host=False,
+                 guest_factory=None):
         self.nodes = list(nodes)
+        # a function (rg, node) -> an unstarted guest in place of Guest,
+        # e.g. a libvirt.LibvirtGuest; with pvo, node.sock is set by then
+        self.guest_factory = guest_factory
         # pvo on several hosts: the back-ends all run on one machine (one
         # namespace, a VTEP address each; hosts.Hosts(shared=True))
         self.shared_host = shared_host
@@ -285,9 +289,12 @@ class RdmaGuests:
         for n, net in zip(self.nodes, nets):
             extra = devices.pvrdma_overlay(n.sock, reconnect_ms=self.reconnect_ms) \
                 if self.kind == "pvo" else []
-            n.guest = Guest(n.name, logdir=self.logdir, ip="%s/%d" % (n.ip, self.subnet_bits),
-                            mac=n.mac, netdev=net, extra_args=extra, memory=n.memory,
-                            ram_root=n.ram_root)
+            if self.guest_factory is not None:
+                n.guest = self.guest_factory(self, n)
+            else:
+                n.guest = Guest(n.name, logdir=self.logdir,
+                                ip="%s/%d" % (n.ip, self.subnet_bits), mac=n.mac, netdev=net,
+                                extra_args=extra, memory=n.memory, ram_root=n.ram_root)
             n.guest.start()
         for n in self.nodes:
             n.guest.wait_boot()
