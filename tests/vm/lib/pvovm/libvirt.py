@@ -36,6 +36,7 @@ import pwd
 import shlex
 import signal
 import subprocess
+import tempfile
 import time
 import uuid
 import xml.etree.ElementTree as ET
@@ -98,6 +99,48 @@ def _stop_all():
 atexit.register(_stop_all)
 
 
+def remove_stale():
+    """Stops what a killed earlier test left: libvirtd drops the parent-death
+    signal when it becomes USER, and libvirt daemonizes QEMU, so they
+    outlive a SIGKILLed test. Its directories (pvo-libvirt-*, with the pid
+    of the test that made them in owner.pid) name them: every process
+    whose command line or environment mentions the directory of a test
+    that no longer runs is killed, then the directory is removed."""
+    base = os.environ.get("PVO_SOCK_DIR", tempfile.gettempdir())
+    stale = []
+    for name in os.listdir(base):
+        d = os.path.join(base, name)
+        if not name.startswith("pvo-libvirt-"):
+            continue
+        owner = _read_pid(os.path.join(d, "owner.pid"))
+        try:
+            # (a directory just made has no owner.pid for a moment)
+            old = time.time() - os.stat(d).st_mtime > 60
+        except OSError:
+            continue
+        if not _alive_pid(owner) if owner is not None else old:
+            stale.append(d.encode())
+    if not stale:
+        return
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        text = b""
+        for what in ("cmdline", "environ"):
+            try:
+                with open("/proc/%s/%s" % (pid, what), "rb") as f:
+                    text += f.read()
+            except OSError:
+                pass
+        if any(d + b"/" in text or text.endswith(d) for d in stale):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+    for d in stale:
+        paths.remove_private_dir(d.decode())
+
+
 class Libvirtd:
     """One session-mode libvirtd as USER, with its own directories under
     a private directory; its log is <logdir>/libvirtd-<name>.log and every
@@ -134,8 +177,11 @@ class Libvirtd:
                 "env", "-i"] + ["%s=%s" % kv for kv in self.env().items()] + list(argv)
 
     def start(self, timeout=60):
+        remove_stale()
         self.dir = paths.private_dir("libvirt-%s" % self.name)
         _daemons.add(self)
+        with open(os.path.join(self.dir, "owner.pid"), "w") as f:
+            f.write("%d\n" % os.getpid())
         give(self.dir, 0o755)
         for sub in ("home", "run", "config", "config/libvirt", "cache"):
             p = os.path.join(self.dir, sub)
