@@ -364,6 +364,11 @@ class LibvirtGuest(Guest):
         vcpu.text = str(max(2, int(vcpu.text)))
         vcpu.set("current", "1")
         devices = root.find("devices")
+        # the generated domain's MAC (the back-end's) stays the NIC's
+        mac = devices.find("interface/mac")
+        if mac is not None and mac.get("address").lower() != self.mac:
+            raise ValueError("%s: the domain's MAC %s is not the guest's %s"
+                             % (self.name, mac.get("address"), self.mac))
         for tag in ("interface", "serial", "console"):
             for el in devices.findall(tag):
                 devices.remove(el)
