@@ -1,10 +1,10 @@
 """libvirt for VM tests: libvirt daemons the test starts itself, and guests
 defined, started, shut down and migrated with virsh.
 
-    with Hosts(1, logdir) as hs:                 # one network namespace
-        net = multicast_ready(hs.name(0))
+    with Hosts(2, logdir, shared=True) as hs:   # one network namespace
+        multicast_ready(hs.name(0))              # for mcast_nic() NICs
         lv = Libvirtd("host-a", logdir, netns=hs.name(0)).start()
-        g = LibvirtGuest(lv, "g1", domain_xml, ip="10.0.0.1/24", mac=MAC)
+        g = LibvirtGuest(lv, "g1", domain_xml, mcast_nic(47901), ip="10.0.0.1/24", mac=MAC)
         g.start(); g.wait_boot(); g.run("...")   # as a Guest (guest.py)
         g.shutdown()                             # virsh shutdown: ACPI power button
         g.start(); g.wait_boot()                 # virsh start
@@ -393,8 +393,9 @@ class LibvirtGuest(Guest):
     # -- life cycle ---------------------------------------------------------
 
     def start(self, timeout=30):
-        """Define the domain (first time), virsh start it, attach the
-        console (does not wait for the boot)."""
+        """virsh define the domain (each time: its console socket is a new
+        one), virsh start it, attach the console (does not wait for the
+        boot)."""
         missing_files = paths.missing_guest_files(True)
         if missing_files:
             raise GuestError("%s: cannot start, missing: %s" % (self.name,
@@ -416,7 +417,6 @@ class LibvirtGuest(Guest):
         give(self.console_sock, 0o600)
         self._started = time.monotonic()
         try:
-            # (again at each start: the console socket is a new one)
             self.lv.virsh("define", self._xml_file(self.domain(self.console_sock), "domain.xml"))
             self.defined = True
             self.lv.virsh("start", self.name)
