@@ -334,11 +334,14 @@ static void queue_set_started(VuDev *dev, int qidx, bool started)
 		return;
 	}
 	if (vh != vm->vhost) {
+		/* A VM that moved away and comes back from another host
+		 * before its old QEMU here has quit replaces that QEMU's
+		 * session too, but its peers must learn where it is. */
+		within = !vm->moved_away;
 		if (!take_over(vm, vh)) {
 			dev->panic(dev, "refused to start the VM");
 			return;
 		}
-		within = true;
 	}
 	if (vh->loaded) {
 		apply_loaded(vm, vh, !within);

@@ -423,10 +423,11 @@ static bool move_one(struct pair *p, struct node *n, const char *to,
 /*
  * Both ends move at once, each to another host, while the other is
  * frozen too: each back-end learns where the other VM went only from
- * the other destination's announcement.
+ * the other destination's announcement. b_old: b's source QEMU stays
+ * (its session fd, for the caller to close) instead of quitting.
  */
 static bool move_both(struct pair *p, const char *a_to, const char *b_to,
-		      const char *what)
+		      const char *what, int *b_old)
 {
 	uint8_t *abuf, *bbuf;
 	size_t alen, blen;
@@ -448,7 +449,9 @@ static bool move_both(struct pair *p, const char *a_to, const char *b_to,
 	if (ok)
 		check_across(9601);
 	close(aold);
-	if (bold >= 0)
+	if (b_old)
+		*b_old = bold;
+	else if (bold >= 0)
 		close(bold);
 	return ok && traffic_after(p, what);
 }
@@ -543,6 +546,7 @@ static void forged_announcements(void)
 static void migrate_hosts(struct pair *p)
 {
 	char err[512];
+	int b_old = -1;
 
 	if (start_host3(err, sizeof(err)) != 0) {
 		tap_ok(false, "host 3's back-end starts: %s", err);
@@ -581,8 +585,11 @@ static void migrate_hosts(struct pair *p)
 	}
 	if (!move_both(p, backend_vm_socket(&bp, "a"),
 		       backend_vm_socket(&bp3, "b"),
-		       "a back to host 1 while b moves to host 3"))
+		       "a back to host 1 while b moves to host 3", &b_old)) {
+		if (b_old >= 0)
+			close(b_old);
 		return;
+	}
 	tap_ok(
 	    log_has(&bp3, "10.0.0.1 migrated behind VTEP 127.0.0.1", NULL) &&
 		log_has(&bp, "10.0.0.2 migrated behind VTEP 127.0.0.3", NULL),
@@ -590,12 +597,15 @@ static void migrate_hosts(struct pair *p)
 	tap_ok(log_has(&bp2, "vm a: migrated to VTEP 127.0.0.1", NULL) &&
 		   log_has(&bp2, "vm b: migrated to VTEP 127.0.0.3", NULL),
 	       "host 2 no longer serves a and b");
-	/* b home again, where the sections after this one expect it */
+	/* b home again, where the sections after this one expect it,
+	 * before its QEMU there quit: host 2 must still announce it */
 	if (move_one(p, &B, backend_vm_socket(&bp2, "b"),
-		     "b back from host 3 to host 2"))
+		     "b back from host 3 to host 2, its old QEMU there still "
+		     "running"))
 		tap_ok(log_has(&bp, "10.0.0.2 migrated behind VTEP 127.0.0.2",
 			       NULL),
 		       "host 1 followed b back to host 2");
+	close(b_old);
 	sleep_ms(1300); /* the last repeats */
 	tap_ok(drops(&bp, "stale_announce") == 0 &&
 		   drops(&bp3, "stale_announce") == 0,
