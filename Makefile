@@ -31,6 +31,7 @@ help:
 	@echo "                T=tests/vm/t-perftest runs one test, SUITE=unit|integration|vm|fuzz one suite"
 	@echo "make demo       start a back-end and two TCG guests: the device from inside, perftest table"
 	@echo "make bench      native data-path benchmarks (ratios against memcpy and UDP, same run)"
+	@echo "make bench-migration  RDMA blackout against QEMU's downtime, guests migrating (TCG, ~4 min)"
 	@echo "make fuzz       coverage-guided fuzzing, FUZZ_SECONDS (default 60) per harness (backend/fuzz)"
 	@echo "make backend    the daemon and pvo-ctl, plain / sanitizer / profile / fuzz (build/{plain,san,prof,fuzz})"
 	@echo "make qemu       QEMU 10.0 with -device pvrdma-overlay (build/qemu)"
@@ -110,9 +111,14 @@ fuzz: backend
 bench: backend
 	@bench/run.sh
 
+# Live migration under RDMA WRITEs: two TCG guests, so apart from make
+# bench (which needs no guest); bench/README.md.
+bench-migration: build
+	@bench/migration.py
+
 clean:
 	rm -rf build
 	$(MAKE) -s -C guest-driver clean KDIR=$(KDIR) || true
 
 .PHONY: all help deps build qemu backend driver rdma-core guest \
-	test-programs check check-unit demo fuzz bench clean
+	test-programs check check-unit demo fuzz bench bench-migration clean
