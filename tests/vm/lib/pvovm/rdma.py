@@ -168,7 +168,7 @@ class RdmaGuests:
 
     def __init__(self, nodes, kind=None, subnet_bits=24, vni_base=100,
                  daemon_options=None, reconnect_ms=None, shared_host=False,
-                 guest_factory=None):
+                 guest_factory=None, qemu_args=()):
         self.nodes = list(nodes)
         # a function (rg, node) -> an unstarted guest in place of Guest,
         # e.g. a libvirt.LibvirtGuest; with pvo, node.sock is set by then
@@ -176,6 +176,9 @@ class RdmaGuests:
         # pvo on several hosts: the back-ends all run on one machine (one
         # namespace, a VTEP address each; hosts.Hosts(shared=True))
         self.shared_host = shared_host
+        # more QEMU arguments for every guest (and so for the destinations
+        # of their migrations), e.g. trace events
+        self.qemu_args = list(qemu_args)
         # pvo: the devices' chardevs reconnect to a back-end that went
         # away (restart_backend())
         self.reconnect_ms = reconnect_ms
@@ -289,6 +292,7 @@ class RdmaGuests:
         for n, net in zip(self.nodes, nets):
             extra = devices.pvrdma_overlay(n.sock, reconnect_ms=self.reconnect_ms) \
                 if self.kind == "pvo" else []
+            extra += self.qemu_args
             if self.guest_factory is not None:
                 n.guest = self.guest_factory(self, n)
             else:
