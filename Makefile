@@ -31,7 +31,7 @@ help:
 	@echo "                T=tests/vm/t-perftest runs one test, SUITE=unit|integration|vm|fuzz one suite"
 	@echo "make demo       start a back-end and two TCG guests: the device from inside, perftest table"
 	@echo "make bench      native data-path benchmarks (ratios against memcpy and UDP, same run)"
-	@echo "make bench-migration  RDMA blackout against QEMU's downtime, guests migrating (TCG, ~4 min)"
+	@echo "make bench-migration  RDMA blackout against QEMU's downtime, guests migrating (about 3 min)"
 	@echo "make fuzz       coverage-guided fuzzing, FUZZ_SECONDS (default 60) per harness (backend/fuzz)"
 	@echo "make backend    the daemon and pvo-ctl, plain / sanitizer / profile / fuzz (build/{plain,san,prof,fuzz})"
 	@echo "make qemu       QEMU 10.0 with -device pvrdma-overlay (build/qemu)"

@@ -15,20 +15,21 @@ The blackout is timed by the guest that does not migrate: a guest's clock
 stands still while its VM is stopped, so the migrating writer's own gaps
 between completions leave the stop out. g2's receiver looks for a new
 WRITE every millisecond; the blackout is its longest wait that covers the
-switch-over (placed on g2's clock from query-migrate, polled every 50 ms,
-and the offset of g2's clock to the host's). pvo-blackout also says for
-how long of that wait the receiver itself did not run ("blind": a loaded
-host's noise, not the device's). How long the migrating guest's clock
-stood still is the VM's stop as the guest sees it; QEMU's downtime is the
-source's view and leaves out the destination's loading.
+VM's stop. The stop is placed on the host's clock by QEMU's downtime
+checkpoints (trace events in each QEMU's log: the source stops the VM,
+the destination runs it), and the receiver's waits by the offset of g2's
+clock to the host's. pvo-blackout also says for how long of a wait the
+receiver itself did not run ("blind": a loaded host's noise, not the
+device's).
 
 Per migration: converged or not, total time, RAM sent, dirty-sync
 passes, the highest dirty-page rate query-migrate showed, QEMU's
-downtime, the guest's stop, the blackout, blackout - downtime (target:
-under 100 ms), blackout - stop (the RDMA's own share: resuming the
-rings, the back-end's 20 ms thaw delay, the first completions), the
-longest pause while the migration ran, the writer's own longest gap and
-its bandwidth.
+downtime (the source's view: until it sent the last byte), the VM's stop
+from the checkpoints (until the destination runs it), the blackout,
+blackout - downtime (target: under 100 ms), blackout - VM stop (the
+RDMA's own share: the back-end's 20 ms thaw delay after the rings start,
+the first WQEs), the longest pause while the migration ran, the
+writer's own longest gap and its bandwidth.
 
 Then (--receiver-area MiB, default 64; 0: skip) g2, the WRITEs' target,
 migrates while the writer goes round that many MiB of it: the back-end
@@ -70,6 +71,11 @@ PAUSE = re.compile(r"^(server|writer) pause: at=([\d.]+) len_ms=([\d.]+) blind_m
 # pauses that end this long after the migration completed still count
 # (the destination's first moments)
 AFTER_SWITCH = 1.0
+# QEMU's downtime checkpoints, timestamped (wall clock) in each QEMU's log:
+# the source stops the VM at src-downtime-start, the destination runs it
+# from dst-precopy-bh-vm-started
+QEMU_TRACE = ["-msg", "timestamp=on", "-trace", "vmstate_downtime_checkpoint"]
+CHECKPOINT = re.compile(r"^\d+@([\d.]+):vmstate_downtime_checkpoint (\S+)\s*$", re.M)
 
 
 def say(msg):
@@ -92,6 +98,9 @@ class Run:
         # migration started, the last poll that found it still running and
         # the first that found it completed
         self.started = self.t_migrate = self.t_running = self.t_completed = None
+        # from QEMU's checkpoints: (source stopped the VM, the destination
+        # runs it), on the host's monotonic clock
+        self.vm_stop = None
         # the side that does not migrate times the blackout: its clock runs on
         self.observer = "server"
         self.offset = None       # (observer's clock - host's, uncertainty), s
@@ -124,18 +133,22 @@ class Run:
                 if self.summary else None)
             return
         slack = self.offset[1] + 0.02
-        # the VM stopped downtime before the migration completed (QEMU's
-        # measure): the pause that covers the middle of that is the switch-over's
+        # the switch-over's pause overlaps the VM's stop: from QEMU's
+        # checkpoints, else the downtime before query-migrate said completed
         done = self.t_completed or time.monotonic()
         running = self.t_running or done
         down = self.stats.downtime if self.stats and self.stats.downtime else 0
-        mid = ((running + done) / 2 - down / 2, (done - running) / 2 + slack)
+        if self.vm_stop:
+            stop = ((self.vm_stop[0] + self.vm_stop[1]) / 2,
+                    (self.vm_stop[1] - self.vm_stop[0]) / 2 + slack)
+        else:
+            stop = ((running + done) / 2 - down / 2, (done - running) / 2 + slack)
         for at, length, blind in pauses:
             start = at - self.offset[0]
             end = start + length / 1000
             if end >= self.t_migrate - slack and start <= done + AFTER_SWITCH + slack:
                 self.longest = max(self.longest or (0, 0), (length, blind))
-            if self.t_completed and start <= mid[0] + mid[1] and end >= mid[0] - mid[1]:
+            if self.t_completed and start <= stop[0] + stop[1] and end >= stop[0] - stop[1]:
                 self.blackout = max(self.blackout or (0, 0), (length, blind))
 
 
@@ -146,6 +159,17 @@ def clock_offset(node):
     out = node.check("cat /proc/uptime")
     t2 = time.monotonic()
     return float(out.split()[0]) - (t1 + t2) / 2, (t2 - t1) / 2 + 0.005
+
+
+def checkpoint(log, name):
+    """The wall-clock time of QEMU's last downtime checkpoint name in log,
+    on the host's monotonic clock; None if there is none."""
+    try:
+        with open(log, errors="replace") as f:
+            times = [float(t) for t, n in CHECKPOINT.findall(f.read()) if n == name]
+    except OSError:
+        return None
+    return times[-1] - (time.time() - time.monotonic()) if times else None
 
 
 def commands(writer, target, seconds, area):
@@ -196,9 +220,14 @@ def migrate_under_writes(rg, mover, area, args, settings, what):
             run.t_running = time.monotonic()
 
     run.t_migrate = time.monotonic()
+    source_log = mover.guest.qemu_log
     try:
         m = mover.guest.start_migration(progress=progress, **(settings[1] if settings else {}))
         run.stats = m.wait(timeout=args.converge_s)
+        stopped = checkpoint(source_log, "src-downtime-start")
+        started = checkpoint(mover.guest.qemu_log, "dst-precopy-bh-vm-started")
+        if stopped and started and run.t_migrate < stopped < started:
+            run.vm_stop = (stopped, started)
     except MigrationError as e:
         run.error = str(e).split("\n")[0]
         run.stats = e.stats
@@ -219,9 +248,9 @@ def report(r):
     if s is None:
         say("  pvo-blackout failed: %s" % r.pair.diag())
         return
-    say("  writer: %d WRITEs, %.0f MB/s, the server found every slot right; the writer's "
-        "clock stood still %.0f ms" % (s["writes"], s["mbps"],
-                                        (s["peer_seconds"] - s["seconds"]) * 1000))
+    say("  writer: %d WRITEs, %.0f MB/s, the receiver found every slot right; the guests' "
+        "clocks drifted %.0f ms apart (one stands still while its VM is stopped)"
+        % (s["writes"], s["mbps"], abs(s["peer_seconds"] - s["seconds"]) * 1000))
     for line in GAP_LINE.findall(r.pair.client_out):
         say("    " + line)
     who = "g2's receiver" if r.observer == "server" else "g1's writer"
@@ -230,6 +259,10 @@ def report(r):
             "%s's clock - host's: %.3f +- %.3f s)" % (
                 r.t_migrate - r.started, r.t_completed - r.started, who, r.offset[0],
                 r.offset[1]))
+    if r.vm_stop:
+        say("  QEMU's checkpoints: the VM stopped %.2f s after the writer was started, ran "
+            "again on the destination %.1f ms later" % (
+                r.vm_stop[0] - r.started, (r.vm_stop[1] - r.vm_stop[0]) * 1000))
     if r.longest:
         say("  longest pause %s: %.1f ms (%s did not look for %.1f ms of it)"
             % ("during the migration" if r.t_migrate else "of the run", r.longest[0], who,
@@ -245,8 +278,8 @@ def fmt(v, spec):
 
 def table(runs, base):
     lines = ["| run | converged | total s | RAM sent MiB | dirty syncs | dirty rate MiB/s | "
-             "downtime ms | guest stopped ms | blackout ms | blackout - downtime ms | "
-             "blackout - guest stopped ms | longest pause ms | writer's own gap ms | "
+             "downtime ms | VM stopped ms | blackout ms | blackout - downtime ms | "
+             "blackout - VM stopped ms | longest pause ms | writer's own gap ms | "
              "WRITE MB/s |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
@@ -264,8 +297,7 @@ def table(runs, base):
         if r.settings:
             conv += ", " + r.settings[0]
         down = st.downtime * 1000 if done else None
-        # the migrating guest's clock stands still while its VM is stopped
-        stopped = abs(s["peer_seconds"] - s["seconds"]) * 1000 if s and done else None
+        stopped = (r.vm_stop[1] - r.vm_stop[0]) * 1000 if r.vm_stop else None
         lines.append("| %s |" % " | ".join([
             r.what, conv,
             fmt(st.total_time if st else None, "%.2f"),
@@ -304,9 +336,9 @@ def main():
     if missing:
         sys.exit("bench-migration: build outputs missing: %s (run make)" % "; ".join(missing))
     nodes = [Node("g1", "10.0.42.1", ram_root=True), Node("g2", "10.0.42.2", ram_root=True)]
-    say("back-end %s; two ram-root TCG guests (about 30 s)" % os.environ["PVO_BACKEND"])
+    say("back-end %s; two ram-root TCG guests (about 20 s)" % os.environ["PVO_BACKEND"])
     t_start = time.monotonic()
-    with RdmaGuests(nodes, kind="pvo") as rg:
+    with RdmaGuests(nodes, kind="pvo", qemu_args=QEMU_TRACE) as rg:
         a, b = rg.nodes
         clock = a.check("cat /sys/devices/system/clocksource/clocksource0/current_clocksource")
         params = a.guest.qmp("query-migrate-parameters")
