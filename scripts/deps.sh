@@ -60,4 +60,5 @@ if ! ls linux-image-${GUEST_KVER}_*.deb >/dev/null 2>&1; then
 	echo "deps: apt-get download linux-image-$GUEST_KVER"
 	apt-get download -q "linux-image-$GUEST_KVER" >/dev/null
 fi
+"$here/avocado-deps.sh"
 echo "deps: ok (sources in $src)"
