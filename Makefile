@@ -40,6 +40,7 @@ help:
 	@echo "make guest      the TCG guest's kernel and initramfs (build/guest)"
 	@echo "make test-programs  tests, harness, tools, in-guest programs, bench"
 	@echo "make check-unit the unit and integration suites only (no QEMU, no guest)"
+	@echo "make check-avocado  the avocado-vt test provider (tests/avocado-vt) on TCG guests"
 	@echo "make clean      remove build/ (the caches in $(PVO_CACHE) stay)"
 
 deps:
@@ -99,6 +100,12 @@ check: deps build
 check-unit: backend
 	@scripts/run-tests.sh $(SAN) "$(or $(SUITE),unit integration)" "$(T)" $(MESON_TEST_FLAGS)
 
+# The avocado-vt provider, and that it fails on a broken device (both are
+# also in make check's vm suite).
+check-avocado: deps build
+	@scripts/run-tests.sh $(SAN) vm "tests/avocado-vt/t-avocado tests/avocado-vt/t-broken-device" \
+		$(MESON_TEST_FLAGS)
+
 demo: deps build
 	@scripts/demo.sh
 
@@ -121,4 +128,4 @@ clean:
 	$(MAKE) -s -C guest-driver clean KDIR=$(KDIR) || true
 
 .PHONY: all help deps build qemu backend driver rdma-core guest \
-	test-programs check check-unit demo fuzz bench bench-migration clean
+	test-programs check check-unit check-avocado demo fuzz bench bench-migration clean
