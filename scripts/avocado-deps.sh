@@ -23,6 +23,7 @@ for p in $pkgs; do
 done
 if [ -n "$missing" ]; then
 	echo "deps: apt-get install$missing (avocado-vt)"
+	# shellcheck disable=SC2086 # a list of packages
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
 fi
 

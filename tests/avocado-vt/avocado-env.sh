@@ -3,7 +3,7 @@
 # tree (build/avocado, not /root or /var/lib), a bootstrapped avocado-vt that downloads
 # nothing, and this provider registered by path. Sets VENV, AVOCADO,
 # AVOCADO_BASE, VT_DATA.
-# shellcheck shell=sh
+# shellcheck shell=sh disable=SC2154 # top: set by the sourcing script
 build=$top/build
 VENV=$build/avocado-venv
 AVOCADO=$VENV/bin/avocado
@@ -14,9 +14,9 @@ if [ ! -x "$AVOCADO" ]; then
 	return 1
 fi
 # avocado reads $VIRTUAL_ENV/etc/avocado/avocado.conf as its system config
-export VIRTUAL_ENV=$VENV
+export VIRTUAL_ENV="$VENV"
 # aexpect runs its helper from PATH
-export PATH=$VENV/bin:$PATH
+export PATH="$VENV/bin:$PATH"
 mkdir -p "$VENV/etc/avocado" "$AVOCADO_BASE/tmp"
 cat >"$VENV/etc/avocado/avocado.conf" <<CONF
 [datadir.paths]
@@ -29,6 +29,8 @@ cache_dirs = ["$AVOCADO_BASE/cache"]
 tmp_dir = $AVOCADO_BASE/tmp
 [sysinfo.collect]
 enabled = False
+[plugins.vtjoblock]
+dir = $AVOCADO_BASE/tmp
 CONF
 
 # This provider, registered by path (before vt-bootstrap, which lists the

@@ -47,15 +47,17 @@ class Node:
         return "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % tuple(
             int(x) for x in self.ip.split("."))
 
-    def login(self):
+    def login(self, recreate=False):
+        """A shell session; recreate: a new serial console first (after the
+        VM moved to another QEMU, e.g. a migration)."""
         timeout = int(self.params.get("login_timeout", 360))
         if self.params.get("pvo_login", "serial") == "serial":
             attempt = int(self.params.get("pvo_login_attempt", 3))
-            self.session = self.vm.wait_for_serial_login(timeout=timeout,
-                                                         internal_timeout=attempt)
+            self.session = self.vm.wait_for_serial_login(
+                timeout=timeout, internal_timeout=attempt, recreate_serial_console=recreate)
         else:
             self.session = self.vm.wait_for_login(timeout=timeout)
-        # no job-control notices, no pager, a sane width for long lines
+        # no job-control notices, no pager
         self.session.cmd("set +m; export PAGER=cat SYSTEMD_PAGER=cat")
         return self
 

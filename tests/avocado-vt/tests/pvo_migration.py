@@ -49,10 +49,8 @@ def run(test, params, env):
                protocol=params.get("migration_protocol", "unix"), env=env)
     pvo_rdma.LOG.info("PASS: %s migrated in %.1f s (wall), traffic running",
                       vm.name, time.monotonic() - started)
-    vm = env.get_vm(vm.name)
-    a.vm = vm
-    a.session = vm.wait_for_serial_login(timeout=120, recreate_serial_console=True)
-    a.session.cmd("set +m")
+    a.vm = env.get_vm(vm.name)
+    a.login(recreate=True)
 
     results = {}
     for name, node in (("bw-client", a), ("bw-server", b), ("rping-client", a),
