@@ -3,15 +3,20 @@
 # tests/avocado-vt runs on: avocado 113.0 and avocado-vt 113.0 in a venv,
 # build/avocado-venv, on Debian's python3 (--system-site-packages: six,
 # setuptools and packaging come from Debian), plus the host tools
-# avocado-vt checks for. The wheels come from $PVO_WHEELS (default
-# /work/shared/wheels) when that directory exists, otherwise from the
-# Python package index. The venv is keyed on the wheel set and the
+# avocado-vt checks for. The wheels come from $PVO_WHEELS, else from
+# shared/wheels next to the checkout or /work/shared/wheels, whichever
+# exists, otherwise from the Python package index. The venv is keyed on the wheel set and the
 # Python version: a rerun with the same inputs only compares the key.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 venv=$top/build/avocado-venv
-wheels=${PVO_WHEELS:-/work/shared/wheels}
+wheels=${PVO_WHEELS:-}
+if [ -z "$wheels" ]; then
+	for w in "$top/../shared/wheels" /work/shared/wheels; do
+		[ -d "$w" ] && wheels=$(cd "$w" && pwd) && break
+	done
+fi
 pins="avocado-framework==113.0 avocado-framework-plugin-vt==113.0"
 
 pkgs="python3-venv python3-setuptools python3-six python3-packaging
@@ -27,7 +32,7 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
 fi
 
-if [ -d "$wheels" ]; then
+if [ -n "$wheels" ] && [ -d "$wheels" ]; then
 	source="--no-index --find-links $wheels"
 	from="the wheels in $wheels"
 	key=$( (echo "$pins"; /usr/bin/python3 --version; cd "$wheels" && sha256sum ./*.whl) |
