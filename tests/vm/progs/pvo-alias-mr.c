@@ -72,25 +72,6 @@ static uint8_t *shared_block(void)
 	return p;
 }
 
-static struct ibv_qp *make_qp(void)
-{
-	struct ibv_qp_init_attr init = {
-	    .send_cq = cq,
-	    .recv_cq = cq,
-	    .qp_type = IBV_QPT_RC,
-	    .sq_sig_all = 1,
-	    .cap = {.max_send_wr = 8,
-		    .max_recv_wr = 8,
-		    .max_send_sge = 1,
-		    .max_recv_sge = 1},
-	};
-	struct ibv_qp *qp = ibv_create_qp(dev.pd, &init);
-
-	if (!qp)
-		pt_die("ibv_create_qp");
-	return qp;
-}
-
 /* Posts wr on qp and waits for its completion; returns its status. */
 static int post_wait(struct ibv_qp *qp, struct ibv_send_wr *wr)
 {
@@ -295,8 +276,8 @@ int main(int argc, char **argv)
 	if (!local_mr)
 		pt_die("ibv_reg_mr of the local buffer");
 	pt_stream_fill(&s, local, MR_LEN);
-	qa = make_qp();
-	qb = make_qp();
+	qa = pt_create_rc(&dev, cq, 8);
+	qb = pt_create_rc(&dev, cq, 8);
 	r = pt_connect_pair(&dev, qa, qb, &pt_conn_default);
 	if (r) {
 		errno = r;

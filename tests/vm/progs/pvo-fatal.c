@@ -47,23 +47,6 @@ static void usage(void)
 	exit(2);
 }
 
-static struct ibv_qp *make_qp(void)
-{
-	struct ibv_qp_init_attr qa = {
-		.send_cq = cq,
-		.recv_cq = cq,
-		.qp_type = IBV_QPT_RC,
-		.sq_sig_all = 1,
-		.cap = {.max_send_wr = 16, .max_recv_wr = 16,
-			.max_send_sge = 1, .max_recv_sge = 1},
-	};
-	struct ibv_qp *qp = ibv_create_qp(dev.pd, &qa);
-
-	if (!qp)
-		pt_die("ibv_create_qp");
-	return qp;
-}
-
 /* One WRITE from a into the second half of the buffer: 1 if it completed
  * with success, 0 if nothing completed within ms, -1 on an error CQE. */
 static int write_once(int ms)
@@ -126,8 +109,8 @@ int main(int argc, char **argv)
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!mr)
 		pt_die("ibv_reg_mr");
-	qa = make_qp();
-	qb = make_qp();
+	qa = pt_create_rc(&dev, cq, 16);
+	qb = pt_create_rc(&dev, cq, 16);
 	r = pt_connect_pair(&dev, qa, qb, &pt_conn_default);
 	if (r) {
 		errno = r;

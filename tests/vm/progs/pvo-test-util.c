@@ -295,6 +295,23 @@ int pt_set_error(struct ibv_qp *qp)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE) ? errno : 0;
 }
 
+struct ibv_qp *pt_create_rc(struct pt_dev *d, struct ibv_cq *cq, uint32_t depth)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 1,
+		.cap = { .max_send_wr = depth, .max_recv_wr = depth,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(d->pd, &a);
+
+	if (!qp)
+		pt_die("ibv_create_qp (RC, %u WRs)", depth);
+	return qp;
+}
+
 struct ibv_ah *pt_create_ah(struct pt_dev *d, const uint8_t gid[16])
 {
 	struct ibv_ah_attr ah;

@@ -73,6 +73,9 @@ int pt_connect_qp(struct pt_dev *d, struct ibv_qp *qp, const struct pt_qp_info *
  * through the device): 0 or the errno of the failing ibv_modify_qp. */
 int pt_connect_pair(struct pt_dev *d, struct ibv_qp *a, struct ibv_qp *b,
 		    const struct pt_conn *c);
+/* An RC QP on cq (send and receive), every send signalled, depth WRs of
+ * one SGE each way; dies if the device refuses it. */
+struct ibv_qp *pt_create_rc(struct pt_dev *d, struct ibv_cq *cq, uint32_t depth);
 /* RESET -> INIT -> RTR -> RTS for UD with qkey. */
 int pt_ud_ready(struct pt_dev *d, struct ibv_qp *qp, uint32_t qkey);
 int pt_qp_state(struct ibv_qp *qp);
