@@ -53,7 +53,6 @@ static const struct msg_rule rules[VHOST_USER_MAX] = {
 	[VHOST_USER_SET_BACKEND_REQ_FD] = { 0, FDS_ONE },
 	[VHOST_USER_GET_CONFIG] = { VHOST_USER_CONFIG_HDR_SIZE, FDS_NONE },
 	[VHOST_USER_SET_CONFIG] = { VHOST_USER_CONFIG_HDR_SIZE, FDS_NONE },
-	[VHOST_USER_SET_INFLIGHT_FD] = { sizeof(VhostUserInflight), FDS_ONE },
 	[VHOST_USER_ADD_MEM_REG] = { MEMREG, FDS_ONE },
 	[VHOST_USER_REM_MEM_REG] = { MEMREG, FDS_ANY },
 };
@@ -114,6 +113,15 @@ bool pvo_vhost_msg_valid(VuDev *dev, const VhostUserMsg *m, char **why)
 
 	if (m->request <= VHOST_USER_NONE || m->request >= VHOST_USER_MAX)
 		return fail(why, "unknown vhost-user request %d", m->request);
+	/* Inflight tracking (INFLIGHT_SHMFD) is never offered: libvhost-user
+	 * would make a new memfd for every GET_INFLIGHT_FD and keep the last
+	 * one only, an fd a hostile front-end could repeat until the daemon
+	 * has none left. */
+	if (m->request == VHOST_USER_GET_INFLIGHT_FD ||
+	    m->request == VHOST_USER_SET_INFLIGHT_FD)
+		return fail(why, "%s: inflight tracking (INFLIGHT_SHMFD) was "
+				 "not offered",
+			    name);
 	r = &rules[m->request];
 	if (m->size < r->min_size || (r->exact && m->size != r->min_size))
 		return fail(why, "%s: payload of %u bytes, needs %s%u", name,

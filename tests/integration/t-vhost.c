@@ -900,6 +900,26 @@ static int m_log_base_size(struct vu_frontend *fe)
 	return ret;
 }
 
+/* Twice: each one would leave the daemon a memfd it never closes. */
+static int m_get_inflight(struct vu_frontend *fe)
+{
+	/* VhostUserInflight: mmap_size, mmap_offset, num_queues,
+	 * queue_size, 4 bytes of padding */
+	struct {
+		uint64_t size, offset;
+		uint16_t queues, queue_size;
+		uint32_t pad;
+	} inflight = {0, 0, 1, 64, 0};
+	int ret;
+
+	ret = vu_send_msg(fe, VU_GET_INFLIGHT_FD, VU_FLAG_VERSION, &inflight,
+			  sizeof(inflight), NULL, 0);
+	if (ret)
+		return ret;
+	return vu_send_msg(fe, VU_GET_INFLIGHT_FD, need, &inflight,
+			   sizeof(inflight), NULL, 0);
+}
+
 static int m_postcopy_advise(struct vu_frontend *fe)
 {
 	return vu_send_msg(fe, VU_POSTCOPY_ADVISE, VU_FLAG_VERSION, NULL, 0,
@@ -1011,6 +1031,8 @@ static const struct msg_case msg_cases[] = {
     {"SET_CONFIG over the MAC", m_set_config, OWES_ACK, NULL, false},
     {"SET_LOG_BASE with a 32-byte payload", m_log_base_size, OWES_ACK, NULL,
      false},
+    {"GET_INFLIGHT_FD twice (inflight tracking is not offered)",
+     m_get_inflight, OWES_ACK, NULL, false},
     {"POSTCOPY_ADVISE (postcopy is not supported)", m_postcopy_advise,
      OWES_REPLY, r_postcopy_refused, false},
     {"GET_CONFIG of 1000 bytes", m_config_too_big, OWES_REPLY, r_config_error,
