@@ -34,6 +34,7 @@ import json
 import os
 import pwd
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -63,6 +64,38 @@ def give(path, mode):
     uid, gid = _user()
     os.chown(path, uid, gid)
     os.chmod(path, mode)
+
+
+def user_can_read(path):
+    """Whether the daemon's user can open path: every directory on the way
+    searchable, the file readable (a checkout under a private directory,
+    e.g. one mktemp made, is not)."""
+    uid, gid = _user()
+    return subprocess.run(["setpriv", "--reuid", str(uid), "--regid", str(gid),
+                           "--clear-groups", "test", "-r", path],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+
+
+def emulator():
+    """This build's QEMU as the daemon's user reaches it: build/qemu is a
+    link into the build cache, which is readable by all."""
+    qemu = os.path.realpath(paths.QEMU)
+    if not user_can_read(qemu):
+        raise RuntimeError("%s: not readable by %s, who runs libvirt's QEMU here"
+                           % (qemu, USER))
+    return qemu
+
+
+def reachable_copy(path, stage_dir):
+    """path if the daemon's user can open it, else a copy of it in
+    stage_dir (a directory given to that user)."""
+    if user_can_read(path):
+        return path
+    copy = os.path.join(stage_dir, os.path.basename(path))
+    if not os.path.exists(copy):
+        shutil.copyfile(path, copy)
+        os.chmod(copy, 0o644)
+    return copy
 
 
 def missing():
@@ -354,7 +387,8 @@ class LibvirtGuest(Guest):
             root.insert(1, el)
         el.text = self.uuid
         os_el = root.find("os")
-        for tag, text in (("kernel", paths.KERNEL), ("initrd", self.initrd),
+        kernel = reachable_copy(paths.KERNEL, self._image_dir)
+        for tag, text in (("kernel", kernel), ("initrd", self.initrd),
                           ("cmdline", self.kernel_cmdline())):
             el = os_el.find(tag)
             if el is None:
