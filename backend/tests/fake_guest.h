@@ -12,6 +12,8 @@
 #include <endian.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <glib.h>
 
 #include "ctrl.h"
@@ -34,6 +36,23 @@ struct fake_guest {
 	struct pvo_vhost vhost;
 	uint64_t next;		/* bump allocator (GPA) */
 };
+
+/* An FG_HALF block of shared memfd memory, as a VMM's guest RAM (what
+ * mremap aliases need), or NULL. */
+static inline uint8_t *fg_shared_block(void)
+{
+	int fd = memfd_create("fake-guest", MFD_CLOEXEC);
+	void *p;
+
+	if (fd < 0 || ftruncate(fd, FG_HALF)) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, FG_HALF, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
 
 /* A guest whose RAM is the caller's two FG_HALF blocks (NULL: its own),
  * zeroed: a fuzzer reuses them instead of mapping 1 MiB per input. */

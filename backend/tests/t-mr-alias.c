@@ -22,18 +22,6 @@
 
 static struct fake_guest g;
 
-static uint8_t *shared_block(void)
-{
-	int fd = memfd_create("t-mr-alias", MFD_CLOEXEC);
-	void *p;
-
-	if (fd < 0 || ftruncate(fd, FG_HALF))
-		return NULL;
-	p = mmap(NULL, FG_HALF, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 static uint8_t pat(uint32_t page, uint32_t i)
 {
 	return (uint8_t)(page * 37 + i * 11 + (i >> 8));
@@ -110,7 +98,7 @@ int main(void)
 	static const char conf[] = "[tenant t]\nvni=1\n"
 				   "[vm a]\ntenant=t\nmac=52:54:00:00:00:0a\n"
 				   "ips=10.0.0.1\nsocket=/tmp/a.sock\n";
-	uint8_t *ram[2] = {shared_block(), shared_block()};
+	uint8_t *ram[2] = {fg_shared_block(), fg_shared_block()};
 	struct pvo_daemon_config *cfg;
 	char *err = NULL;
 

@@ -58,20 +58,6 @@ static void usage(void)
 	exit(2);
 }
 
-static uint8_t *shared_block(void)
-{
-	int fd = memfd_create("pvo-alias-mr", MFD_CLOEXEC);
-	void *p;
-
-	if (fd < 0 || ftruncate(fd, FG_HALF))
-		pt_die("memfd for guest RAM");
-	p = mmap(NULL, FG_HALF, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		pt_die("mapping guest RAM");
-	return p;
-}
-
 /* Posts wr on qp and waits for its completion; returns its status. */
 static int post_wait(struct ibv_qp *qp, struct ibv_send_wr *wr)
 {
@@ -228,7 +214,7 @@ int main(int argc, char **argv)
 	    "[tenant t]\nvni=1\n"
 	    "[vm a]\ntenant=t\nmac=52:54:00:00:00:0a\n"
 	    "ips=10.0.0.1\nsocket=/tmp/pvo-alias-mr.sock\n";
-	uint8_t *ram[2] = {shared_block(), shared_block()};
+	uint8_t *ram[2] = {fg_shared_block(), fg_shared_block()};
 	struct pvo_daemon_config *cfg;
 	struct pt_args a = {.gid_index = 1};
 	struct pt_stream s;
@@ -239,6 +225,8 @@ int main(int argc, char **argv)
 	pt_parse_args(argc, argv, "", NULL, NULL, &a, usage);
 	if (a.peer)
 		usage();
+	if (!ram[0] || !ram[1])
+		pt_die("shared memfd blocks for guest RAM");
 	cfg = pvo_config_parse("pvo-alias-mr", conf, &err);
 	if (!cfg)
 		pt_die("config: %s", err);
