@@ -112,6 +112,9 @@ void pvo_comp_reply(struct pvo_qp *qp, struct pvo_reply *r)
 		pvo_comp_complete(qp, take_response(qp, r));
 		break;
 	case PVO_REPLY_RNR:
+		/* An answer: ACK timeouts before it were not in a row, and
+		 * only timeouts in a row exhaust retry_cnt. */
+		qp->req.retry_left = qp->attr.retry_cnt;
 		if (qp->attr.rnr_retry != 7) { /* 7: retry forever */
 			if (!qp->req.rnr_left) {
 				pvo_comp_complete(qp, PVO_WC_RNR_RETRY_EXC_ERR);

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "device.h"
+#include "engine.h"
 #include "fake_guest.h"
 #include "grh.h"
 #include "mr.h"
@@ -708,6 +709,32 @@ static void test_rc_errors(void)
 	tap_ok(fg_wait(cqes_pending(&A) > 0) && cqe_of(&A).status == 0,
 	       "RNR retry succeeds once a receive is posted");
 	tap_ok(cqe_of(&B).status == 0, "... and the receive completes");
+
+	/* RNR NAKs between lost answers: the ACK timeouts are not in a
+	 * row, so retry_cnt (2) is never used up however many there are */
+	rc_pair(&a, &b, 7, 14, 14);
+	w = wqe(&a, PVO_WR_SEND, 27);
+	sge(w, va(0), 8, A.key);
+	post_send(&a);
+	{
+		struct pvo_qp *qa = pvo_qp_by_qpn(A.g->vm, a.qpn);
+		struct pvo_reply lost = { .code = PVO_REPLY_NONE };
+		int i;
+
+		for (i = 0; qa && i < 4 && !cqes_pending(&A); i++) {
+			/* the answer to a resend got lost, then it timed
+			 * out; the resend after it meets an RNR NAK again */
+			pvo_comp_reply(qa, &lost);
+			pvo_comp_timer(qa);
+		}
+		tap_ok(qa && i == 4 && !cqes_pending(&A),
+		       "4 ACK timeouts, each followed by an RNR NAK: no "
+		       "RETRY_EXC_ERR with retry_cnt 2 (%d rounds)", i);
+	}
+	post_recv(&b, &b.rq, 6, 0, 8);
+	tap_ok(fg_wait(cqes_pending(&A) > 0) && cqe_of(&A).status == 0,
+	       "... and the SEND completes once a receive is posted");
+	tap_ok(cqe_of(&B).status == 0, "... into that receive");
 
 	/* modify to ERR flushes both queues, signaled or not */
 	post_recv(&b, &b.rq, 4, 0, 8);
@@ -1416,7 +1443,7 @@ int main(void)
 		printf("Bail out! %s\n", err);
 		return 1;
 	}
-	tap_plan(114);
+	tap_plan(117);
 	node_init(&A, &cfg->vms[0], "10.0.0.1");
 	node_init(&B, &cfg->vms[1], "10.0.0.2");
 	node_init(&C, &cfg->vms[2], "10.0.0.2");

@@ -171,6 +171,9 @@ void test_disconnect(void)
 
 	/* a retries RNR forever; only b's disappearance can end it */
 	ca.rnr_retry = 7;
+	/* 67 ms ACK timeout: RNR waits are tested here, not a loaded
+	 * machine's answers that take longer than fast's 1 ms */
+	ca.timeout = 14;
 	cb.min_rnr_timer = 14;
 	if (!pair_make(&p, PVO_QPT_RC, &ca, &cb))
 		return;
