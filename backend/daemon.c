@@ -24,6 +24,7 @@
 
 #include "busy_poll.h"
 #include "daemon.h"
+#include "hostverbs.h"
 #include "log.h"
 #include "loop.h"
 #include "mgmt.h"
@@ -198,6 +199,8 @@ bool pvo_daemon_start(struct pvo_daemon_config *cfg,
 	    .reload = pvo_daemon_reload,
 	};
 	pvo_busy_poll_init(cfg->busy_poll_us);
+	if (!pvo_hv_open(cfg, err))
+		return false;
 	for (i = 0; i < cfg->num_vms; i++) {
 		struct pvo_vm *vm = pvo_vm_new(&cfg->vms[i]);
 
@@ -234,6 +237,7 @@ void pvo_daemon_stop(void)
 	pvo_loop_remove(d.reaper);
 	d.reaper = NULL;
 	free_dying();
+	pvo_hv_close();
 	g_ptr_array_free(d.vms, TRUE);
 	g_ptr_array_free(d.removed, TRUE);
 	g_ptr_array_free(d.dying, TRUE);
@@ -405,6 +409,8 @@ static bool plan(struct plan *p, char **err)
 	unsigned int k;
 	int i;
 
+	if (!pvo_hv_reloadable(cfg, err))
+		return false;
 	if (!pvo_config_daemon_reloadable(d.cfg, cfg, err))
 		return false;
 	for (i = 0; i < cfg->num_vms; i++) {

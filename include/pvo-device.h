@@ -356,7 +356,9 @@ struct pvo_ring_hdr {
  * publish its prod, and write the context's doorbell page. The device pops
  * records, clears db_pending (full barrier) and then reads the SQ prod, so
  * a QP appears at most once in the ring and no post is missed. Receive
- * queues need no doorbell. The device advances the record ring's cons
+ * queues need no doorbell, except on QPs created with
+ * PVO_QP_RESP_F_RQ_DOORBELL: there the guest rings the same doorbell (SQ
+ * db_pending, record) after publishing the RQ prod. The device advances the record ring's cons
  * before it clears the QP's db_pending, so the ring never holds more
  * records than the context has QPs (at most PVO_DB_RING_ENTRIES).
  *
@@ -786,7 +788,17 @@ struct pvo_cmd_create_qp {
 struct pvo_resp_create_qp {
 	__le32 qp;		/* handle: doorbell records, commands */
 	__le32 qpn;		/* 24-bit QP number on the wire */
+	__le32 flags;		/* PVO_QP_RESP_F_* */
+	__le32 reserved;
 };
+
+/*
+ * The device reads this QP's RQ only when the doorbell rings: after
+ * publishing receive WQEs the guest rings it as for the SQ (a host-verbs
+ * QP hands receives to the host's device ahead of any message; without
+ * the flag the device reads the RQ when a message arrives).
+ */
+#define PVO_QP_RESP_F_RQ_DOORBELL	(1 << 0)
 
 /* attr_mask bits: IB_QP_* / IBV_QP_* values */
 #define PVO_QP_STATE			(1 << 0)

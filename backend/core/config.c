@@ -6,12 +6,13 @@
  * after a blank also starts a comment at the end of a line.
  *
  *   [daemon]        socket-dir
- *   [tenant NAME]   vni, mtu, learn
+ *   [tenant NAME]   vni, mtu, learn, transport, hostverbs-netdev
  *   [vm NAME]       tenant, mac, ips, socket, max-* quotas
  *   [remote NAME]   tenant, mac, ips, vtep, vtep-port (docs/overlay.md)
  *   [daemon]        also vtep, vxlan-port, dscp, udp-gso,
  *                   management-socket, busy-poll-us, peers,
- *                   learn-age-s, learn-move-s, migration-key
+ *                   learn-age-s, learn-move-s, migration-key,
+ *                   hostverbs-device, hostverbs-port
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -503,6 +504,28 @@ static bool parse_key(struct parser *p, int line, const char *key,
 				p->cfg->learn_move_s = v;
 			return true;
 		}
+		if (strcmp(key, "hostverbs-device") == 0) {
+			if (!*val || strlen(val) >= sizeof(p->cfg->hv_device) ||
+			    strchr(val, '/'))
+				return fail(p, line,
+					    "hostverbs-device '%s': expected "
+					    "an RDMA device name as "
+					    "'rdma link' shows it, like "
+					    "mlx5_0 or rxe0",
+					    val);
+			g_strlcpy(p->cfg->hv_device, val,
+				  sizeof(p->cfg->hv_device));
+			return true;
+		}
+		if (strcmp(key, "hostverbs-port") == 0) {
+			if (!pvo_parse_u64(val, 1, 255, &v))
+				return fail(p, line,
+					    "hostverbs-port '%s': expected "
+					    "a port number between 1 and 255",
+					    val);
+			p->cfg->hv_port = v;
+			return true;
+		}
 		if (strcmp(key, "management-socket") == 0) {
 			if (*val != '/' ||
 			    strlen(val) >= sizeof(p->cfg->mgmt_socket))
@@ -540,6 +563,30 @@ static bool parse_key(struct parser *p, int line, const char *key,
 					    "learn '%s': expected yes or no",
 					    val);
 			cur_tenant(p)->no_learn = strcmp(val, "no") == 0;
+			return true;
+		}
+		if (strcmp(key, "transport") == 0) {
+			if (strcmp(val, "overlay") && strcmp(val, "hostverbs"))
+				return fail(p, line,
+					    "transport '%s': expected overlay "
+					    "(RoCEv2 in VXLAN, the default) or "
+					    "hostverbs (the host's RDMA "
+					    "device)",
+					    val);
+			cur_tenant(p)->hostverbs = !strcmp(val, "hostverbs");
+			return true;
+		}
+		if (strcmp(key, "hostverbs-netdev") == 0) {
+			if (!*val ||
+			    strlen(val) >= sizeof(cur_tenant(p)->hv_netdev) ||
+			    strchr(val, '/') || strchr(val, ' '))
+				return fail(p, line,
+					    "hostverbs-netdev '%s': expected "
+					    "a network interface name of at "
+					    "most 15 characters",
+					    val);
+			g_strlcpy(cur_tenant(p)->hv_netdev, val,
+				  sizeof(cur_tenant(p)->hv_netdev));
 			return true;
 		}
 		break;
@@ -706,6 +753,25 @@ static bool resolve(struct parser *p)
 	int i, j;
 
 	for (i = 0; i < cfg->num_tenants; i++) {
+		const struct pvo_tenant *t = &cfg->tenants[i];
+
+		if (t->hostverbs && !cfg->hv_device[0])
+			return fail(p, t->line,
+				    "tenant '%s' has transport = hostverbs: "
+				    "name the host's RDMA device with "
+				    "'hostverbs-device = NAME' in [daemon]",
+				    t->name);
+		if (t->hostverbs && !t->hv_netdev[0])
+			return fail(p, t->line,
+				    "tenant '%s' has transport = hostverbs: "
+				    "name the netdev whose GIDs its VMs use "
+				    "with 'hostverbs-netdev = NAME'",
+				    t->name);
+		if (!t->hostverbs && t->hv_netdev[0])
+			return fail(p, t->line,
+				    "tenant '%s': hostverbs-netdev is only "
+				    "used with transport = hostverbs",
+				    t->name);
 		if (!cfg->tenants[i].vni)
 			return fail(p, cfg->tenants[i].line,
 				    "tenant '%s' has no 'vni = N'",
@@ -787,6 +853,7 @@ struct pvo_daemon_config *pvo_config_parse(const char *path, const char *text,
 	cfg->dscp = 26; /* AF31 */
 	cfg->learn_age_s = 300;
 	cfg->learn_move_s = 30;
+	cfg->hv_port = 1;
 	p->path = path;
 	p->cfg = cfg;
 	for (i = 0; ok && lines[i]; i++)
@@ -922,6 +989,18 @@ bool pvo_config_daemon_reloadable(const struct pvo_daemon_config *old,
 			new->no_udp_gso ? "no" : "yes");
 		return false;
 	}
+	if (strcmp(old->hv_device, new->hv_device) != 0 ||
+	    old->hv_port != new->hv_port) {
+		*why = g_strdup_printf(
+			"[daemon] hostverbs-device or hostverbs-port changed "
+			"(%s:%u -> %s:%u): the device is opened at start-up; "
+			"restart the daemon to change it",
+			old->hv_device[0] ? old->hv_device : "none",
+			old->hv_port,
+			new->hv_device[0] ? new->hv_device : "none",
+			new->hv_port);
+		return false;
+	}
 	if (strcmp(old->mgmt_socket, new->mgmt_socket) != 0) {
 		*why = g_strdup_printf(
 			"the management socket would change (%s -> %s; "
@@ -949,6 +1028,9 @@ const char *pvo_config_vm_identity_diff(const struct pvo_vm_config *a,
 		return "vni";
 	if (a->tenant->mtu != b->tenant->mtu)
 		return "mtu";
+	if (a->tenant->hostverbs != b->tenant->hostverbs ||
+	    strcmp(a->tenant->hv_netdev, b->tenant->hv_netdev) != 0)
+		return "transport";
 	if (memcmp(a->mac, b->mac, 6) != 0)
 		return "mac";
 	if (!same_ips(a, b))

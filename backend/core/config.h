@@ -31,6 +31,11 @@ struct pvo_tenant {
 	uint32_t vni;		/* VXLAN network identifier, 24 bits */
 	uint16_t mtu;		/* Ethernet MTU of the tenant network */
 	bool no_learn;		/* learn = no: only [remote] / managed entries */
+	/* transport = hostverbs: inter-host RC / UC QPs ride the host's
+	 * RDMA device ([daemon] hostverbs-device) with the GIDs of this
+	 * netdev (transport/hostverbs/hv_device.h) */
+	bool hostverbs;
+	char hv_netdev[16];	/* IFNAMSIZ */
 	int line;		/* where it was defined, for messages */
 };
 
@@ -74,6 +79,10 @@ struct pvo_daemon_config {
 	 * VMs between back-ends (transport/overlay/moves.c); 0: none */
 	size_t migration_key_len;
 	uint8_t migration_key[PVO_MIGRATION_KEY_MAX];
+	/* host-verbs transport: the host RDMA device and port tenants with
+	 * transport = hostverbs use; "" when none does */
+	char hv_device[64];
+	uint8_t hv_port;
 	int num_remotes;		/* [remote NAME]: VMs behind other VTEPs */
 	struct pvo_vm_config *remotes;
 };
@@ -104,7 +113,8 @@ bool pvo_config_daemon_reloadable(const struct pvo_daemon_config *old,
 				  char **why);
 /* What a VM's front-end and guest have seen of its config (its tenant by
  * name, VNI and MTU, mac, ips, socket): the first key that differs
- * between a and b ("tenant", "vni", "mtu", "mac", "ips", "socket"), or
+ * between a and b ("tenant", "vni", "mtu", "transport", "mac", "ips",
+ * "socket"), or
  * NULL if none does. */
 const char *pvo_config_vm_identity_diff(const struct pvo_vm_config *a,
 					const struct pvo_vm_config *b);

@@ -7,6 +7,7 @@
 #include "device.h"
 #include "event.h"
 #include "guest_mem.h"
+#include "hostverbs.h"
 #include "vm.h"
 
 #define CQE_SHIFT 6
@@ -103,6 +104,7 @@ void pvo_cq_free(struct pvo_vm *vm, struct pvo_cq *cq)
 {
 	pvo_event_purge(vm, PVO_EVOBJ_CQ, cq->handle);
 	pvo_table_remove(&vm->cqs, cq->handle, cq->ctx);
+	pvo_hv_cq_free(cq);
 	pvo_ring_fini(&cq->ring);
 	g_free(cq);
 }

@@ -12,6 +12,7 @@
 #include "ring.h"
 
 struct pvo_vm;
+struct pvo_hv_cq;
 
 struct pvo_cq {
 	uint32_t handle;
@@ -22,6 +23,7 @@ struct pvo_cq {
 	uint32_t refcnt; /* QPs using it */
 	bool error;	 /* overrun: no more CQEs */
 	bool no_events;	 /* PVO_CQ_F_NO_EVENTS: arm is never looked at */
+	struct pvo_hv_cq *hv; /* host-verbs QPs use it: its host CQ */
 };
 
 enum pvo_status pvo_cmd_create_cq(struct pvo_vm *vm, uint32_t ctx,

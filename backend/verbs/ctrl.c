@@ -13,6 +13,7 @@
 #include "ctrl.h"
 #include "device.h"
 #include "doorbell.h"
+#include "hostverbs.h"
 #include "log.h"
 #include "mcast.h"
 #include "mr.h"
@@ -253,6 +254,7 @@ static enum pvo_status cmd_dealloc_pd(struct pvo_vm *vm, uint32_t ctx,
 	if (pd->refcnt)
 		return PVO_STATUS_EBUSY;
 	pvo_table_remove(&vm->pds, pd->handle, ctx);
+	pvo_hv_pd_free(pd);
 	g_free(pd);
 	return PVO_STATUS_OK;
 }

@@ -6,6 +6,7 @@
 
 #include "device.h"
 #include "guest_mem.h"
+#include "hostverbs.h"
 #include "mr.h"
 #include "vm.h"
 
@@ -92,8 +93,26 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 	mr->iova = iova;
 	mr->length = length;
 	mr->valid = true;
+	if (pvo_hv_tenant(vm->cfg) && ctx != PVO_CTX_KERNEL) {
+		/* the host device's key: remote peers reach the MR by it */
+		st = pvo_hv_reg_mr(vm, mr, pages, npages);
+		if (st) {
+			g_free(pages);
+			g_free(mr);
+			return st;
+		}
+	}
 	pvo_mr_set_pages(mr, pages, npages);
-	return publish(vm, mr, resp);
+	st = publish(vm, mr, resp);
+	if (!st && mr->hv) {
+		struct pvo_resp_reg_mr *r = resp;
+
+		mr->key = pvo_hv_key(mr->hv);
+		g_hash_table_insert(vm->hv_keys, GUINT_TO_POINTER(mr->key),
+				    mr);
+		r->key = htole32(mr->key);
+	}
+	return st;
 }
 
 enum pvo_status pvo_cmd_alloc_mr(struct pvo_vm *vm, uint32_t ctx,
@@ -200,6 +219,12 @@ enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
 		return PVO_STATUS_ENOENT;
 	if (mr->fast_reg)
 		return PVO_STATUS_EINVAL;
+	if (mr->hv) {
+		pvo_vm_warn(vm, "REREG_MR of an MR on the host-verbs "
+				"transport is not supported: deregister it "
+				"and register it again");
+		return PVO_STATUS_EOPNOTSUPP;
+	}
 	if (mr->mw_binds)
 		return PVO_STATUS_EBUSY; /* windows name its range and PD */
 	if (flags & PVO_REREG_PD) {
@@ -244,6 +269,7 @@ enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
 
 void pvo_mr_free(struct pvo_vm *vm, struct pvo_mr *mr)
 {
+	pvo_hv_dereg_mr(vm, mr);
 	pvo_table_remove(&vm->mrs, mr->handle, mr->ctx);
 	vm->mr_gen++; /* cursors holding MR pointers look them up again */
 	mr->pd->refcnt--;
@@ -278,8 +304,14 @@ struct pvo_mr *pvo_mr_get(struct pvo_vm *vm, uint32_t key,
 			  const struct pvo_pd *pd, uint32_t access,
 			  uint64_t addr, uint64_t len)
 {
-	struct pvo_mr *mr = pvo_table_at(&vm->mrs, key >> 8);
+	struct pvo_mr *mr = NULL;
 
+	/* host-verbs VMs: keys of host MRs are the host device's (a key
+	 * of a software MR that equals one is shadowed; both are the VM's) */
+	if (pvo_hv_tenant(vm->cfg))
+		mr = pvo_hv_mr_by_key(vm, key);
+	if (!mr)
+		mr = pvo_table_at(&vm->mrs, key >> 8);
 	if (!mr || mr->key != key || !mr->valid || mr->pd != pd ||
 	    (mr->access & access) != access || !pvo_mr_covers(mr, addr, len))
 		return NULL;

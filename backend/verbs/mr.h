@@ -14,6 +14,7 @@
 
 struct pvo_vm;
 struct pvo_pd;
+struct pvo_hv_mr;
 
 struct pvo_mr {
 	uint32_t handle;
@@ -40,6 +41,8 @@ struct pvo_mr {
 	uint32_t *run;	  /* blocks from each one on that follow in GPA */
 	uint32_t nblocks;
 	unsigned int block_shift; /* 12 (4 KiB) .. PVO_MR_MAX_BLOCK_SHIFT */
+	/* host-verbs VMs: the host MR whose key this is (hostverbs.h) */
+	struct pvo_hv_mr *hv;
 };
 
 /* 1 GiB blocks at most: a few per MR (4 GiB at most), and no sum of

@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "event.h"
 #include "guest_mem.h"
+#include "hostverbs.h"
 #include "mr.h"
 #include "mw.h"
 #include "transport.h"
@@ -159,12 +160,22 @@ enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,
 	qp->max_recv_sge = le32toh(c->max_recv_sge);
 	qp->max_inline = le32toh(c->max_inline_data);
 	pvo_qp_update_mtu(qp);
-	qp->engine = &pvo_engine_sw; /* the only engine so far */
+	qp->engine = &pvo_engine_sw;
 	qp->engine->create(qp);
+	/* host-verbs VMs: a host QP, whose number this QP takes */
+	st = pvo_hv_qp_create(qp);
+	if (st) {
+		qp->engine->destroy(qp);
+		pvo_table_remove(&vm->qps, qp->handle, ctx);
+		pvo_ring_fini(&qp->sq);
+		pvo_ring_fini(&qp->rq);
+		g_free(qp);
+		return st;
+	}
 	if (qp->type == PVO_QPT_GSI) {
 		qp->qpn = PVO_QPN_GSI;
 		vm->gsi_qp = qp;
-	} else {
+	} else if (!qp->hv) {
 		qp->qpn = alloc_qpn(vm);
 	}
 	g_hash_table_insert(vm->qpn_map, GUINT_TO_POINTER(qp->qpn), qp);
@@ -176,6 +187,7 @@ enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,
 	uctx->nqps++;
 	r->qp = htole32(qp->handle);
 	r->qpn = htole32(qp->qpn);
+	r->flags = htole32(pvo_hv_qp_resp_flags(qp));
 	return PVO_STATUS_OK;
 }
 
@@ -192,6 +204,7 @@ void pvo_qp_free(struct pvo_vm *vm, struct pvo_qp *qp)
 	if (vm->mws.count)
 		pvo_mw_forget_qp(vm, qp->qpn);
 	qp->engine->destroy(qp);
+	pvo_hv_qp_free(qp);
 	pvo_transport_forget_qp(qp);
 	pvo_event_purge(vm, PVO_EVOBJ_QP, qp->handle);
 	pvo_table_remove(&vm->qps, qp->handle, qp->ctx);
@@ -466,6 +479,10 @@ enum pvo_status pvo_cmd_modify_qp(struct pvo_vm *vm, uint32_t ctx,
 	if ((mask & required) != required || (mask & ~(required | optional)))
 		return PVO_STATUS_EINVAL;
 	st = check_attr_values(qp, mask, a, &path);
+	if (st)
+		return st;
+	/* a host QP takes it first: it may refuse */
+	st = pvo_hv_qp_modify(qp, next, mask, a, &path);
 	if (st)
 		return st;
 

@@ -24,6 +24,7 @@ struct pvo_pd;
 struct pvo_cq;
 struct pvo_srq;
 struct pvo_engine_ops;
+struct pvo_hv_qp;
 
 #define PVO_QPN_GSI 1
 #define PVO_QPN_MAX 0xffffff
@@ -75,6 +76,7 @@ struct pvo_qp {
 	struct pvo_qp_route route;	/* local transport: last lookup */
 	struct pvo_overlay_qp net;	/* overlay transport: wire state */
 	const struct pvo_engine_ops *engine; /* runs the QP's work */
+	struct pvo_hv_qp *hv;		/* host-verbs: its host QP */
 
 #ifdef PVO_PROFILE
 	struct pvo_prof prof;

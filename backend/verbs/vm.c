@@ -5,6 +5,7 @@
 
 #include "ah.h"
 #include "cq.h"
+#include "hostverbs.h"
 #include "log.h"
 #include "mr.h"
 #include "mw.h"
@@ -37,6 +38,7 @@ struct pvo_vm *pvo_vm_new_detached(const struct pvo_vm_config *cfg)
 	pvo_table_init(&vm->srqs, "SRQ", q->max_srq);
 	pvo_table_init(&vm->ahs, "AH", q->max_ah);
 	vm->qpn_map = g_hash_table_new(g_direct_hash, g_direct_equal);
+	vm->hv_keys = g_hash_table_new(g_direct_hash, g_direct_equal);
 	vm->mcast_qps = g_ptr_array_new();
 	vm->next_qpn = 2;
 	return vm;
@@ -89,6 +91,7 @@ static void destroy_objects(struct pvo_vm *vm, uint32_t ctx, bool all)
 		pvo_cq_free(vm, obj);
 	EACH(pds) {
 		pvo_table_remove(&vm->pds, h, ((struct pvo_pd *)obj)->ctx);
+		pvo_hv_pd_free(obj);
 		g_free(obj);
 	}
 #undef EACH
@@ -145,6 +148,7 @@ void pvo_vm_free(struct pvo_vm *vm)
 	pvo_table_destroy(&vm->srqs);
 	pvo_table_destroy(&vm->ahs);
 	g_hash_table_destroy(vm->qpn_map);
+	g_hash_table_destroy(vm->hv_keys);
 	g_ptr_array_free(vm->mcast_qps, TRUE);
 	g_free(vm);
 }

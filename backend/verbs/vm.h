@@ -30,6 +30,7 @@
 
 struct pvo_qp;
 struct pvo_vhost;
+struct ibv_pd;
 
 /* A user context (or, as vm->kernel, the guest kernel's own). */
 struct pvo_ucontext {
@@ -44,6 +45,7 @@ struct pvo_pd {
 	uint32_t handle;
 	uint32_t ctx;
 	uint32_t refcnt;	/* MRs, MWs, QPs, SRQs, AHs in it */
+	struct ibv_pd *hv;	/* host-verbs VMs: its host PD, once used */
 };
 
 struct pvo_vm_stats {
@@ -97,6 +99,9 @@ struct pvo_vm {
 	uint32_t next_qpn;
 	struct pvo_qp *gsi_qp;
 	uint8_t mr_tag;		/* low byte of the next MR / MW key */
+	/* host-verbs VMs: MR key -> MR for the MRs whose keys the host
+	 * device chose (hostverbs.h) */
+	GHashTable *hv_keys;
 	/* bumped whenever a key may stop naming what it named (an MR freed
 	 * or invalidated, a window unbound): dma.h */
 	uint64_t mr_gen;

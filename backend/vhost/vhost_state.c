@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hostverbs.h"
 #include "log.h"
 #include "state.h"
 #include "state_format.h"
@@ -110,6 +111,15 @@ static uint64_t set_fd(struct pvo_vhost *vh, VhostUserMsg *m)
 			 "device state transfer: direction "
 			 "%u, phase %u not supported",
 			 dir, phase);
+		return 1;
+	}
+	if (dir == DIR_SAVE && pvo_hv_objects(vm)) {
+		pvo_log(pvo_vm_name(vm),
+			"migration refused: the VM uses the host-verbs "
+			"transport (%u host objects: QPs, MRs, CQs, PDs), whose "
+			"state cannot move yet (docs/hostverbs.md); stop its "
+			"RDMA applications first, or use transport = overlay",
+			pvo_hv_objects(vm));
 		return 1;
 	}
 	if (dir == DIR_SAVE &&

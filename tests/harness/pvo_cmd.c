@@ -349,7 +349,7 @@ int pvo_alloc_mw(struct vu_frontend *fe, uint32_t ctx, uint32_t pd,
 
 int pvo_create_qp(struct vu_frontend *fe, uint32_t ctx,
 		  const struct pvo_cmd_create_qp *c, uint32_t *qp,
-		  uint32_t *qpn)
+		  uint32_t *qpn, uint32_t *flags)
 {
 	struct pvo_resp_create_qp r = {0};
 	int st;
@@ -359,6 +359,8 @@ int pvo_create_qp(struct vu_frontend *fe, uint32_t ctx,
 	if (st == PVO_STATUS_OK) {
 		*qp = le32toh(r.qp);
 		*qpn = le32toh(r.qpn);
+		if (flags)
+			*flags = le32toh(r.flags);
 	}
 	return st;
 }

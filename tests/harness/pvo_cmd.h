@@ -93,9 +93,10 @@ int pvo_alloc_mr(struct vu_frontend *fe, uint32_t ctx, uint32_t pd,
 /* Memory window of @type (1 or 2). */
 int pvo_alloc_mw(struct vu_frontend *fe, uint32_t ctx, uint32_t pd,
 		 uint32_t type, uint32_t *mw, uint32_t *rkey);
+/* flags (may be NULL): PVO_QP_RESP_F_* of the response */
 int pvo_create_qp(struct vu_frontend *fe, uint32_t ctx,
 		  const struct pvo_cmd_create_qp *c, uint32_t *qp,
-		  uint32_t *qpn);
+		  uint32_t *qpn, uint32_t *flags);
 int pvo_modify_qp(struct vu_frontend *fe, uint32_t ctx,
 		  const struct pvo_cmd_modify_qp *c);
 int pvo_query_qp(struct vu_frontend *fe, uint32_t ctx, uint32_t qp,

@@ -320,7 +320,8 @@ int sim_create_qp(struct sim_pd *pd, const struct sim_qp_init *init,
 	c.max_recv_sge = htole32(init->max_recv_sge);
 	c.max_inline_data = htole32(init->max_inline);
 	c.sq = qp->sq.pages.pdir;
-	ret = pvo_create_qp(fe_of(ctx), ctx->handle, &c, &qp->handle, &qp->qpn);
+	ret = pvo_create_qp(fe_of(ctx), ctx->handle, &c, &qp->handle, &qp->qpn,
+			    &qp->resp_flags);
 	if (ret != PVO_STATUS_OK) {
 		sim_ring_free(&qp->sq);
 		if (!init->srq)
@@ -671,6 +672,8 @@ void sim_rq_publish(struct sim_qp *qp, uint32_t n)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	qp->rq_prod += n;
 	sim_store_release(&qp->rq.hdr->prod, htole32(qp->rq_prod));
+	if (qp->resp_flags & PVO_QP_RESP_F_RQ_DOORBELL)
+		sim_qp_doorbell(qp);
 }
 
 int sim_post_recv(struct sim_qp *qp, uint64_t wr_id, const struct sim_sge *sge,

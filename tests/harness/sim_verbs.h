@@ -73,6 +73,7 @@ struct sim_qp {
 	struct sim_ring sq, rq;
 	uint32_t sq_prod, rq_prod;
 	uint64_t doorbells; /* doorbell records this QP appended */
+	uint32_t resp_flags; /* PVO_QP_RESP_F_*: RQ_DOORBELL */
 };
 
 /* More than the device allows, so tests can ask for too many. */

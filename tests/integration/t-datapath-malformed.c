@@ -515,7 +515,7 @@ void test_malformed(void)
 	} while (0)
 #define QC_TRY(want, what)                                                     \
 	do {                                                                   \
-		st = pvo_create_qp(A.vm->fe, A.ctx.handle, &qc, &h, &h2);      \
+		st = pvo_create_qp(A.vm->fe, A.ctx.handle, &qc, &h, &h2, NULL);      \
 		if ((want) >= 0)                                               \
 			TAP_STATUS(st, (want), "CREATE_QP %s", what);          \
 		else                                                           \

@@ -17,7 +17,7 @@
  */
 #include "t-datapath.h"
 
-static const char config[] = "[tenant blue]\n"
+static const char base_config[] = "[tenant blue]\n"
 			     "vni = 100\n"
 			     "\n"
 			     "[tenant red]\n"
@@ -63,6 +63,15 @@ struct backend_proc bp2, bp3;
 unsigned int overlay_port;
 char migration_key[64]; /* overlay: the key file every host reads */
 static const char *const vm_names_host1[] = {"a", "c", "q", NULL};
+/*
+ * T_DATAPATH_HOSTVERBS=DEV:NETDEV (with the overlay's two hosts): tenant
+ * blue has transport = hostverbs on the host RDMA device DEV, its VMs'
+ * GIDs those of NETDEV (which must hold 10.0.0.1/24 and 10.0.0.2/24):
+ * a <-> b RC and UC QPs ride host QPs of DEV. Run where DEV exists
+ * (tests/vm/t-hostverbs-datapath: a TCG guest with rdma_rxe).
+ */
+char hv_dev[64], hv_netdev[16];
+static char *hv_config; /* config with tenant blue on hostverbs */
 static const char *const vm_names_host2[] = {"a", "b", NULL};
 
 struct backend_proc bp;
@@ -587,16 +596,20 @@ bool node_open(struct node *n, const char *ipv4)
 
 /*
  * The config text of one host: daemon keys, then the sections of the VMs
- * it serves from config[], then the other host's VM as a remote, reached
+ * it serves from base_config[], then the other host's VM as a remote, reached
  * at via ("IP PORT"): the other VTEP, or a lossy link (pvo-impair) that
  * T_DATAPATH_VIA="IP:PORT,IP:PORT" names for host 1 and host 2.
  */
 static char *host_config(int host, unsigned int port, const char *via)
 {
+	const char *config = hv_config ? hv_config : base_config;
 	const char *vm_b = strstr(config, "[vm b]");
 	const char *vm_c = strstr(config, "[vm c]");
-	char vtep[64], *out;
+	char vtep[64], *out, dev[96] = "";
 	unsigned int vport = port;
+
+	if (hv_dev[0])
+		snprintf(dev, sizeof(dev), "hostverbs-device = %s\n", hv_dev);
 
 	snprintf(vtep, sizeof(vtep), "127.0.0.%d", host == 1 ? 2 : 1);
 	if (via && sscanf(via, "%63[0-9.] %u", vtep, &vport) != 2)
@@ -604,13 +617,13 @@ static char *host_config(int host, unsigned int port, const char *via)
 	if (host == 1)
 		/* everything but [vm b]; b is remote */
 		return asprintf(&out,
-				"vtep = 127.0.0.1\nvxlan-port = %u\n"
+				"%svtep = 127.0.0.1\nvxlan-port = %u\n"
 				"peers = 127.0.0.2, 127.0.0.3\n"
 				"migration-key = %s\n\n%.*s%s\n"
 				"[remote b]\ntenant = blue\n"
 				"mac = 52:54:00:00:00:0b\nips = 10.0.0.2\n"
 				"vtep = %s\nvtep-port = %u\n",
-				port, migration_key, (int)(vm_b - config),
+				dev, port, migration_key, (int)(vm_b - config),
 				config, vm_c, vtep, vport) < 0
 			   ? NULL
 			   : out;
@@ -618,26 +631,26 @@ static char *host_config(int host, unsigned int port, const char *via)
 		/* a migration's destination for a and b: the tenants,
 		 * [vm a], [vm b], b remote behind host 2 until it moves */
 		return asprintf(&out,
-				"vtep = 127.0.0.3\nvxlan-port = %u\n"
+				"%svtep = 127.0.0.3\nvxlan-port = %u\n"
 				"peers = 127.0.0.1, 127.0.0.2\n"
 				"migration-key = %s\n\n%.*s\n"
 				"[remote b]\ntenant = blue\n"
 				"mac = 52:54:00:00:00:0b\nips = 10.0.0.2\n"
 				"vtep = 127.0.0.2\n",
-				port, migration_key, (int)(vm_c - config),
-				config) < 0
+				dev, port, migration_key,
+				(int)(vm_c - config), config) < 0
 			   ? NULL
 			   : out;
 	/* the tenants, [vm b] and [vm a] (a migration's destination next
 	 * to b); a is remote behind host 1 until it moves here */
 	return asprintf(&out,
-			"vtep = 127.0.0.2\nvxlan-port = %u\n"
+			"%svtep = 127.0.0.2\nvxlan-port = %u\n"
 			"peers = 127.0.0.1, 127.0.0.3\nmigration-key = %s\n\n"
 			"%.*s\n"
 			"[remote a]\ntenant = blue\n"
 			"mac = 52:54:00:00:00:0a\nips = 10.0.0.1\n"
 			"vtep = %s\nvtep-port = %u\n",
-			port, migration_key, (int)(vm_c - config), config,
+			dev, port, migration_key, (int)(vm_c - config), config,
 			vtep, vport) < 0
 		   ? NULL
 		   : out;
@@ -713,7 +726,7 @@ static void test_setup(void)
 		fast.sgid_index = pair_gid();
 	}
 	else
-		ret = backend_start_config(&bp, config, vm_names, args, 10000,
+		ret = backend_start_config(&bp, base_config, vm_names, args, 10000,
 					   err, sizeof(err));
 	if (!tap_ok(ret == 0, "back-end serves VMs a, b (tenant blue), c, q "
 			      "(tenant red) from one config file")) {
@@ -836,6 +849,18 @@ int main(void)
 		timeout_ms = atoi(env);
 	env = getenv("T_DATAPATH_OVERLAY");
 	overlay = env && !strcmp(env, "1");
+	env = getenv("T_DATAPATH_HOSTVERBS");
+	if (env && *env) {
+		if (sscanf(env, "%63[^:]:%15s", hv_dev, hv_netdev) != 2)
+			tap_bail("T_DATAPATH_HOSTVERBS: expected DEV:NETDEV");
+		overlay = true;
+		if (asprintf(&hv_config,
+			     "[tenant blue]\nvni = 100\ntransport = hostverbs\n"
+			     "hostverbs-netdev = %s\n%s",
+			     hv_netdev,
+			     strstr(base_config, "\n[tenant red]") + 1) < 0)
+			tap_bail("out of memory");
+	}
 	env = getenv("T_DATAPATH_SEED");
 	if (env && strtoull(env, NULL, 0))
 		rng_state = strtoull(env, NULL, 0);
@@ -928,6 +953,7 @@ int main(void)
 		}
 		unlink(migration_key);
 	}
+	free(hv_config);
 	free(scratch);
 	tap_done_testing();
 	return tap_exit_status();

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The host-verbs transport (docs/hostverbs.md): a VM whose tenant has
+ * transport = hostverbs gets, for each of its RC and UC QPs that talks
+ * to another host, a QP of the host's RDMA device, which moves the data
+ * between guest memory and the wire itself. The guest sees the host
+ * objects' names: its MR keys are the host MRs' keys and its QPNs the
+ * host QPs' numbers, so remote peers reach guest memory directly.
+ *
+ *   hv_device.c  the host device and port, its completion channel and
+ *                async events; which host GID a tenant's VM sends from
+ *   hv_mr.c      host PDs per guest PD, host MRs over aliased guest pages
+ *   hv_cq.c      host CQs per guest CQ; host completions to guest CQEs
+ *   hv_qp.c      host QPs: create, modify, and the engine (engine.h)
+ *                that posts guest WQEs on them
+ *
+ * Same-host pairs, UD and GSI QPs, kernel QPs, memory windows and
+ * fast-reg MRs keep the software engine (local and overlay transports).
+ * The host device is process-wide, like the configuration; its sources
+ * are on the loop that opened it.
+ */
+#ifndef PVO_HOSTVERBS_H
+#define PVO_HOSTVERBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "pvo-device.h"
+
+struct pvo_vm;
+struct pvo_pd;
+struct pvo_mr;
+struct pvo_cq;
+struct pvo_qp;
+struct pvo_path;
+struct pvo_hv_mr;
+struct pvo_qp_attr;
+
+/*
+ * Opens [daemon] hostverbs-device at start-up if a tenant uses it. False
+ * with *err (g_free) naming what is missing and what to do.
+ */
+bool pvo_hv_open(const struct pvo_daemon_config *cfg, char **err);
+void pvo_hv_close(void);
+/* A reload may not ask for the device when it was not opened at
+ * start-up: false with *err (g_free). */
+bool pvo_hv_reloadable(const struct pvo_daemon_config *cfg, char **err);
+
+/* Whether the VM's tenant uses the host-verbs transport. */
+static inline bool pvo_hv_tenant(const struct pvo_vm_config *cfg)
+{
+	return cfg->tenant && cfg->tenant->hostverbs;
+}
+
+/* The VM holds host objects (a reason to refuse its migration): their
+ * count, 0 if none. */
+uint32_t pvo_hv_objects(const struct pvo_vm *vm);
+
+/* MRs of a host-verbs VM: a host MR over the MR's guest pages (the GPAs
+ * of its npages 4 KiB pages), whose key becomes mr->key. */
+enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
+			      const uint64_t *pages, uint32_t npages);
+void pvo_hv_dereg_mr(struct pvo_vm *vm, struct pvo_mr *mr);
+/* The MR a key names in a host-verbs VM, or NULL. */
+struct pvo_mr *pvo_hv_mr_by_key(struct pvo_vm *vm, uint32_t key);
+/* The key of a host MR (lkey == rkey). */
+uint32_t pvo_hv_key(const struct pvo_hv_mr *h);
+void pvo_hv_pd_free(struct pvo_pd *pd);
+void pvo_hv_cq_free(struct pvo_cq *cq);
+
+/*
+ * A new RC / UC QP of a host-verbs VM (its rings mapped, its fields
+ * set): creates the host QP, sets qp->qpn to its number and the engine
+ * to the host-verbs one. PVO_STATUS_OK and nothing done for QPs that stay
+ * in software.
+ */
+enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp);
+/*
+ * Carries a checked modify to the host QP before the guest's QP takes it
+ * (mask: PVO_QP_* bits but STATE; path: decoded AV if mask has AV). On
+ * INIT -> RTR it picks the engine: software for a destination served by
+ * this back-end, the host QP otherwise. An error status, with a log line
+ * naming the host object, if the host refuses.
+ */
+enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
+				 uint32_t mask, const struct pvo_qp_attr *a,
+				 const struct pvo_path *path);
+void pvo_hv_qp_free(struct pvo_qp *qp);
+
+/* Guest receive WQEs wait for a doorbell on QPs that carry this flag in
+ * their CREATE_QP response (pvo-device.h: PVO_QP_RESP_F_RQ_DOORBELL). */
+uint32_t pvo_hv_qp_resp_flags(const struct pvo_qp *qp);
+
+extern const struct pvo_engine_ops pvo_engine_hostverbs;
+
+#endif

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The host-verbs transport's own objects, shared by its files
+ * (hostverbs.h says what each file does). */
+#ifndef PVO_HV_H
+#define PVO_HV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include "hostverbs.h"
+#include "mr_alias.h"
+
+struct pvo_hv_mr {
+	struct ibv_mr *mr;
+	struct pvo_mr_alias alias;
+};
+
+struct pvo_hv_cq {
+	struct ibv_cq *cq; /* cq_context: the guest's struct pvo_cq */
+	struct pvo_vm *vm;
+	uint32_t need;	   /* WQEs of the host queues on it */
+};
+
+/* What a completion needs of the guest WQE it answers. */
+struct pvo_hv_wqe {
+	uint64_t wr_id;
+	uint8_t opcode;	 /* PVO_WR_* (send), 0 (receive) */
+	bool signaled;	 /* send: the guest wants a CQE on success */
+};
+
+struct pvo_hv_qp {
+	struct ibv_qp *qp;
+	/* the host QP carries the guest QP's work (RTR to a remote peer);
+	 * false while the software engine does */
+	bool active;
+	/* guest ring indices handed to the host and, in the same order,
+	 * what each one's completion needs (host wr_id: the index) */
+	uint32_t sq_posted, rq_posted;
+	struct pvo_hv_wqe *sq, *rq;
+	/* SQ[sq_posted] could not be posted: it completes with an error
+	 * once the host has completed the WQEs before it */
+	bool stuck;
+};
+
+/* hv_device.c */
+struct pvo_hv_device {
+	struct ibv_context *ctx;
+	struct ibv_comp_channel *channel;
+	uint8_t port;
+	struct ibv_port_attr port_attr;
+	GSource *comp_src, *async_src;
+	uint32_t objects; /* host PDs, MRs, CQs, QPs made: for messages */
+};
+extern struct pvo_hv_device *pvo_hv;
+
+/* The host GID index for the VM's GID at guest index sgid_index (a host
+ * RoCE v2 GID of the tenant's netdev on the port), or -1 with *why. */
+int pvo_hv_sgid_index(struct pvo_vm *vm, uint8_t sgid_index, char **why);
+/* Whether the tenant's netdev reaches dgid directly (one of its IPv4
+ * subnets): a guest cannot address a GID outside its tenant's network.
+ * False with *why. */
+bool pvo_hv_dgid_allowed(struct pvo_vm *vm, const uint8_t dgid[16],
+			 char **why);
+
+/* hv_mr.c: the host PD of a guest PD, made on first use (NULL: failed,
+ * logged). */
+struct ibv_pd *pvo_hv_pd(struct pvo_vm *vm, struct pvo_pd *pd);
+
+/* hv_cq.c: the host CQ of a guest CQ, made on first use (NULL: failed,
+ * logged). */
+struct ibv_cq *pvo_hv_cq(struct pvo_vm *vm, struct pvo_cq *cq);
+/* The host CQ takes more completions (a QP's queue of that many WQEs
+ * joins it; a QP that goes subtracts from cq->hv->need); false if the
+ * device refuses to grow (logged). */
+bool pvo_hv_cq_grow(struct pvo_vm *vm, struct pvo_cq *cq, uint32_t more);
+/* The completion channel fired: polls every CQ that has an event. */
+void pvo_hv_cq_events(void);
+
+/* hv_qp.c: one host completion of qp (its guest QP). */
+void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc);
+/* A host QP by number (its guest QP), or NULL. */
+struct pvo_qp *pvo_hv_qp_by_host_qpn(uint32_t qpn);
+/* An async event on a host QP. */
+void pvo_hv_qp_event(struct pvo_qp *qp, enum ibv_event_type type);
+
+#endif

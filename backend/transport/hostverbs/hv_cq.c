@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Host CQs: one per guest CQ that a host QP uses, on the device's one
+ * completion channel. Every host WQE is signaled (the guest's SQ cons
+ * must pass each WQE in order), so a host CQ holds up to every WQE of
+ * its QPs: it grows with them. Its completions become guest CQEs in
+ * hv_qp.c.
+ */
+#include <errno.h>
+#include <glib.h>
+
+#include "cq.h"
+#include "hv.h"
+#include "log.h"
+#include "qp.h"
+#include "vm.h"
+
+struct ibv_cq *pvo_hv_cq(struct pvo_vm *vm, struct pvo_cq *cq)
+{
+	struct pvo_hv_cq *h;
+
+	if (cq->hv)
+		return cq->hv->cq;
+	h = g_new0(struct pvo_hv_cq, 1);
+	h->vm = vm;
+	h->cq = ibv_create_cq(pvo_hv->ctx, (int)cq->ring.entries, cq,
+			      pvo_hv->channel, 0);
+	if (!h->cq || ibv_req_notify_cq(h->cq, 0)) {
+		pvo_vm_warn(vm, "hostverbs: %s: CQ of %u entries: %s",
+			    ibv_get_device_name(pvo_hv->ctx->device),
+			    cq->ring.entries, g_strerror(errno));
+		if (h->cq)
+			ibv_destroy_cq(h->cq);
+		g_free(h);
+		return NULL;
+	}
+	cq->hv = h;
+	pvo_hv->objects++;
+	return h->cq;
+}
+
+bool pvo_hv_cq_grow(struct pvo_vm *vm, struct pvo_cq *cq, uint32_t more)
+{
+	struct pvo_hv_cq *h = cq->hv;
+	uint32_t need = h->need + more;
+
+	if (need > (uint32_t)h->cq->cqe && ibv_resize_cq(h->cq, (int)need)) {
+		pvo_vm_warn(vm, "hostverbs: %s: CQ of %d entries to %u: %s",
+			    ibv_get_device_name(pvo_hv->ctx->device),
+			    h->cq->cqe, need, g_strerror(errno));
+		return false;
+	}
+	h->need = need;
+	return true;
+}
+
+void pvo_hv_cq_free(struct pvo_cq *cq)
+{
+	if (!cq->hv)
+		return;
+	/* events are acknowledged as they come: nothing holds it */
+	if (ibv_destroy_cq(cq->hv->cq))
+		pvo_log(NULL, "hostverbs: ibv_destroy_cq: %s",
+			g_strerror(errno));
+	g_free(cq->hv);
+	cq->hv = NULL;
+	pvo_hv->objects--;
+}
+
+static void poll_cq(struct ibv_cq *c)
+{
+	struct ibv_wc wc[16];
+	int i, n;
+
+	do {
+		n = ibv_poll_cq(c, G_N_ELEMENTS(wc), wc);
+		for (i = 0; i < n; i++) {
+			struct pvo_qp *qp = pvo_hv_qp_by_host_qpn(wc[i].qp_num);
+
+			if (qp)
+				pvo_hv_qp_complete(qp, &wc[i]);
+		}
+	} while (n == (int)G_N_ELEMENTS(wc));
+}
+
+void pvo_hv_cq_events(void)
+{
+	struct ibv_cq *c;
+	void *ctx;
+
+	while (ibv_get_cq_event(pvo_hv->channel, &c, &ctx) == 0) {
+		ibv_ack_cq_events(c, 1);
+		/* armed again before polling: nothing arrives unseen */
+		ibv_req_notify_cq(c, 0);
+		poll_cq(c);
+	}
+}

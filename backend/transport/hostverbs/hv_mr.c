@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Memory of host-verbs VMs: one host PD per guest PD, so the host device
+ * keeps a QP to the MRs of its own PD as the guest expects; one host MR
+ * per guest MR over the MR's guest pages aliased back to back
+ * (mr_alias.h), registered at the guest's iova so that the addresses
+ * and keys the guest hands its peers are the host MR's. The host device
+ * checks bounds and rights on every access.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <glib.h>
+
+#include "hv.h"
+#include "log.h"
+#include "mr.h"
+#include "vm.h"
+
+struct ibv_pd *pvo_hv_pd(struct pvo_vm *vm, struct pvo_pd *pd)
+{
+	if (pd->hv)
+		return pd->hv;
+	pd->hv = ibv_alloc_pd(pvo_hv->ctx);
+	if (!pd->hv) {
+		pvo_vm_warn(vm, "hostverbs: %s: ibv_alloc_pd: %s",
+			    ibv_get_device_name(pvo_hv->ctx->device),
+			    g_strerror(errno));
+		return NULL;
+	}
+	pvo_hv->objects++;
+	return pd->hv;
+}
+
+void pvo_hv_pd_free(struct pvo_pd *pd)
+{
+	if (!pd->hv)
+		return;
+	ibv_dealloc_pd(pd->hv);
+	pd->hv = NULL;
+	pvo_hv->objects--;
+}
+
+static int ibv_access_of(uint32_t access)
+{
+	/* PVO_ACCESS_* are the IBV_ACCESS_* bits (pvo-device.h) */
+	return (int)(access & (PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE |
+			       PVO_ACCESS_REMOTE_READ |
+			       PVO_ACCESS_REMOTE_ATOMIC));
+}
+
+static enum pvo_status status_of_errno(int err)
+{
+	switch (err) {
+	case ENOMEM:
+	case ENOSPC:
+		return PVO_STATUS_ENOSPC;
+	case EFAULT:
+		return PVO_STATUS_EFAULT;
+	case EOPNOTSUPP:
+		return PVO_STATUS_EOPNOTSUPP;
+	default:
+		return PVO_STATUS_EINVAL;
+	}
+}
+
+enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
+			      const uint64_t *pages, uint32_t npages)
+{
+	struct pvo_hv_mr *h = g_new0(struct pvo_hv_mr, 1);
+	struct ibv_pd *pd = pvo_hv_pd(vm, mr->pd);
+	char *why = NULL;
+	int err;
+
+	if (!pd) {
+		g_free(h);
+		return PVO_STATUS_ENOSPC;
+	}
+	err = pvo_mr_alias_map(vm, pages, npages, &h->alias, &why);
+	if (err) {
+		pvo_vm_warn(vm, "hostverbs: MR of %" PRIu32 " pages at iova "
+				"0x%" PRIx64 ": %s",
+			    npages, mr->iova, why);
+		g_free(why);
+		g_free(h);
+		return status_of_errno(-err);
+	}
+	h->mr = ibv_reg_mr_iova(pd,
+				(uint8_t *)h->alias.base +
+					(mr->iova & (PVO_PAGE_SIZE - 1)),
+				mr->length, mr->iova, ibv_access_of(mr->access));
+	if (!h->mr || h->mr->lkey != h->mr->rkey ||
+	    g_hash_table_contains(vm->hv_keys,
+				  GUINT_TO_POINTER(h->mr->lkey))) {
+		err = h->mr ? EINVAL : errno;
+		pvo_vm_warn(vm,
+			    "hostverbs: %s: ibv_reg_mr_iova of %" PRIu64
+			    " bytes at iova 0x%" PRIx64 ": %s",
+			    ibv_get_device_name(pvo_hv->ctx->device),
+			    mr->length, mr->iova,
+			    h->mr ? "the device gave lkey != rkey or a key "
+				    "in use"
+				  : g_strerror(err));
+		if (h->mr)
+			ibv_dereg_mr(h->mr);
+		pvo_mr_alias_unmap(&h->alias);
+		g_free(h);
+		return status_of_errno(err);
+	}
+	pvo_hv->objects++;
+	mr->hv = h;
+	return PVO_STATUS_OK;
+}
+
+void pvo_hv_dereg_mr(struct pvo_vm *vm, struct pvo_mr *mr)
+{
+	struct pvo_hv_mr *h = mr->hv;
+
+	if (!h)
+		return;
+	if (g_hash_table_lookup(vm->hv_keys, GUINT_TO_POINTER(mr->key)) == mr)
+		g_hash_table_remove(vm->hv_keys, GUINT_TO_POINTER(mr->key));
+	if (ibv_dereg_mr(h->mr))
+		pvo_log(pvo_vm_name(vm), "hostverbs: ibv_dereg_mr key 0x%x: %s",
+			mr->key, g_strerror(errno));
+	/* the device no longer reaches the pages: unmapping is safe */
+	pvo_mr_alias_unmap(&h->alias);
+	g_free(h);
+	mr->hv = NULL;
+	pvo_hv->objects--;
+}
+
+struct pvo_mr *pvo_hv_mr_by_key(struct pvo_vm *vm, uint32_t key)
+{
+	return g_hash_table_lookup(vm->hv_keys, GUINT_TO_POINTER(key));
+}
+
+uint32_t pvo_hv_key(const struct pvo_hv_mr *h)
+{
+	return h->mr->lkey;
+}

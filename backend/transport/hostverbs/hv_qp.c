@@ -1,0 +1,791 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Host QPs of host-verbs VMs and the engine that runs guest work on them.
+ *
+ * A guest RC / UC QP gets a host QP when it is created, so its QPN is the
+ * host QP's number, the one remote peers address. The host QP stays in
+ * RESET until the guest's INIT -> RTR names the destination: a GID this
+ * back-end serves keeps the software engine (local transport), any other
+ * takes the host QP through INIT and RTR, and from then on guest WQEs are
+ * posted on it as the doorbell rings. Each posted WQE is signaled on the
+ * host, its host wr_id is its guest ring index, and completions advance
+ * the guest's ring cons in order before the guest CQE is written (the
+ * device's ordering rules, pvo-device.h). A guest WQE that cannot be
+ * posted (an operation the host QP does not carry) completes in its turn
+ * with LOC_QP_OP_ERR and moves the QP to error.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+#include <glib.h>
+
+#include "cq.h"
+#include "engine.h"
+#include "event.h"
+#include "hv.h"
+#include "log.h"
+#include "mr.h"
+#include "qp.h"
+#include "transport.h"
+#include "vm.h"
+
+/* host QPN -> guest QP, for completions and async events */
+static GHashTable *by_qpn;
+
+struct pvo_qp *pvo_hv_qp_by_host_qpn(uint32_t qpn)
+{
+	return by_qpn ? g_hash_table_lookup(by_qpn, GUINT_TO_POINTER(qpn))
+		      : NULL;
+}
+
+uint32_t pvo_hv_qp_resp_flags(const struct pvo_qp *qp)
+{
+	return qp->hv ? PVO_QP_RESP_F_RQ_DOORBELL : 0;
+}
+
+static const char *devname(void)
+{
+	return ibv_get_device_name(pvo_hv->ctx->device);
+}
+
+/* ---- creation ---- */
+
+static void host_qp_destroy(struct ibv_qp *q)
+{
+	if (ibv_destroy_qp(q))
+		pvo_log(NULL, "hostverbs: ibv_destroy_qp 0x%x: %s", q->qp_num,
+			g_strerror(errno));
+}
+
+enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
+{
+	struct pvo_vm *vm = qp->vm;
+	struct ibv_qp_init_attr ia = { 0 };
+	struct ibv_qp *stale[4];
+	struct pvo_hv_qp *h;
+	unsigned int nstale = 0, i;
+	struct ibv_pd *pd;
+
+	/* what stays in software (hostverbs.h) */
+	if (!pvo_hv_tenant(vm->cfg) || !pvo_hv || qp->ctx == PVO_CTX_KERNEL ||
+	    (qp->type != PVO_QPT_RC && qp->type != PVO_QPT_UC) || qp->srq)
+		return PVO_STATUS_OK;
+	pd = pvo_hv_pd(vm, qp->pd);
+	ia.send_cq = pvo_hv_cq(vm, qp->scq);
+	ia.recv_cq = pvo_hv_cq(vm, qp->rcq);
+	if (!pd || !ia.send_cq || !ia.recv_cq)
+		return PVO_STATUS_ENOSPC;
+	ia.qp_type = qp->type == PVO_QPT_RC ? IBV_QPT_RC : IBV_QPT_UC;
+	ia.cap.max_send_wr = qp->sq.entries;
+	ia.cap.max_recv_wr = qp->rq.entries;
+	ia.cap.max_send_sge = qp->max_send_sge ? qp->max_send_sge : 1;
+	ia.cap.max_recv_sge = qp->max_recv_sge ? qp->max_recv_sge : 1;
+	ia.cap.max_inline_data = qp->max_inline;
+	if (!pvo_hv_cq_grow(vm, qp->scq, qp->sq.entries))
+		return PVO_STATUS_ENOSPC;
+	if (!pvo_hv_cq_grow(vm, qp->rcq, qp->rq.entries)) {
+		qp->scq->hv->need -= qp->sq.entries;
+		return PVO_STATUS_ENOSPC;
+	}
+	h = g_new0(struct pvo_hv_qp, 1);
+	for (;;) {
+		h->qp = ibv_create_qp(pd, &ia);
+		/* a number a software QP of this VM has: take another */
+		if (!h->qp || !pvo_qp_by_qpn(vm, h->qp->qp_num) ||
+		    nstale == G_N_ELEMENTS(stale))
+			break;
+		stale[nstale++] = h->qp;
+	}
+	for (i = 0; i < nstale; i++)
+		host_qp_destroy(stale[i]);
+	if (!h->qp || pvo_qp_by_qpn(vm, h->qp->qp_num)) {
+		pvo_vm_warn(vm,
+			    "hostverbs: %s: %s QP (%u send, %u receive WQEs): "
+			    "%s",
+			    devname(), qp->type == PVO_QPT_RC ? "RC" : "UC",
+			    qp->sq.entries, qp->rq.entries,
+			    h->qp ? "no free QP number" : g_strerror(errno));
+		if (h->qp)
+			host_qp_destroy(h->qp);
+		g_free(h);
+		qp->scq->hv->need -= qp->sq.entries;
+		qp->rcq->hv->need -= qp->rq.entries;
+		return PVO_STATUS_ENOSPC;
+	}
+	h->sq = g_new0(struct pvo_hv_wqe, qp->sq.entries);
+	h->rq = g_new0(struct pvo_hv_wqe, qp->rq.entries);
+	/* the software engine's create loaded the guest's counters */
+	h->sq_posted = qp->req.cons;
+	h->rq_posted = qp->resp.rq_cons;
+	qp->hv = h;
+	qp->qpn = h->qp->qp_num;
+	qp->engine = &pvo_engine_hostverbs;
+	if (!by_qpn)
+		by_qpn = g_hash_table_new(g_direct_hash, g_direct_equal);
+	g_hash_table_insert(by_qpn, GUINT_TO_POINTER(qp->qpn), qp);
+	pvo_hv->objects++;
+	return PVO_STATUS_OK;
+}
+
+void pvo_hv_qp_free(struct pvo_qp *qp)
+{
+	struct pvo_hv_qp *h = qp->hv;
+
+	if (!h)
+		return;
+	g_hash_table_remove(by_qpn, GUINT_TO_POINTER(h->qp->qp_num));
+	host_qp_destroy(h->qp);
+	qp->scq->hv->need -= qp->sq.entries;
+	qp->rcq->hv->need -= qp->rq.entries;
+	g_free(h->sq);
+	g_free(h->rq);
+	g_free(h);
+	qp->hv = NULL;
+	pvo_hv->objects--;
+}
+
+uint32_t pvo_hv_objects(const struct pvo_vm *vm)
+{
+	const struct pvo_table *tables[] = { &vm->qps, &vm->mrs, &vm->cqs,
+					     &vm->pds };
+	uint32_t n = 0, h;
+	unsigned int t;
+	void *obj;
+
+	for (t = 0; t < G_N_ELEMENTS(tables); t++)
+		for (h = 0; (h = pvo_table_next(tables[t], h, &obj));)
+			switch (t) {
+			case 0:
+				n += ((struct pvo_qp *)obj)->hv != NULL;
+				break;
+			case 1:
+				n += ((struct pvo_mr *)obj)->hv != NULL;
+				break;
+			case 2:
+				n += ((struct pvo_cq *)obj)->hv != NULL;
+				break;
+			default:
+				n += ((struct pvo_pd *)obj)->hv != NULL;
+				break;
+			}
+	return n;
+}
+
+/* ---- modify ---- */
+
+static enum pvo_status host_modify(struct pvo_qp *qp, struct ibv_qp_attr *a,
+				   int mask, const char *what)
+{
+	int err = ibv_modify_qp(qp->hv->qp, a, mask);
+
+	if (!err)
+		return PVO_STATUS_OK;
+	pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x to %s: %s", devname(),
+		    qp->qpn, what, g_strerror(err));
+	return err == ENOMEM ? PVO_STATUS_ENOSPC : PVO_STATUS_EINVAL;
+}
+
+static uint8_t path_mtu(struct pvo_qp *qp, uint32_t guest)
+{
+	uint8_t port = pvo_hv->port_attr.active_mtu;
+
+	return guest && guest < port ? guest : port;
+}
+
+/* The host QP through INIT to RTR with the guest's attributes; the
+ * destination checked against the tenant first. */
+static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
+				    const struct pvo_qp_attr *ga,
+				    const struct pvo_path *path)
+{
+	struct ibv_qp_attr a = { 0 };
+	char *why = NULL;
+	enum pvo_status st;
+	int sgid;
+
+	if (!pvo_hv_dgid_allowed(qp->vm, path->dgid, &why) ||
+	    (sgid = pvo_hv_sgid_index(qp->vm, path->sgid_index, &why)) < 0) {
+		pvo_vm_warn(qp->vm, "hostverbs: QP 0x%x refused: %s", qp->qpn,
+			    why);
+		g_free(why);
+		return PVO_STATUS_EPERM;
+	}
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = pvo_hv->port;
+	a.pkey_index = 0;
+	a.qp_access_flags = (mask & PVO_QP_ACCESS_FLAGS)
+				    ? le32toh(ga->qp_access_flags)
+				    : qp->attr.access;
+	a.qp_access_flags &= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			     IBV_ACCESS_REMOTE_ATOMIC;
+	if (qp->type == PVO_QPT_UC)
+		a.qp_access_flags &= IBV_ACCESS_REMOTE_WRITE;
+	st = host_modify(qp, &a,
+			 IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				 IBV_QP_ACCESS_FLAGS,
+			 "INIT");
+	if (st)
+		return st;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = path_mtu(qp, le32toh(ga->path_mtu));
+	a.dest_qp_num = le32toh(ga->dest_qp_num);
+	a.rq_psn = le32toh(ga->rq_psn);
+	a.ah_attr.is_global = 1;
+	memcpy(a.ah_attr.grh.dgid.raw, path->dgid, 16);
+	a.ah_attr.grh.sgid_index = (uint8_t)sgid;
+	a.ah_attr.grh.hop_limit = path->hop_limit;
+	a.ah_attr.grh.traffic_class = path->traffic_class;
+	a.ah_attr.grh.flow_label = path->flow_label;
+	a.ah_attr.sl = path->sl;
+	a.ah_attr.port_num = pvo_hv->port;
+	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+	       IBV_QP_RQ_PSN;
+	if (qp->type == PVO_QPT_RC) {
+		a.max_dest_rd_atomic = ga->max_dest_rd_atomic;
+		a.min_rnr_timer = ga->min_rnr_timer;
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	}
+	st = host_modify(qp, &a, (int)mask, "RTR");
+	if (st) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_RESET;
+		ibv_modify_qp(qp->hv->qp, &a, IBV_QP_STATE);
+	}
+	return st;
+}
+
+/* A modify of an active host QP: the guest's attributes, as they are
+ * the host's (PVO_QP_* are IBV_QP_* bits, PVO_QPS_* IBV_QPS_*). */
+static enum pvo_status pass_modify(struct pvo_qp *qp, unsigned int next,
+				   uint32_t mask, const struct pvo_qp_attr *ga,
+				   const struct pvo_path *path)
+{
+	static const char *const names[] = { "RESET", "INIT", "RTR", "RTS",
+					     "SQD",   "SQE",  "ERR" };
+	struct ibv_qp_attr a = { 0 };
+	char *why = NULL;
+	int sgid;
+
+	a.qp_state = next;
+	a.qp_access_flags = le32toh(ga->qp_access_flags);
+	a.sq_psn = le32toh(ga->sq_psn);
+	a.timeout = ga->timeout;
+	a.retry_cnt = ga->retry_cnt;
+	a.rnr_retry = ga->rnr_retry;
+	a.min_rnr_timer = ga->min_rnr_timer;
+	a.max_rd_atomic = ga->max_rd_atomic;
+	a.max_dest_rd_atomic = ga->max_dest_rd_atomic;
+	a.en_sqd_async_notify = ga->en_sqd_async_notify;
+	a.path_mtu = path_mtu(qp, le32toh(ga->path_mtu));
+	if (mask & PVO_QP_AV) {
+		if (!pvo_hv_dgid_allowed(qp->vm, path->dgid, &why) ||
+		    (sgid = pvo_hv_sgid_index(qp->vm, path->sgid_index,
+					      &why)) < 0) {
+			pvo_vm_warn(qp->vm, "hostverbs: QP 0x%x refused: %s",
+				    qp->qpn, why);
+			g_free(why);
+			return PVO_STATUS_EPERM;
+		}
+		a.ah_attr.is_global = 1;
+		memcpy(a.ah_attr.grh.dgid.raw, path->dgid, 16);
+		a.ah_attr.grh.sgid_index = (uint8_t)sgid;
+		a.ah_attr.grh.hop_limit = path->hop_limit;
+		a.ah_attr.grh.traffic_class = path->traffic_class;
+		a.ah_attr.grh.flow_label = path->flow_label;
+		a.ah_attr.sl = path->sl;
+		a.ah_attr.port_num = pvo_hv->port;
+	}
+	mask &= PVO_QP_ACCESS_FLAGS | PVO_QP_AV | PVO_QP_PATH_MTU |
+		PVO_QP_TIMEOUT | PVO_QP_RETRY_CNT | PVO_QP_RNR_RETRY |
+		PVO_QP_SQ_PSN | PVO_QP_MAX_QP_RD_ATOMIC | PVO_QP_MIN_RNR_TIMER |
+		PVO_QP_MAX_DEST_RD_ATOMIC | PVO_QP_EN_SQD_ASYNC_NOTIFY |
+		PVO_QP_CUR_STATE;
+	if (mask & PVO_QP_CUR_STATE)
+		a.cur_qp_state = qp->state;
+	return host_modify(qp, &a, (int)(mask | IBV_QP_STATE),
+			   next < G_N_ELEMENTS(names) ? names[next] : "?");
+}
+
+enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
+				 uint32_t mask, const struct pvo_qp_attr *a,
+				 const struct pvo_path *path)
+{
+	struct pvo_hv_qp *h = qp->hv;
+	struct ibv_qp_attr r = { .qp_state = IBV_QPS_RESET };
+	enum pvo_status st;
+
+	if (!h)
+		return PVO_STATUS_OK;
+	if (next == PVO_QPS_RESET) {
+		if (h->active && ibv_modify_qp(h->qp, &r, IBV_QP_STATE))
+			return PVO_STATUS_EINVAL;
+		h->active = false;
+		/* the next RTR picks the engine again */
+		qp->engine = &pvo_engine_hostverbs;
+		return PVO_STATUS_OK;
+	}
+	if (qp->state == PVO_QPS_INIT && next == PVO_QPS_RTR) {
+		if (pvo_served_by_gid(qp->vm->cfg->tenant->vni, path->dgid)) {
+			/* same host: the local transport copies */
+			qp->engine = &pvo_engine_sw;
+			return PVO_STATUS_OK;
+		}
+		st = connect_host(qp, mask, a, path);
+		if (!st)
+			h->active = true;
+		return st;
+	}
+	if (!h->active)
+		return PVO_STATUS_OK;
+	if (next == PVO_QPS_ERR) {
+		r.qp_state = IBV_QPS_ERR;
+		return ibv_modify_qp(h->qp, &r, IBV_QP_STATE)
+			       ? PVO_STATUS_EINVAL
+			       : PVO_STATUS_OK;
+	}
+	return pass_modify(qp, next, mask, a, path);
+}
+
+/* ---- posting ---- */
+
+static size_t send_tail(const void *hdr)
+{
+	const struct pvo_send_wqe *w = hdr;
+
+	if (w->flags & PVO_WQE_F_INLINE)
+		return MIN(le32toh(w->inline_len), PVO_DEV_MAX_INLINE);
+	return MIN(w->num_sge, PVO_DEV_MAX_SGE) * sizeof(struct pvo_sge);
+}
+
+static size_t recv_tail(const void *hdr)
+{
+	const struct pvo_recv_wqe *w = hdr;
+
+	return MIN(w->num_sge, PVO_DEV_MAX_SGE) * sizeof(struct pvo_sge);
+}
+
+static void take_sges(struct ibv_sge *s, const struct pvo_sge *g,
+		      unsigned int n)
+{
+	unsigned int i;
+
+	/* the host device checks keys, bounds and rights (hv_mr.c) */
+	for (i = 0; i < n; i++) {
+		s[i].addr = le64toh(g[i].addr);
+		s[i].length = le32toh(g[i].length);
+		s[i].lkey = le32toh(g[i].lkey);
+	}
+}
+
+/* The send WQE in buf as a host work request; false if the host QP
+ * cannot carry it. */
+static bool send_wr(struct pvo_qp *qp, const uint8_t *buf,
+		    struct ibv_send_wr *wr, struct ibv_sge *sge)
+{
+	const struct pvo_send_wqe *w = (const void *)buf;
+	const uint8_t *tail = buf + sizeof(*w);
+
+	memset(wr, 0, sizeof(*wr));
+	wr->sg_list = sge;
+	wr->send_flags = IBV_SEND_SIGNALED;
+	if (w->flags & PVO_WQE_F_SOLICITED)
+		wr->send_flags |= IBV_SEND_SOLICITED;
+	if (w->flags & PVO_WQE_F_FENCE)
+		wr->send_flags |= IBV_SEND_FENCE;
+	if (w->flags & PVO_WQE_F_INLINE) {
+		if (le32toh(w->inline_len) > qp->max_inline)
+			return false;
+		wr->send_flags |= IBV_SEND_INLINE;
+		sge->addr = (uintptr_t)tail;
+		sge->length = le32toh(w->inline_len);
+		sge->lkey = 0;
+		wr->num_sge = sge->length ? 1 : 0;
+	} else {
+		if (w->num_sge > qp->max_send_sge)
+			return false;
+		take_sges(sge, (const void *)tail, w->num_sge);
+		wr->num_sge = w->num_sge;
+	}
+	switch (w->opcode) {
+	case PVO_WR_SEND:
+		wr->opcode = IBV_WR_SEND;
+		return true;
+	case PVO_WR_SEND_WITH_IMM:
+		wr->opcode = IBV_WR_SEND_WITH_IMM;
+		wr->imm_data = w->imm_data;
+		return true;
+	case PVO_WR_RDMA_WRITE:
+	case PVO_WR_RDMA_WRITE_WITH_IMM:
+		wr->opcode = w->opcode == PVO_WR_RDMA_WRITE
+				     ? IBV_WR_RDMA_WRITE
+				     : IBV_WR_RDMA_WRITE_WITH_IMM;
+		wr->imm_data = w->imm_data;
+		wr->wr.rdma.remote_addr = le64toh(w->u.rdma.remote_addr);
+		wr->wr.rdma.rkey = le32toh(w->u.rdma.rkey);
+		return true;
+	case PVO_WR_RDMA_READ:
+		if (qp->type != PVO_QPT_RC || (w->flags & PVO_WQE_F_INLINE))
+			return false;
+		wr->opcode = IBV_WR_RDMA_READ;
+		wr->wr.rdma.remote_addr = le64toh(w->u.rdma.remote_addr);
+		wr->wr.rdma.rkey = le32toh(w->u.rdma.rkey);
+		return true;
+	case PVO_WR_ATOMIC_CMP_AND_SWP:
+	case PVO_WR_ATOMIC_FETCH_AND_ADD:
+		if (qp->type != PVO_QPT_RC || (w->flags & PVO_WQE_F_INLINE))
+			return false;
+		wr->opcode = w->opcode == PVO_WR_ATOMIC_CMP_AND_SWP
+				     ? IBV_WR_ATOMIC_CMP_AND_SWP
+				     : IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr->wr.atomic.remote_addr = le64toh(w->u.atomic.remote_addr);
+		wr->wr.atomic.compare_add = le64toh(w->u.atomic.compare_add);
+		wr->wr.atomic.swap = le64toh(w->u.atomic.swap);
+		wr->wr.atomic.rkey = le32toh(w->u.atomic.rkey);
+		return true;
+	default:
+		/* memory windows, fast-reg, SEND_WITH_INV: software only */
+		return false;
+	}
+}
+
+/* Guest entries published from pos on, or -1 if its producer is not
+ * within the ring of cons (the guest broke its own ring). */
+static int64_t published(struct pvo_qp *qp, const struct pvo_ring *r,
+			 uint32_t cons, uint32_t pos)
+{
+	uint32_t prod;
+
+	if (!pvo_ring_load(qp->vm, r, PVO_RING_PROD, &prod) ||
+	    prod - cons > r->entries || pos - cons > prod - cons)
+		return -1;
+	return prod - pos;
+}
+
+static void ring_broken(struct pvo_qp *qp, const char *which)
+{
+	pvo_vm_warn(qp->vm, "QP 0x%x: %s producer is not within %u of the "
+			    "consumer: QP to error",
+		    qp->qpn, which, qp->sq.entries);
+	pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+}
+
+static void post_rq(struct pvo_qp *qp)
+{
+	struct pvo_hv_qp *h = qp->hv;
+	int64_t n = published(qp, &qp->rq, qp->resp.rq_cons, h->rq_posted);
+	uint8_t buf[sizeof(struct pvo_recv_wqe) +
+		    PVO_DEV_MAX_SGE * sizeof(struct pvo_sge)]
+		__attribute__((aligned(8)));
+	const struct pvo_recv_wqe *w = (const void *)buf;
+	struct ibv_sge sge[PVO_DEV_MAX_SGE];
+	struct ibv_recv_wr wr, *bad;
+	int err;
+
+	if (n < 0) {
+		ring_broken(qp, "RQ");
+		return;
+	}
+	while (n-- > 0) {
+		if (!pvo_ring_read_wqe(qp->vm, &qp->rq, h->rq_posted, buf,
+				       sizeof(*w), recv_tail)) {
+			pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+			return;
+		}
+		if (w->num_sge > qp->max_recv_sge) {
+			/* not a WQE this QP can have: as a broken ring */
+			ring_broken(qp, "RQ");
+			return;
+		}
+		take_sges(sge, (const void *)(buf + sizeof(*w)), w->num_sge);
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = h->rq_posted;
+		wr.sg_list = sge;
+		wr.num_sge = w->num_sge;
+		h->rq[h->rq_posted & (qp->rq.entries - 1)].wr_id = w->wr_id;
+		err = ibv_post_recv(h->qp, &wr, &bad);
+		if (err) {
+			pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x: "
+					    "ibv_post_recv: %s",
+				    devname(), qp->qpn, g_strerror(err));
+			pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+			return;
+		}
+		h->rq_posted++;
+	}
+}
+
+static void post_sq(struct pvo_qp *qp)
+{
+	struct pvo_hv_qp *h = qp->hv;
+	int64_t n = published(qp, &qp->sq, qp->req.cons, h->sq_posted);
+	uint8_t buf[sizeof(struct pvo_send_wqe) +
+		    MAX(PVO_DEV_MAX_SGE * sizeof(struct pvo_sge),
+			PVO_DEV_MAX_INLINE)] __attribute__((aligned(8)));
+	const struct pvo_send_wqe *w = (const void *)buf;
+	struct ibv_sge sge[PVO_DEV_MAX_SGE];
+	struct ibv_send_wr wr, *bad;
+	struct pvo_hv_wqe *e;
+	int err;
+
+	if (n < 0) {
+		ring_broken(qp, "SQ");
+		return;
+	}
+	/* behind a WQE the host could not take, nothing goes out */
+	while (n-- > 0 && !h->stuck) {
+		if (!pvo_ring_read_wqe(qp->vm, &qp->sq, h->sq_posted, buf,
+				       sizeof(*w), send_tail)) {
+			pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+			return;
+		}
+		e = &h->sq[h->sq_posted & (qp->sq.entries - 1)];
+		e->wr_id = w->wr_id;
+		e->opcode = w->opcode;
+		e->signaled = qp->sq_sig_all || (w->flags & PVO_WQE_F_SIGNALED);
+		if (!send_wr(qp, buf, &wr, sge)) {
+			h->stuck = true;
+			break;
+		}
+		wr.wr_id = h->sq_posted;
+		err = ibv_post_send(h->qp, &wr, &bad);
+		if (err) {
+			pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x: "
+					    "ibv_post_send: %s",
+				    devname(), qp->qpn, g_strerror(err));
+			h->stuck = true;
+			break;
+		}
+		h->sq_posted++;
+	}
+}
+
+/* ---- completions ---- */
+
+static void put_cqe(struct pvo_qp *qp, struct pvo_cq *cq, struct pvo_cqe *c)
+{
+	c->qpn = htole32(qp->qpn);
+	if (!pvo_cq_post(qp->vm, cq, c) && qp->state != PVO_QPS_ERR)
+		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+}
+
+static uint8_t status_of(enum ibv_wc_status s)
+{
+	/* PVO_WC_* are the IBV_WC_* values (pvo-device.h) */
+	switch (s) {
+	case IBV_WC_SUCCESS:
+	case IBV_WC_LOC_LEN_ERR:
+	case IBV_WC_LOC_QP_OP_ERR:
+	case IBV_WC_LOC_PROT_ERR:
+	case IBV_WC_WR_FLUSH_ERR:
+	case IBV_WC_MW_BIND_ERR:
+	case IBV_WC_BAD_RESP_ERR:
+	case IBV_WC_LOC_ACCESS_ERR:
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_REM_OP_ERR:
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+	case IBV_WC_FATAL_ERR:
+	case IBV_WC_GENERAL_ERR:
+		return (uint8_t)s;
+	default:
+		return PVO_WC_GENERAL_ERR;
+	}
+}
+
+/* The guest WQE the host could not take completes once everything
+ * before it has: LOC_QP_OP_ERR, and the QP goes to error. */
+static void complete_stuck(struct pvo_qp *qp)
+{
+	struct pvo_hv_qp *h = qp->hv;
+	struct pvo_cqe c = { 0 };
+	struct pvo_hv_wqe *e = &h->sq[h->sq_posted & (qp->sq.entries - 1)];
+
+	h->stuck = false;
+	qp->req.cons++;
+	h->sq_posted++;
+	pvo_ring_store(qp->vm, &qp->sq, PVO_RING_CONS, qp->req.cons);
+	c.wr_id = e->wr_id;
+	c.opcode = pvo_wc_opcode_of(e->opcode);
+	c.status = PVO_WC_LOC_QP_OP_ERR;
+	put_cqe(qp, qp->scq, &c);
+	pvo_qp_set_error(qp, 0, false);
+}
+
+/* In ERR, once the host has completed what it was given, the guest WQEs
+ * it never saw are flushed here. */
+static void flush_rest(struct pvo_qp *qp)
+{
+	struct pvo_hv_qp *h = qp->hv;
+
+	if (qp->state != PVO_QPS_ERR)
+		return;
+	if (h->sq_posted == qp->req.cons) {
+		pvo_qp_flush_sq(qp);
+		h->sq_posted = qp->req.cons;
+	}
+	if (h->rq_posted == qp->resp.rq_cons) {
+		pvo_qp_flush_rq(qp);
+		h->rq_posted = qp->resp.rq_cons;
+	}
+}
+
+void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
+{
+	struct pvo_hv_qp *h = qp->hv;
+	struct pvo_cqe c = { 0 };
+	struct pvo_hv_wqe *e;
+	bool recv = wc->opcode & IBV_WC_RECV;
+
+	if ((uint32_t)wc->wr_id != (recv ? qp->resp.rq_cons : qp->req.cons)) {
+		pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x: completion out of "
+				    "order: QP to error",
+			    devname(), qp->qpn);
+		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+		return;
+	}
+	c.status = status_of(wc->status);
+	c.vendor_err = htole32(wc->vendor_err);
+	if (recv) {
+		e = &h->rq[qp->resp.rq_cons & (qp->rq.entries - 1)];
+		qp->resp.rq_cons++;
+		pvo_ring_store(qp->vm, &qp->rq, PVO_RING_CONS,
+			       qp->resp.rq_cons);
+		c.wr_id = e->wr_id;
+		c.opcode = wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM
+				   ? PVO_WC_RECV_RDMA_WITH_IMM
+				   : PVO_WC_RECV;
+		c.byte_len = htole32(wc->byte_len);
+		if (wc->wc_flags & IBV_WC_WITH_IMM) {
+			c.flags |= PVO_WC_F_IMM;
+			c.imm_data = wc->imm_data;
+		}
+		c.src_qp = htole32(wc->src_qp);
+		put_cqe(qp, qp->rcq, &c);
+	} else {
+		e = &h->sq[qp->req.cons & (qp->sq.entries - 1)];
+		qp->req.cons++;
+		pvo_ring_store(qp->vm, &qp->sq, PVO_RING_CONS, qp->req.cons);
+		if (e->signaled || wc->status != IBV_WC_SUCCESS) {
+			c.wr_id = e->wr_id;
+			c.opcode = pvo_wc_opcode_of(e->opcode);
+			if (e->opcode == PVO_WR_RDMA_READ)
+				c.byte_len = htole32(wc->byte_len);
+			put_cqe(qp, qp->scq, &c);
+		}
+		if (h->stuck && qp->req.cons == h->sq_posted)
+			complete_stuck(qp);
+	}
+	/* an error completion: the host QP is in error, and so is the
+	 * guest's (flushes complete the rest) */
+	if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR &&
+	    qp->state != PVO_QPS_ERR) {
+		qp->state = PVO_QPS_ERR;
+		if (qp->srq)
+			pvo_event_post(qp->vm, PVO_EV_QP_LAST_WQE, qp->handle);
+	}
+	flush_rest(qp);
+}
+
+void pvo_hv_qp_event(struct pvo_qp *qp, enum ibv_event_type type)
+{
+	switch (type) {
+	case IBV_EVENT_COMM_EST:
+		pvo_event_post(qp->vm, PVO_EV_COMM_EST, qp->handle);
+		break;
+	case IBV_EVENT_SQ_DRAINED:
+		pvo_event_post(qp->vm, PVO_EV_SQ_DRAINED, qp->handle);
+		break;
+	case IBV_EVENT_QP_REQ_ERR:
+		pvo_qp_set_error(qp, PVO_EV_QP_REQ_ERR, false);
+		break;
+	case IBV_EVENT_QP_ACCESS_ERR:
+		pvo_qp_set_error(qp, PVO_EV_QP_ACCESS_ERR, false);
+		break;
+	default:
+		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+		break;
+	}
+}
+
+/* ---- the engine ---- */
+
+static void hv_create(struct pvo_qp *qp)
+{
+	/* never the first engine: pvo_hv_qp_create switches to it */
+}
+
+static void hv_modify(struct pvo_qp *qp, unsigned int cur)
+{
+	struct pvo_hv_qp *h = qp->hv;
+
+	switch (qp->state) {
+	case PVO_QPS_RESET:
+		/* the guest finds empty rings (software engine's rule) */
+		pvo_engine_sw.modify(qp, cur);
+		h->sq_posted = qp->req.cons;
+		h->rq_posted = qp->resp.rq_cons;
+		h->stuck = false;
+		break;
+	case PVO_QPS_RTR:
+		if (h->active)
+			post_rq(qp);
+		break;
+	case PVO_QPS_RTS:
+		if (h->active) {
+			post_rq(qp);
+			post_sq(qp);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void hv_doorbell(struct pvo_qp *qp)
+{
+	struct pvo_hv_qp *h = qp->hv;
+
+	switch (qp->state) {
+	case PVO_QPS_ERR:
+		flush_rest(qp);
+		break;
+	case PVO_QPS_RTR:
+	case PVO_QPS_RTS:
+	case PVO_QPS_SQD:
+		if (!h->active)
+			break;
+		post_rq(qp);
+		if (qp->state == PVO_QPS_RTS)
+			post_sq(qp);
+		break;
+	default:
+		break; /* receives wait for the RTR that picks the engine */
+	}
+}
+
+static void hv_flush(struct pvo_qp *qp, bool rq_too)
+{
+	struct pvo_hv_qp *h = qp->hv;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+	/* the host flushes what it holds; the rest follows it */
+	if (h->active)
+		ibv_modify_qp(h->qp, &a, IBV_QP_STATE);
+	flush_rest(qp);
+}
+
+static void hv_destroy(struct pvo_qp *qp)
+{
+	pvo_engine_sw.destroy(qp);
+}
+
+const struct pvo_engine_ops pvo_engine_hostverbs = {
+	.name = "hostverbs",
+	.create = hv_create,
+	.modify = hv_modify,
+	.doorbell = hv_doorbell,
+	.flush = hv_flush,
+	.destroy = hv_destroy,
+};
