@@ -46,6 +46,7 @@ static enum pvo_status publish(struct pvo_vm *vm, struct pvo_mr *mr,
 {
 	mr->handle = pvo_table_add(&vm->mrs, mr, mr->ctx);
 	if (!mr->handle) {
+		pvo_hv_dereg_mr(vm, mr);
 		g_free(mr->blocks);
 		g_free(mr->run);
 		g_free(mr);
@@ -219,12 +220,6 @@ enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
 		return PVO_STATUS_ENOENT;
 	if (mr->fast_reg)
 		return PVO_STATUS_EINVAL;
-	if (mr->hv) {
-		pvo_vm_warn(vm, "REREG_MR of an MR on the host-verbs "
-				"transport is not supported: deregister it "
-				"and register it again");
-		return PVO_STATUS_EOPNOTSUPP;
-	}
 	if (mr->mw_binds)
 		return PVO_STATUS_EBUSY; /* windows name its range and PD */
 	if (flags & PVO_REREG_PD) {
@@ -243,6 +238,17 @@ enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
 		if (st)
 			return st;
 	}
+	if (mr->hv) {
+		/* a new host MR; the old key dies with the old one */
+		st = pvo_hv_rereg_mr(vm, mr, pd ? pd : mr->pd, access,
+				     pages ? iova : mr->iova,
+				     pages ? length : mr->length, pages,
+				     (uint32_t)npages);
+		if (st) {
+			g_free(pages);
+			return st;
+		}
+	}
 	/* Everything checked: nothing below fails. */
 	if (pages) {
 		g_free(mr->blocks);
@@ -257,10 +263,16 @@ enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
 		pd->refcnt++;
 	}
 	mr->access = access;
-	/* a new low byte: the old key must not reach the MR any more */
-	if (++vm->mr_tag == (mr->key & 0xff))
-		++vm->mr_tag;
-	mr->key = (mr->key & ~0xffu) | vm->mr_tag;
+	if (mr->hv) {
+		mr->key = pvo_hv_key(mr->hv);
+		g_hash_table_insert(vm->hv_keys, GUINT_TO_POINTER(mr->key),
+				    mr);
+	} else {
+		/* a new low byte: the old key must not reach the MR */
+		if (++vm->mr_tag == (mr->key & 0xff))
+			++vm->mr_tag;
+		mr->key = (mr->key & ~0xffu) | vm->mr_tag;
+	}
 	vm->mr_gen++; /* cursors holding it look it up again, and fail */
 	r->mr = htole32(mr->handle);
 	r->key = htole32(mr->key);

@@ -517,6 +517,7 @@ enum pvo_status pvo_cmd_query_qp(struct pvo_vm *vm, uint32_t ctx,
 	qp = pvo_table_get(&vm->qps, le32toh(c->handle), ctx);
 	if (!qp)
 		return PVO_STATUS_ENOENT;
+	pvo_hv_qp_sync_state(qp);
 	a->qp_state = htole32(qp->state);
 	a->cur_qp_state = htole32(qp->state);
 	a->path_mtu = htole32(qp->attr.path_mtu);

@@ -34,6 +34,19 @@ static bool cross_pair(struct pair *p, struct node *from, struct node *to,
 	st = sim_qp_connect(&p->a, &cf, &pt);
 	if (st == PVO_STATUS_OK)
 		st = sim_qp_connect(&p->b, &ct, &pf);
+	if (st != PVO_STATUS_OK && hv_dev[0] &&
+	    (from == &A || from == &B || to == &A || to == &B)) {
+		/* tenant blue on host verbs: the host device finds nobody
+		 * at the address in blue's network and refuses to connect */
+		tap_ok(st == PVO_STATUS_EINVAL || st == PVO_STATUS_EPERM,
+		       "QPs %s -> %s: the host device does not reach the "
+		       "address from tenant blue's network: MODIFY_QP to RTR "
+		       "refused (%s)",
+		       from->name, to->name, pvo_status_name(st));
+		p->made = true;
+		pair_destroy(p);
+		return false;
+	}
 	if (st != PVO_STATUS_OK)
 		goto fail;
 	p->made = true;

@@ -875,7 +875,10 @@ int main(void)
 	if (section("transfers")) {
 		test_rc_transfers();
 		if (overlay) {
-			test_gso_padding();
+			/* the overlay's own packets; the host device's
+			 * are not the back-end's to count */
+			if (!hv_dev[0])
+				test_gso_padding();
 			test_mgmt_clients();
 		}
 	}

@@ -32,7 +32,9 @@
 
 /* t-datapath.c: the back-end(s), nodes a, b, c and the helpers */
 
-extern bool overlay; /* T_DATAPATH_OVERLAY=1: b on a second back-end */
+extern bool overlay;
+/* T_DATAPATH_HOSTVERBS: the host RDMA device a <-> b QPs run on ("": none) */
+extern char hv_dev[64]; /* T_DATAPATH_OVERLAY=1: b on a second back-end */
 extern unsigned int overlay_port; /* the VTEPs' VXLAN port */
 extern struct backend_proc bp, bp2;
 /* overlay: host 3 (VTEP 127.0.0.3), started by start_host3(), serves a

@@ -62,6 +62,13 @@ uint32_t pvo_hv_objects(const struct pvo_vm *vm);
 enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 			      const uint64_t *pages, uint32_t npages);
 void pvo_hv_dereg_mr(struct pvo_vm *vm, struct pvo_mr *mr);
+/* REREG_MR of a host MR: a new host MR with the new PD, access and
+ * range (pages NULL: the MR's own), which replaces the old one; the
+ * caller then takes its key. On failure the old one stays. */
+enum pvo_status pvo_hv_rereg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
+				struct pvo_pd *pd, uint32_t access,
+				uint64_t iova, uint64_t length,
+				const uint64_t *pages, uint32_t npages);
 /* The MR a key names in a host-verbs VM, or NULL. */
 struct pvo_mr *pvo_hv_mr_by_key(struct pvo_vm *vm, uint32_t key);
 /* The key of a host MR (lkey == rkey). */
@@ -87,6 +94,9 @@ enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
 				 uint32_t mask, const struct pvo_qp_attr *a,
 				 const struct pvo_path *path);
 void pvo_hv_qp_free(struct pvo_qp *qp);
+/* QUERY_QP: a host QP the device moved to error takes the guest's QP
+ * there too. */
+void pvo_hv_qp_sync_state(struct pvo_qp *qp);
 
 /* Guest receive WQEs wait for a doorbell on QPs that carry this flag in
  * their CREATE_QP response (pvo-device.h: PVO_QP_RESP_F_RQ_DOORBELL). */

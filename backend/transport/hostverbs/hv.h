@@ -38,9 +38,11 @@ struct pvo_hv_qp {
 	 * what each one's completion needs (host wr_id: the index) */
 	uint32_t sq_posted, rq_posted;
 	struct pvo_hv_wqe *sq, *rq;
-	/* SQ[sq_posted] could not be posted: it completes with an error
-	 * once the host has completed the WQEs before it */
-	bool stuck;
+	/* SQ[sq_posted] is not for the host: it completes with this
+	 * status (PVO_WC_*; 0: none) once the host has completed the WQEs
+	 * before it */
+	uint8_t stuck;
+	bool flushing; /* flush_rest polls the host CQs */
 };
 
 /* hv_device.c */
@@ -74,6 +76,8 @@ struct ibv_cq *pvo_hv_cq(struct pvo_vm *vm, struct pvo_cq *cq);
  * joins it; a QP that goes subtracts from cq->hv->need); false if the
  * device refuses to grow (logged). */
 bool pvo_hv_cq_grow(struct pvo_vm *vm, struct pvo_cq *cq, uint32_t more);
+/* Takes every completion the host CQ of cq holds (none: nothing). */
+void pvo_hv_cq_poll(struct pvo_cq *cq);
 /* The completion channel fired: polls every CQ that has an event. */
 void pvo_hv_cq_events(void);
 

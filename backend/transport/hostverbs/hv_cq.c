@@ -83,6 +83,12 @@ static void poll_cq(struct ibv_cq *c)
 	} while (n == (int)G_N_ELEMENTS(wc));
 }
 
+void pvo_hv_cq_poll(struct pvo_cq *cq)
+{
+	if (cq->hv)
+		poll_cq(cq->hv->cq);
+}
+
 void pvo_hv_cq_events(void)
 {
 	struct ibv_cq *c;

@@ -89,7 +89,8 @@ enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 				(uint8_t *)h->alias.base +
 					(mr->iova & (PVO_PAGE_SIZE - 1)),
 				mr->length, mr->iova, ibv_access_of(mr->access));
-	if (!h->mr || h->mr->lkey != h->mr->rkey ||
+	/* one key for both (rdma_rxe gives rkey 0 without remote access) */
+	if (!h->mr || (h->mr->rkey != h->mr->lkey && h->mr->rkey) ||
 	    g_hash_table_contains(vm->hv_keys,
 				  GUINT_TO_POINTER(h->mr->lkey))) {
 		err = h->mr ? EINVAL : errno;
@@ -128,6 +129,50 @@ void pvo_hv_dereg_mr(struct pvo_vm *vm, struct pvo_mr *mr)
 	g_free(h);
 	mr->hv = NULL;
 	pvo_hv->objects--;
+}
+
+/* The GPAs of the MR's 4 KiB pages, as REG_MR gave them. */
+static uint64_t *mr_pages(const struct pvo_mr *mr, uint32_t *npages)
+{
+	uint64_t n = pvo_mr_npages(mr->iova, mr->length), i, avail;
+	uint64_t *p = g_new(uint64_t, n);
+
+	for (i = 0; i < n; i++) {
+		uint64_t addr = i ? (mr->iova & ~(uint64_t)(PVO_PAGE_SIZE - 1)) +
+					    i * PVO_PAGE_SIZE
+				  : mr->iova;
+
+		p[i] = pvo_mr_gpa(mr, addr, &avail) &
+		       ~(uint64_t)(PVO_PAGE_SIZE - 1);
+	}
+	*npages = (uint32_t)n;
+	return p;
+}
+
+enum pvo_status pvo_hv_rereg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
+				struct pvo_pd *pd, uint32_t access,
+				uint64_t iova, uint64_t length,
+				const uint64_t *pages, uint32_t npages)
+{
+	struct pvo_mr next = *mr;
+	uint64_t *own = NULL;
+	enum pvo_status st;
+
+	if (!pages)
+		pages = own = mr_pages(mr, &npages);
+	next.pd = pd;
+	next.access = access;
+	next.iova = iova;
+	next.length = length;
+	next.hv = NULL;
+	/* the new host MR first: on failure the old one stays */
+	st = pvo_hv_reg_mr(vm, &next, pages, npages);
+	g_free(own);
+	if (st)
+		return st;
+	pvo_hv_dereg_mr(vm, mr);
+	mr->hv = next.hv;
+	return PVO_STATUS_OK;
 }
 
 struct pvo_mr *pvo_hv_mr_by_key(struct pvo_vm *vm, uint32_t key)

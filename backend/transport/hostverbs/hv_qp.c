@@ -29,6 +29,9 @@
 #include "transport.h"
 #include "vm.h"
 
+/* Host wr_ids: the guest ring index, and this bit for receives. */
+#define HV_WR_RECV (1ull << 32)
+
 /* host QPN -> guest QP, for completions and async events */
 static GHashTable *by_qpn;
 
@@ -370,7 +373,6 @@ static void take_sges(struct ibv_sge *s, const struct pvo_sge *g,
 {
 	unsigned int i;
 
-	/* the host device checks keys, bounds and rights (hv_mr.c) */
 	for (i = 0; i < n; i++) {
 		s[i].addr = le64toh(g[i].addr);
 		s[i].length = le32toh(g[i].length);
@@ -378,13 +380,47 @@ static void take_sges(struct ibv_sge *s, const struct pvo_sge *g,
 	}
 }
 
-/* The send WQE in buf as a host work request; false if the host QP
- * cannot carry it. */
-static bool send_wr(struct pvo_qp *qp, const uint8_t *buf,
-		    struct ibv_send_wr *wr, struct ibv_sge *sge)
+/*
+ * The SGEs of a send WQE, checked against the VM's own host MRs before
+ * the host sees them: the status is then the one the guest expects
+ * whichever device the host has (the device checks again, and keeps a QP
+ * to the MRs of its PD). Empty SGEs are left out. Returns the status and
+ * in *total the message length.
+ */
+static enum pvo_wc_status check_sges(struct pvo_qp *qp, struct ibv_sge *s,
+				     int *n, uint32_t access, uint64_t *total)
+{
+	int i, k = 0;
+	struct pvo_mr *mr;
+
+	*total = 0;
+	for (i = 0; i < *n; i++) {
+		if (!s[i].length)
+			continue;
+		mr = pvo_mr_get(qp->vm, s[i].lkey, qp->pd, access, s[i].addr,
+				s[i].length);
+		if (!mr || !mr->hv)
+			return PVO_WC_LOC_PROT_ERR;
+		*total += s[i].length;
+		s[k++] = s[i];
+	}
+	*n = k;
+	return PVO_WC_SUCCESS;
+}
+
+/* The send WQE in buf as a host work request: PVO_WC_SUCCESS, or the
+ * status it completes with without reaching the host. */
+static enum pvo_wc_status send_wr(struct pvo_qp *qp, const uint8_t *buf,
+				  struct ibv_send_wr *wr, struct ibv_sge *sge)
 {
 	const struct pvo_send_wqe *w = (const void *)buf;
 	const uint8_t *tail = buf + sizeof(*w);
+	bool rc = qp->type == PVO_QPT_RC;
+	bool writes_local = w->opcode == PVO_WR_RDMA_READ ||
+			    w->opcode == PVO_WR_ATOMIC_CMP_AND_SWP ||
+			    w->opcode == PVO_WR_ATOMIC_FETCH_AND_ADD;
+	enum pvo_wc_status st;
+	uint64_t len;
 
 	memset(wr, 0, sizeof(*wr));
 	wr->sg_list = sge;
@@ -393,28 +429,14 @@ static bool send_wr(struct pvo_qp *qp, const uint8_t *buf,
 		wr->send_flags |= IBV_SEND_SOLICITED;
 	if (w->flags & PVO_WQE_F_FENCE)
 		wr->send_flags |= IBV_SEND_FENCE;
-	if (w->flags & PVO_WQE_F_INLINE) {
-		if (le32toh(w->inline_len) > qp->max_inline)
-			return false;
-		wr->send_flags |= IBV_SEND_INLINE;
-		sge->addr = (uintptr_t)tail;
-		sge->length = le32toh(w->inline_len);
-		sge->lkey = 0;
-		wr->num_sge = sge->length ? 1 : 0;
-	} else {
-		if (w->num_sge > qp->max_send_sge)
-			return false;
-		take_sges(sge, (const void *)tail, w->num_sge);
-		wr->num_sge = w->num_sge;
-	}
 	switch (w->opcode) {
 	case PVO_WR_SEND:
 		wr->opcode = IBV_WR_SEND;
-		return true;
+		break;
 	case PVO_WR_SEND_WITH_IMM:
 		wr->opcode = IBV_WR_SEND_WITH_IMM;
 		wr->imm_data = w->imm_data;
-		return true;
+		break;
 	case PVO_WR_RDMA_WRITE:
 	case PVO_WR_RDMA_WRITE_WITH_IMM:
 		wr->opcode = w->opcode == PVO_WR_RDMA_WRITE
@@ -423,18 +445,18 @@ static bool send_wr(struct pvo_qp *qp, const uint8_t *buf,
 		wr->imm_data = w->imm_data;
 		wr->wr.rdma.remote_addr = le64toh(w->u.rdma.remote_addr);
 		wr->wr.rdma.rkey = le32toh(w->u.rdma.rkey);
-		return true;
+		break;
 	case PVO_WR_RDMA_READ:
-		if (qp->type != PVO_QPT_RC || (w->flags & PVO_WQE_F_INLINE))
-			return false;
+		if (!rc)
+			return PVO_WC_LOC_QP_OP_ERR;
 		wr->opcode = IBV_WR_RDMA_READ;
 		wr->wr.rdma.remote_addr = le64toh(w->u.rdma.remote_addr);
 		wr->wr.rdma.rkey = le32toh(w->u.rdma.rkey);
-		return true;
+		break;
 	case PVO_WR_ATOMIC_CMP_AND_SWP:
 	case PVO_WR_ATOMIC_FETCH_AND_ADD:
-		if (qp->type != PVO_QPT_RC || (w->flags & PVO_WQE_F_INLINE))
-			return false;
+		if (!rc)
+			return PVO_WC_LOC_QP_OP_ERR;
 		wr->opcode = w->opcode == PVO_WR_ATOMIC_CMP_AND_SWP
 				     ? IBV_WR_ATOMIC_CMP_AND_SWP
 				     : IBV_WR_ATOMIC_FETCH_AND_ADD;
@@ -442,11 +464,38 @@ static bool send_wr(struct pvo_qp *qp, const uint8_t *buf,
 		wr->wr.atomic.compare_add = le64toh(w->u.atomic.compare_add);
 		wr->wr.atomic.swap = le64toh(w->u.atomic.swap);
 		wr->wr.atomic.rkey = le32toh(w->u.atomic.rkey);
-		return true;
+		break;
 	default:
 		/* memory windows, fast-reg, SEND_WITH_INV: software only */
-		return false;
+		return PVO_WC_LOC_QP_OP_ERR;
 	}
+	if (w->flags & PVO_WQE_F_INLINE) {
+		if (writes_local)
+			return PVO_WC_LOC_QP_OP_ERR;
+		if (le32toh(w->inline_len) > qp->max_inline)
+			return PVO_WC_LOC_LEN_ERR;
+		wr->send_flags |= IBV_SEND_INLINE;
+		sge->addr = (uintptr_t)tail;
+		sge->length = le32toh(w->inline_len);
+		sge->lkey = 0;
+		wr->num_sge = sge->length ? 1 : 0;
+		len = sge->length;
+	} else {
+		if (w->num_sge > qp->max_send_sge)
+			return PVO_WC_LOC_QP_OP_ERR;
+		take_sges(sge, (const void *)tail, w->num_sge);
+		wr->num_sge = w->num_sge;
+		st = check_sges(qp, sge, &wr->num_sge,
+				writes_local ? PVO_ACCESS_LOCAL_WRITE : 0, &len);
+		if (st)
+			return st;
+	}
+	if (len > pvo_hv->port_attr.max_msg_sz)
+		return PVO_WC_LOC_LEN_ERR;
+	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		return len == 8 ? PVO_WC_SUCCESS : PVO_WC_LOC_LEN_ERR;
+	return PVO_WC_SUCCESS;
 }
 
 /* Guest entries published from pos on, or -1 if its producer is not
@@ -499,7 +548,7 @@ static void post_rq(struct pvo_qp *qp)
 		}
 		take_sges(sge, (const void *)(buf + sizeof(*w)), w->num_sge);
 		memset(&wr, 0, sizeof(wr));
-		wr.wr_id = h->rq_posted;
+		wr.wr_id = h->rq_posted | HV_WR_RECV;
 		wr.sg_list = sge;
 		wr.num_sge = w->num_sge;
 		h->rq[h->rq_posted & (qp->rq.entries - 1)].wr_id = w->wr_id;
@@ -513,6 +562,32 @@ static void post_rq(struct pvo_qp *qp)
 		}
 		h->rq_posted++;
 	}
+}
+
+static void put_cqe(struct pvo_qp *qp, struct pvo_cq *cq, struct pvo_cqe *c)
+{
+	c->qpn = htole32(qp->qpn);
+	if (!pvo_cq_post(qp->vm, cq, c) && qp->state != PVO_QPS_ERR)
+		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+}
+
+/* The guest WQE the host does not get completes once everything before
+ * it has, with its status; the QP goes to error. */
+static void complete_stuck(struct pvo_qp *qp)
+{
+	struct pvo_hv_qp *h = qp->hv;
+	struct pvo_cqe c = { 0 };
+	struct pvo_hv_wqe *e = &h->sq[h->sq_posted & (qp->sq.entries - 1)];
+
+	c.status = h->stuck;
+	h->stuck = 0;
+	qp->req.cons++;
+	h->sq_posted++;
+	pvo_ring_store(qp->vm, &qp->sq, PVO_RING_CONS, qp->req.cons);
+	c.wr_id = e->wr_id;
+	c.opcode = pvo_wc_opcode_of(e->opcode);
+	put_cqe(qp, qp->scq, &c);
+	pvo_qp_set_error(qp, 0, false);
 }
 
 static void post_sq(struct pvo_qp *qp)
@@ -543,31 +618,25 @@ static void post_sq(struct pvo_qp *qp)
 		e->wr_id = w->wr_id;
 		e->opcode = w->opcode;
 		e->signaled = qp->sq_sig_all || (w->flags & PVO_WQE_F_SIGNALED);
-		if (!send_wr(qp, buf, &wr, sge)) {
-			h->stuck = true;
+		h->stuck = send_wr(qp, buf, &wr, sge);
+		if (h->stuck)
 			break;
-		}
 		wr.wr_id = h->sq_posted;
 		err = ibv_post_send(h->qp, &wr, &bad);
 		if (err) {
 			pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x: "
 					    "ibv_post_send: %s",
 				    devname(), qp->qpn, g_strerror(err));
-			h->stuck = true;
+			h->stuck = PVO_WC_LOC_QP_OP_ERR;
 			break;
 		}
 		h->sq_posted++;
 	}
+	if (h->stuck && qp->req.cons == h->sq_posted)
+		complete_stuck(qp);
 }
 
 /* ---- completions ---- */
-
-static void put_cqe(struct pvo_qp *qp, struct pvo_cq *cq, struct pvo_cqe *c)
-{
-	c->qpn = htole32(qp->qpn);
-	if (!pvo_cq_post(qp->vm, cq, c) && qp->state != PVO_QPS_ERR)
-		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
-}
 
 static uint8_t status_of(enum ibv_wc_status s)
 {
@@ -594,41 +663,30 @@ static uint8_t status_of(enum ibv_wc_status s)
 	}
 }
 
-/* The guest WQE the host could not take completes once everything
- * before it has: LOC_QP_OP_ERR, and the QP goes to error. */
-static void complete_stuck(struct pvo_qp *qp)
-{
-	struct pvo_hv_qp *h = qp->hv;
-	struct pvo_cqe c = { 0 };
-	struct pvo_hv_wqe *e = &h->sq[h->sq_posted & (qp->sq.entries - 1)];
-
-	h->stuck = false;
-	qp->req.cons++;
-	h->sq_posted++;
-	pvo_ring_store(qp->vm, &qp->sq, PVO_RING_CONS, qp->req.cons);
-	c.wr_id = e->wr_id;
-	c.opcode = pvo_wc_opcode_of(e->opcode);
-	c.status = PVO_WC_LOC_QP_OP_ERR;
-	put_cqe(qp, qp->scq, &c);
-	pvo_qp_set_error(qp, 0, false);
-}
-
-/* In ERR, once the host has completed what it was given, the guest WQEs
- * it never saw are flushed here. */
+/*
+ * In ERR the guest's outstanding WQEs complete with WR_FLUSH_ERR: first
+ * what the host has completed already is taken from its CQs, then the
+ * back-end flushes the rest itself, in ring order, whether the host holds
+ * them or never saw them (a host device need not flush its receive queue
+ * promptly; rdma_rxe of Linux 6.1 does not). Host completions that come
+ * later for flushed WQEs are dropped (pvo_hv_qp_complete).
+ */
 static void flush_rest(struct pvo_qp *qp)
 {
 	struct pvo_hv_qp *h = qp->hv;
 
-	if (qp->state != PVO_QPS_ERR)
+	if (qp->state != PVO_QPS_ERR || h->flushing)
 		return;
-	if (h->sq_posted == qp->req.cons) {
-		pvo_qp_flush_sq(qp);
-		h->sq_posted = qp->req.cons;
-	}
-	if (h->rq_posted == qp->resp.rq_cons) {
-		pvo_qp_flush_rq(qp);
-		h->rq_posted = qp->resp.rq_cons;
-	}
+	h->flushing = true;
+	pvo_hv_cq_poll(qp->scq);
+	if (qp->rcq != qp->scq)
+		pvo_hv_cq_poll(qp->rcq);
+	h->flushing = false;
+	h->stuck = 0;
+	pvo_qp_flush_sq(qp);
+	h->sq_posted = qp->req.cons;
+	pvo_qp_flush_rq(qp);
+	h->rq_posted = qp->resp.rq_cons;
 }
 
 void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
@@ -636,9 +694,15 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 	struct pvo_hv_qp *h = qp->hv;
 	struct pvo_cqe c = { 0 };
 	struct pvo_hv_wqe *e;
-	bool recv = wc->opcode & IBV_WC_RECV;
+	/* error completions carry no valid opcode: the wr_id says */
+	bool recv = wc->wr_id & HV_WR_RECV;
+	uint32_t cons = recv ? qp->resp.rq_cons : qp->req.cons;
+	uint32_t entries = recv ? qp->rq.entries : qp->sq.entries;
 
-	if ((uint32_t)wc->wr_id != (recv ? qp->resp.rq_cons : qp->req.cons)) {
+	/* a WQE the back-end flushed already (flush_rest) */
+	if (cons - (uint32_t)wc->wr_id - 1 < entries)
+		return;
+	if ((uint32_t)wc->wr_id != cons) {
 		pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x: completion out of "
 				    "order: QP to error",
 			    devname(), qp->qpn);
@@ -653,15 +717,17 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 		pvo_ring_store(qp->vm, &qp->rq, PVO_RING_CONS,
 			       qp->resp.rq_cons);
 		c.wr_id = e->wr_id;
-		c.opcode = wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM
-				   ? PVO_WC_RECV_RDMA_WITH_IMM
-				   : PVO_WC_RECV;
-		c.byte_len = htole32(wc->byte_len);
-		if (wc->wc_flags & IBV_WC_WITH_IMM) {
-			c.flags |= PVO_WC_F_IMM;
-			c.imm_data = wc->imm_data;
+		c.opcode = PVO_WC_RECV;
+		if (wc->status == IBV_WC_SUCCESS) {
+			if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
+				c.opcode = PVO_WC_RECV_RDMA_WITH_IMM;
+			c.byte_len = htole32(wc->byte_len);
+			if (wc->wc_flags & IBV_WC_WITH_IMM) {
+				c.flags |= PVO_WC_F_IMM;
+				c.imm_data = wc->imm_data;
+			}
+			c.src_qp = htole32(wc->src_qp);
 		}
-		c.src_qp = htole32(wc->src_qp);
 		put_cqe(qp, qp->rcq, &c);
 	} else {
 		e = &h->sq[qp->req.cons & (qp->sq.entries - 1)];
@@ -670,7 +736,8 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 		if (e->signaled || wc->status != IBV_WC_SUCCESS) {
 			c.wr_id = e->wr_id;
 			c.opcode = pvo_wc_opcode_of(e->opcode);
-			if (e->opcode == PVO_WR_RDMA_READ)
+			if (e->opcode == PVO_WR_RDMA_READ &&
+			    wc->status == IBV_WC_SUCCESS)
 				c.byte_len = htole32(wc->byte_len);
 			put_cqe(qp, qp->scq, &c);
 		}
@@ -679,13 +746,25 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 	}
 	/* an error completion: the host QP is in error, and so is the
 	 * guest's (flushes complete the rest) */
-	if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR &&
-	    qp->state != PVO_QPS_ERR) {
-		qp->state = PVO_QPS_ERR;
-		if (qp->srq)
-			pvo_event_post(qp->vm, PVO_EV_QP_LAST_WQE, qp->handle);
-	}
-	flush_rest(qp);
+	if (wc->status != IBV_WC_SUCCESS && qp->state != PVO_QPS_ERR)
+		pvo_qp_set_error(qp, 0, false);
+	else
+		flush_rest(qp);
+}
+
+void pvo_hv_qp_sync_state(struct pvo_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (!qp->hv || !qp->hv->active || qp->state == PVO_QPS_ERR ||
+	    qp->engine != &pvo_engine_hostverbs)
+		return;
+	/* the responder's errors move the host QP to error with no
+	 * completion on this side */
+	if (!ibv_query_qp(qp->hv->qp, &a, IBV_QP_STATE, &init) &&
+	    a.qp_state == IBV_QPS_ERR)
+		pvo_qp_set_error(qp, 0, false);
 }
 
 void pvo_hv_qp_event(struct pvo_qp *qp, enum ibv_event_type type)
@@ -726,7 +805,7 @@ static void hv_modify(struct pvo_qp *qp, unsigned int cur)
 		pvo_engine_sw.modify(qp, cur);
 		h->sq_posted = qp->req.cons;
 		h->rq_posted = qp->resp.rq_cons;
-		h->stuck = false;
+		h->stuck = 0;
 		break;
 	case PVO_QPS_RTR:
 		if (h->active)
