@@ -264,6 +264,7 @@ int pvo_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		struct pvo_create_qp_resp uresp = {
 			.qp = qp->handle,
 			.qpn = ibqp->qp_num,
+			.flags = le32_to_cpu(resp.flags),
 		};
 
 		err = ib_copy_to_udata(udata, &uresp,

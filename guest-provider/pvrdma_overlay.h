@@ -140,6 +140,7 @@ struct pvo_qp {
 	struct pvo_wq sq;
 	struct pvo_wq rq;		/* unused with an SRQ */
 	bool has_srq;
+	bool rq_doorbell;		/* PVO_QP_RESP_F_RQ_DOORBELL */
 	bool sq_sig_all;
 	uint32_t max_inline_data;
 	uint64_t send_ops_flags;	/* IBV_QP_EX_WITH_*: builders allowed */

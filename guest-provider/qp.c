@@ -130,6 +130,7 @@ static struct ibv_qp *pvo_qp_create(struct ibv_context *ibctx,
 		goto err_rings;
 
 	qp->handle = resp.qp;
+	qp->rq_doorbell = resp.flags & PVO_QP_RESP_F_RQ_DOORBELL;
 	/* what the rings hold, which is at least what was asked for */
 	pvo_qp_caps(qp, &attr->cap);
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)

@@ -89,9 +89,11 @@ int pvo_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	 * in ERR: a doorbell makes it flush the new receives (rdma_cm and
 	 * drain loops wait for their WR_FLUSH_ERR). A QP the device moved to
 	 * ERR on its own is not known here; its receives flush at the next
-	 * doorbell or modify.
+	 * doorbell or modify. A QP on the host-verbs transport asked for a
+	 * doorbell after every post: its receives go to the host's device
+	 * before messages come.
 	 */
-	if (ibqp->state == IBV_QPS_ERR)
+	if (qp->rq_doorbell || ibqp->state == IBV_QPS_ERR)
 		pvo_ring_doorbell(to_pvo_ctx(ibqp->context), qp);
 	return ret;
 }

@@ -71,6 +71,8 @@ struct pvo_create_qp {
 struct pvo_create_qp_resp {
 	__u32 qp;		/* device handle, for doorbell records */
 	__u32 qpn;
+	__u32 flags;		/* PVO_QP_RESP_F_* of the device's answer */
+	__u32 reserved;
 };
 
 struct pvo_create_srq {

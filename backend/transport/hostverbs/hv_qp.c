@@ -718,6 +718,10 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 			       qp->resp.rq_cons);
 		c.wr_id = e->wr_id;
 		c.opcode = PVO_WC_RECV;
+		/* a host completion does not say whether the SEND was
+		 * solicited: a CQ armed for solicited events wakes for
+		 * every receive rather than miss one */
+		c.flags = PVO_WC_F_SOLICITED;
 		if (wc->status == IBV_WC_SUCCESS) {
 			if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
 				c.opcode = PVO_WC_RECV_RDMA_WITH_IMM;
