@@ -1343,13 +1343,46 @@ static void test_race(void)
 	free_context(r.ctx);
 }
 
+/* A QP whose CREATE_QP answer asked for receive doorbells (the host-verbs
+ * transport): every post_recv rings, once per pending record. */
+static void test_recv_doorbell(struct pvo_context *ctx)
+{
+	struct pvo_qp *qp = fake_qp(ctx, IBV_QPT_RC, 5, &rc_cap, NULL, 0);
+	struct ibv_sge sg = { .addr = 0x10, .length = 64, .lkey = 2 };
+	struct ibv_recv_wr wr = { .wr_id = 0x700, .sg_list = &sg, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+	uint32_t db0 = db_prod(ctx);
+	int ret;
+
+	qp->rq_doorbell = true;
+	ret = pvo_post_recv(&qp->ibv_qp, &wr, &bad);
+	check(ret == 0 && ld(&qp->rq.ring.hdr->prod) == 1 &&
+	      db_prod(ctx) == db0 + 1 && db_record(ctx, db0) == 5 &&
+	      ld(&qp->sq.ring.hdr->db_pending) == 1 && mmio_value(ctx) == 5 &&
+	      ld(&qp->sq.ring.hdr->prod) == 0,
+	      "receive doorbells: post_recv publishes the WQE and rings the "
+	      "QP's doorbell (record, db_pending, page)");
+	ret = pvo_post_recv(&qp->ibv_qp, &wr, &bad);
+	check(ret == 0 && ld(&qp->rq.ring.hdr->prod) == 2 &&
+	      db_prod(ctx) == db0 + 1,
+	      "receive doorbells: a second post while the record waits adds "
+	      "no record");
+	check(device_pop_record(ctx, qp) == 5, "the device pops the record");
+	ret = pvo_post_recv(&qp->ibv_qp, &wr, &bad);
+	check(ret == 0 && db_prod(ctx) == db0 + 2 &&
+	      db_record(ctx, db0 + 1) == 5,
+	      "receive doorbells: after the device took the record, the next "
+	      "post rings again");
+	free_qp(qp);
+}
+
 int main(void)
 {
 	/* each test gets a fresh context: an empty record ring */
 	static void (*const tests[])(struct pvo_context *) = {
 		test_ring_sizes, test_send_layouts, test_inline,
 		test_send_errors, test_counter_wrap, test_recv,
-		test_wr_layouts, test_wr_errors,
+		test_recv_doorbell, test_wr_layouts, test_wr_errors,
 	};
 	unsigned int i;
 

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * t-hostverbs-interop: a simulated VM behind a back-end on the host-verbs
+ * transport and an unmodified rdma-core example, ibv_rc_pingpong, on the
+ * host's RDMA device. Runs where that device exists (tests/vm/
+ * t-hostverbs-datapath starts it in a TCG guest with rdma_rxe):
+ *
+ *   T_HV=DEV:NETDEV:VM_IP:PEER_GID_INDEX:PINGPONG
+ *
+ * VM_IP (the simulated VM's address) must be on NETDEV; ibv_rc_pingpong
+ * runs as the server on DEV with the GID at PEER_GID_INDEX, another
+ * address of NETDEV. The VM plays the client side of ibv_rc_pingpong's
+ * protocol (its TCP exchange of "LID:QPN:PSN:GID", then SENDs that the
+ * server answers from the buffer it received into): every message comes
+ * back byte for byte, and the server exits 0.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend_proc.h"
+#include "pvo_cmd.h"
+#include "sim_verbs.h"
+#include "sim_vm.h"
+#include "tap.h"
+
+#define SIZE	 4096
+#define ITERS	 200
+#define TCP_PORT 18515
+#define WAIT_MS	 20000
+
+static struct backend_proc bp;
+static struct sim_vm *vm;
+static pid_t server = -1;
+
+static void __attribute__((noreturn)) lost(const char *what)
+{
+	if (server > 0)
+		kill(server, SIGKILL);
+	backend_dump_log(&bp, 30);
+	tap_bail("%s: %s (log kept in %s)", what, vm ? vm->err : "", bp.dir);
+}
+
+static bool log_clean(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	bool clean = f != NULL;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "AddressSanitizer") ||
+		    strstr(line, "runtime error:") ||
+		    strstr(line, "LeakSanitizer"))
+			clean = false;
+	if (f)
+		fclose(f);
+	return clean;
+}
+
+static uint8_t pattern(uint32_t iter, uint32_t i)
+{
+	return (uint8_t)(iter * 37 + i * 11 + (i >> 9));
+}
+
+/* ibv_rc_pingpong's wire GID: the 16 bytes as hex, in order. */
+static void wire_gid(const uint8_t gid[16], char out[33])
+{
+	int i;
+
+	for (i = 0; i < 16; i++)
+		sprintf(out + 2 * i, "%02x", gid[i]);
+}
+
+static bool parse_wire_gid(const char *s, uint8_t gid[16])
+{
+	unsigned int b, i;
+
+	if (strlen(s) != 32)
+		return false;
+	for (i = 0; i < 16; i++) {
+		if (sscanf(s + 2 * i, "%2x", &b) != 1)
+			return false;
+		gid[i] = (uint8_t)b;
+	}
+	return true;
+}
+
+static int tcp_connect(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons(TCP_PORT),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int i, fd;
+
+	/* the server listens once its device and QP are set up */
+	for (i = 0; i < 300; i++) {
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd >= 0 && !connect(fd, (void *)&a, sizeof(a)))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+		usleep(100000);
+	}
+	return -1;
+}
+
+int main(void)
+{
+	const char *env = getenv("T_HV");
+	char dev[64], netdev[16], ip[64], prog[256], cfg[1024], err[512];
+	char msg[sizeof "0000:000000:000000:00000000000000000000000000000000"];
+	char gid_s[33], rgid_s[40], idx_s[8];
+	static const char *const vms[] = {"a", NULL};
+	struct sim_vm_opts o = {.name = "a", .ram_size = 64 << 20};
+	struct sim_qp_init qi = {.type = PVO_QPT_RC,
+				 .sq_entries = 16,
+				 .rq_entries = 16,
+				 .max_send_sge = 1,
+				 .max_recv_sge = 1};
+	struct sim_conn conn = {.path_mtu = 3, /* pingpong's 1024 */
+				.min_rnr_timer = 12,
+				.max_rd_atomic = 1,
+				.sq_psn = 0x123456};
+	unsigned int lid, rqpn, rpsn, bad = 0, iter;
+	struct sim_peer peer = {0};
+	struct sim_ctx ctx;
+	struct sim_pd pd;
+	struct sim_cq cq;
+	struct sim_buf buf;
+	struct sim_mr mr;
+	struct sim_qp qp;
+	struct pvo_cqe c[2];
+	int gidx, peer_gidx, fd, st, status, n;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!env || sscanf(env, "%63[^:]:%15[^:]:%63[^:]:%d:%255s", dev, netdev,
+			   ip, &peer_gidx, prog) != 5)
+		tap_bail("T_HV=DEV:NETDEV:VM_IP:PEER_GID_INDEX:PINGPONG needed");
+	tap_plan(9);
+	snprintf(cfg, sizeof(cfg),
+		 "[daemon]\nhostverbs-device = %s\n"
+		 "[tenant t]\nvni = 7\ntransport = hostverbs\n"
+		 "hostverbs-netdev = %s\n"
+		 "[vm a]\ntenant = t\nmac = 52:54:00:00:07:01\nips = %s\n",
+		 dev, netdev, ip);
+	if (backend_start_config(&bp, cfg, vms, NULL, 10000, err,
+				 sizeof(err)) < 0)
+		tap_bail("%s", err);
+	o.socket_path = backend_vm_socket(&bp, "a");
+	vm = sim_vm_open(&o, err, sizeof(err));
+	if (!vm)
+		lost(err);
+	gidx = sim_vm_gid_index_ipv4(vm, ip);
+	st = gidx < 0 ? -EINVAL : sim_ctx_open(vm, &ctx);
+	if (st == PVO_STATUS_OK)
+		st = sim_alloc_pd(&ctx, &pd);
+	if (st == PVO_STATUS_OK)
+		st = sim_create_cq(&ctx, 64, &cq);
+	if (st == PVO_STATUS_OK &&
+	    sim_buf_alloc(&buf, sim_vm_ram(vm), sim_vm_va(vm, 4 * SIZE),
+			  2 * SIZE, 0, SIM_LAYOUT_SCATTER) < 0)
+		st = -ENOMEM;
+	if (st == PVO_STATUS_OK)
+		st = sim_reg_mr(&pd, &buf, 0, 2 * SIZE, PVO_ACCESS_LOCAL_WRITE,
+				&mr);
+	qi.send_cq = qi.recv_cq = &cq;
+	if (st == PVO_STATUS_OK)
+		st = sim_create_qp(&pd, &qi, &qp);
+	if (!tap_ok(st == PVO_STATUS_OK &&
+			    (qp.resp_flags & PVO_QP_RESP_F_RQ_DOORBELL),
+		    "VM a: an RC QP on the host device (QPN 0x%x, receives "
+		    "rung: %s)",
+		    qp.qpn,
+		    qp.resp_flags & PVO_QP_RESP_F_RQ_DOORBELL ? "yes" : "no"))
+		lost("setup");
+
+	/* ibv_rc_pingpong -d DEV -g IDX -s SIZE -n ITERS: the server */
+	snprintf(idx_s, sizeof(idx_s), "%d", peer_gidx);
+	server = fork();
+	if (server == 0) {
+		char size_s[16], iters_s[16];
+
+		snprintf(size_s, sizeof(size_s), "%d", SIZE);
+		snprintf(iters_s, sizeof(iters_s), "%d", ITERS);
+		execl(prog, prog, "-d", dev, "-g", idx_s, "-s", size_s, "-n",
+		      iters_s, (char *)NULL);
+		_exit(127);
+	}
+	fd = tcp_connect();
+	if (!tap_ok(fd >= 0, "ibv_rc_pingpong listens on TCP port %d",
+		    TCP_PORT))
+		lost("no server");
+	wire_gid(vm->gid[gidx], gid_s);
+	snprintf(msg, sizeof(msg), "%04x:%06x:%06x:%s", 0, qp.qpn,
+		 conn.sq_psn, gid_s);
+	n = 0;
+	if (write(fd, msg, sizeof(msg)) != sizeof(msg) ||
+	    read(fd, msg, sizeof(msg)) != sizeof(msg) ||
+	    write(fd, "done", sizeof("done")) != sizeof("done") ||
+	    (n = sscanf(msg, "%x:%x:%x:%39s", &lid, &rqpn, &rpsn, rgid_s)) !=
+		    4 ||
+	    !parse_wire_gid(rgid_s, peer.gid))
+		n = -1;
+	close(fd);
+	if (!tap_ok(n == 4, "address exchange with ibv_rc_pingpong (its QPN "
+			    "0x%x, PSN 0x%x)",
+		    rqpn, rpsn))
+		lost("exchange");
+	peer.qpn = rqpn;
+	peer.psn = rpsn;
+	conn.sgid_index = (uint8_t)gidx;
+	st = sim_qp_connect(&qp, &conn, &peer);
+	if (!tap_ok(st == PVO_STATUS_OK, "VM a's QP connects to the server's "
+					 "(RTR, RTS on the host device)"))
+		lost("connect");
+
+	/* a ping, then its echo, ITERS times: the server sends back the
+	 * buffer each message arrived in */
+	for (iter = 0; iter < ITERS; iter++) {
+		uint8_t *out = sim_buf_ptr(&buf, 0), *in = sim_buf_ptr(&buf, SIZE);
+		struct sim_sge rs = {buf.va + SIZE, SIZE, mr.key};
+		struct sim_wr w = {.wr_id = iter, .opcode = PVO_WR_SEND,
+				   .flags = PVO_WQE_F_SIGNALED, .num_sge = 1};
+		unsigned int i, got = 0, recvs = 0, sends = 0;
+
+		for (i = 0; i < SIZE; i++) {
+			out[i] = pattern(iter, i);
+			in[i] = 0;
+		}
+		w.sge[0] = (struct sim_sge){buf.va, SIZE, mr.key};
+		if (sim_post_recv(&qp, 1000 + iter, &rs, 1) ||
+		    sim_post_send(&qp, &w, 1))
+			break;
+		while (recvs + sends < 2) {
+			n = sim_wait_cq(&cq, c, 1, WAIT_MS);
+			if (n != 1 || c[0].status != PVO_WC_SUCCESS)
+				break;
+			if (c[0].opcode == PVO_WC_RECV) {
+				recvs++;
+				got = le32toh(c[0].byte_len);
+			} else {
+				sends++;
+			}
+		}
+		if (recvs + sends < 2) {
+			tap_diag("iteration %u: %s", iter,
+				 n == 1 ? sim_wc_status_name(c[0].status)
+					: "no completion");
+			break;
+		}
+		for (i = 0; i < SIZE; i++)
+			bad += in[i] != pattern(iter, i);
+		bad += got != SIZE;
+	}
+	tap_ok(iter == ITERS, "%u of %d pings answered", iter, ITERS);
+	tap_ok(iter == ITERS && bad == 0,
+	       "every echo carries the ping's %d bytes (%u wrong)", SIZE, bad);
+	n = waitpid(server, &status, 0);
+	server = -1;
+	tap_ok(n > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "ibv_rc_pingpong exits 0 (status 0x%x)", status);
+	sim_destroy_qp(&qp);
+	sim_dereg_mr(&mr);
+	sim_vm_close(vm);
+	st = backend_stop(&bp, 5000);
+	tap_ok(st == 0, "back-end exits cleanly (%s)", backend_describe(&bp));
+	tap_ok(log_clean(bp.log_path),
+	       "no sanitizer report in the back-end's log");
+	backend_cleanup(&bp, tap_failures() > 0);
+	return tap_done();
+}
