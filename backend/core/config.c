@@ -6,7 +6,8 @@
  * after a blank also starts a comment at the end of a line.
  *
  *   [daemon]        socket-dir
- *   [tenant NAME]   vni, mtu, learn, transport, hostverbs-netdev
+ *   [tenant NAME]   vni, mtu, learn, transport, hostverbs-netdev,
+ *                   hostverbs-device, hostverbs-port
  *   [vm NAME]       tenant, mac, ips, socket, max-* quotas
  *   [remote NAME]   tenant, mac, ips, vtep, vtep-port (docs/overlay.md)
  *   [daemon]        also vtep, vxlan-port, dscp, udp-gso,
@@ -362,6 +363,31 @@ static bool parse_migration_key(struct parser *p, int line, const char *val)
 	return true;
 }
 
+/* hostverbs-device / hostverbs-port, of [daemon] or of a tenant */
+static bool parse_hv_device(struct parser *p, int line, const char *key,
+			    const char *val, char dev[64], uint8_t *port)
+{
+	uint64_t v;
+
+	if (strcmp(key, "hostverbs-port") == 0) {
+		if (!pvo_parse_u64(val, 1, 255, &v))
+			return fail(p, line,
+				    "hostverbs-port '%s': expected a port "
+				    "number between 1 and 255",
+				    val);
+		*port = v;
+		return true;
+	}
+	if (!*val || strlen(val) >= 64 || strchr(val, '/') || strchr(val, ' '))
+		return fail(p, line,
+			    "hostverbs-device '%s': expected an RDMA device "
+			    "name as 'rdma link' shows it, like mlx5_0 or "
+			    "rxe0",
+			    val);
+	g_strlcpy(dev, val, 64);
+	return true;
+}
+
 static bool parse_peers(struct parser *p, int line, const char *val)
 {
 	char **parts = g_strsplit_set(val, ";,", -1);
@@ -504,28 +530,11 @@ static bool parse_key(struct parser *p, int line, const char *key,
 				p->cfg->learn_move_s = v;
 			return true;
 		}
-		if (strcmp(key, "hostverbs-device") == 0) {
-			if (!*val || strlen(val) >= sizeof(p->cfg->hv_device) ||
-			    strchr(val, '/'))
-				return fail(p, line,
-					    "hostverbs-device '%s': expected "
-					    "an RDMA device name as "
-					    "'rdma link' shows it, like "
-					    "mlx5_0 or rxe0",
-					    val);
-			g_strlcpy(p->cfg->hv_device, val,
-				  sizeof(p->cfg->hv_device));
-			return true;
-		}
-		if (strcmp(key, "hostverbs-port") == 0) {
-			if (!pvo_parse_u64(val, 1, 255, &v))
-				return fail(p, line,
-					    "hostverbs-port '%s': expected "
-					    "a port number between 1 and 255",
-					    val);
-			p->cfg->hv_port = v;
-			return true;
-		}
+		if (strcmp(key, "hostverbs-device") == 0 ||
+		    strcmp(key, "hostverbs-port") == 0)
+			return parse_hv_device(p, line, key, val,
+					       p->cfg->hv_device,
+					       &p->cfg->hv_port);
 		if (strcmp(key, "management-socket") == 0) {
 			if (*val != '/' ||
 			    strlen(val) >= sizeof(p->cfg->mgmt_socket))
@@ -576,6 +585,11 @@ static bool parse_key(struct parser *p, int line, const char *key,
 			cur_tenant(p)->hostverbs = !strcmp(val, "hostverbs");
 			return true;
 		}
+		if (strcmp(key, "hostverbs-device") == 0 ||
+		    strcmp(key, "hostverbs-port") == 0)
+			return parse_hv_device(p, line, key, val,
+					       cur_tenant(p)->hv_device,
+					       &cur_tenant(p)->hv_port);
 		if (strcmp(key, "hostverbs-netdev") == 0) {
 			if (!*val ||
 			    strlen(val) >= sizeof(cur_tenant(p)->hv_netdev) ||
@@ -753,13 +767,20 @@ static bool resolve(struct parser *p)
 	int i, j;
 
 	for (i = 0; i < cfg->num_tenants; i++) {
-		const struct pvo_tenant *t = &cfg->tenants[i];
+		struct pvo_tenant *t = &cfg->tenants[i];
 
-		if (t->hostverbs && !cfg->hv_device[0])
+		if (t->hostverbs && !t->hv_device[0] && !cfg->hv_device[0])
 			return fail(p, t->line,
 				    "tenant '%s' has transport = hostverbs: "
 				    "name the host's RDMA device with "
-				    "'hostverbs-device = NAME' in [daemon]",
+				    "'hostverbs-device = NAME' in [daemon] or "
+				    "in the tenant",
+				    t->name);
+		if (!t->hostverbs && (t->hv_device[0] || t->hv_port))
+			return fail(p, t->line,
+				    "tenant '%s': hostverbs-device and "
+				    "hostverbs-port are only used with "
+				    "transport = hostverbs",
 				    t->name);
 		if (t->hostverbs && !t->hv_netdev[0])
 			return fail(p, t->line,
@@ -772,6 +793,11 @@ static bool resolve(struct parser *p)
 				    "tenant '%s': hostverbs-netdev is only "
 				    "used with transport = hostverbs",
 				    t->name);
+		if (t->hostverbs && !t->hv_device[0])
+			g_strlcpy(t->hv_device, cfg->hv_device,
+				  sizeof(t->hv_device));
+		if (t->hostverbs && !t->hv_port)
+			t->hv_port = cfg->hv_port;
 		if (!cfg->tenants[i].vni)
 			return fail(p, cfg->tenants[i].line,
 				    "tenant '%s' has no 'vni = N'",
@@ -989,18 +1015,6 @@ bool pvo_config_daemon_reloadable(const struct pvo_daemon_config *old,
 			new->no_udp_gso ? "no" : "yes");
 		return false;
 	}
-	if (strcmp(old->hv_device, new->hv_device) != 0 ||
-	    old->hv_port != new->hv_port) {
-		*why = g_strdup_printf(
-			"[daemon] hostverbs-device or hostverbs-port changed "
-			"(%s:%u -> %s:%u): the device is opened at start-up; "
-			"restart the daemon to change it",
-			old->hv_device[0] ? old->hv_device : "none",
-			old->hv_port,
-			new->hv_device[0] ? new->hv_device : "none",
-			new->hv_port);
-		return false;
-	}
 	if (strcmp(old->mgmt_socket, new->mgmt_socket) != 0) {
 		*why = g_strdup_printf(
 			"the management socket would change (%s -> %s; "
@@ -1029,7 +1043,9 @@ const char *pvo_config_vm_identity_diff(const struct pvo_vm_config *a,
 	if (a->tenant->mtu != b->tenant->mtu)
 		return "mtu";
 	if (a->tenant->hostverbs != b->tenant->hostverbs ||
-	    strcmp(a->tenant->hv_netdev, b->tenant->hv_netdev) != 0)
+	    strcmp(a->tenant->hv_netdev, b->tenant->hv_netdev) != 0 ||
+	    strcmp(a->tenant->hv_device, b->tenant->hv_device) != 0 ||
+	    a->tenant->hv_port != b->tenant->hv_port)
 		return "transport";
 	if (memcmp(a->mac, b->mac, 6) != 0)
 		return "mac";

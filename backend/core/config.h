@@ -36,6 +36,8 @@ struct pvo_tenant {
 	 * netdev (transport/hostverbs/hv_device.h) */
 	bool hostverbs;
 	char hv_netdev[16];	/* IFNAMSIZ */
+	char hv_device[64];	/* its device and port ([daemon]'s if unset) */
+	uint8_t hv_port;
 	int line;		/* where it was defined, for messages */
 };
 
@@ -79,8 +81,8 @@ struct pvo_daemon_config {
 	 * VMs between back-ends (transport/overlay/moves.c); 0: none */
 	size_t migration_key_len;
 	uint8_t migration_key[PVO_MIGRATION_KEY_MAX];
-	/* host-verbs transport: the host RDMA device and port tenants with
-	 * transport = hostverbs use; "" when none does */
+	/* host-verbs transport: the host RDMA device and port of tenants
+	 * with transport = hostverbs that name none; "" when none is set */
 	char hv_device[64];
 	uint8_t hv_port;
 	int num_remotes;		/* [remote NAME]: VMs behind other VTEPs */

@@ -94,7 +94,7 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 	mr->iova = iova;
 	mr->length = length;
 	mr->valid = true;
-	if (pvo_hv_tenant(vm->cfg) && ctx != PVO_CTX_KERNEL) {
+	if (ctx != PVO_CTX_KERNEL && pvo_hv_vm(vm)) {
 		/* the host device's key: remote peers reach the MR by it */
 		st = pvo_hv_reg_mr(vm, mr, pages, npages);
 		if (st) {
@@ -320,7 +320,7 @@ struct pvo_mr *pvo_mr_get(struct pvo_vm *vm, uint32_t key,
 
 	/* host-verbs VMs: keys of host MRs are the host device's (a key
 	 * of a software MR that equals one is shadowed; both are the VM's) */
-	if (pvo_hv_tenant(vm->cfg))
+	if (g_hash_table_size(vm->hv_keys))
 		mr = pvo_hv_mr_by_key(vm, key);
 	if (!mr)
 		mr = pvo_table_at(&vm->mrs, key >> 8);

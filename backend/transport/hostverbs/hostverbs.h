@@ -47,11 +47,9 @@ void pvo_hv_close(void);
  * start-up: false with *err (g_free). */
 bool pvo_hv_reloadable(const struct pvo_daemon_config *cfg, char **err);
 
-/* Whether the VM's tenant uses the host-verbs transport. */
-static inline bool pvo_hv_tenant(const struct pvo_vm_config *cfg)
-{
-	return cfg->tenant && cfg->tenant->hostverbs;
-}
+/* Whether the VM's tenant uses the host-verbs transport and its device
+ * is open (the daemon opened it at start-up). */
+bool pvo_hv_vm(const struct pvo_vm *vm);
 
 /* The VM holds host objects (a reason to refuse its migration): their
  * count, 0 if none. */

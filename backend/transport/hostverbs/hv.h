@@ -12,13 +12,14 @@
 #include "mr_alias.h"
 
 struct pvo_hv_mr {
-	struct ibv_mr *mr;
+	struct ibv_mr *mr; /* mr->context: its device */
 	struct pvo_mr_alias alias;
 };
 
 struct pvo_hv_cq {
 	struct ibv_cq *cq; /* cq_context: the guest's struct pvo_cq */
 	struct pvo_vm *vm;
+	struct pvo_hv_device *dev;
 	uint32_t need;	   /* WQEs of the host queues on it */
 };
 
@@ -31,6 +32,7 @@ struct pvo_hv_wqe {
 
 struct pvo_hv_qp {
 	struct ibv_qp *qp;
+	struct pvo_hv_device *dev;
 	/* the host QP carries the guest QP's work (RTR to a remote peer);
 	 * false while the software engine does */
 	bool active;
@@ -45,16 +47,19 @@ struct pvo_hv_qp {
 	bool flushing; /* flush_rest polls the host CQs */
 };
 
-/* hv_device.c */
+/* hv_device.c: one per (device, port) of the tenants */
 struct pvo_hv_device {
+	char name[64];
 	struct ibv_context *ctx;
 	struct ibv_comp_channel *channel;
 	uint8_t port;
 	struct ibv_port_attr port_attr;
 	GSource *comp_src, *async_src;
-	uint32_t objects; /* host PDs, MRs, CQs, QPs made: for messages */
+	GHashTable *by_qpn; /* host QPN -> guest QP (hv_qp.c) */
 };
-extern struct pvo_hv_device *pvo_hv;
+
+/* The device of the tenant (transport = hostverbs), or NULL. */
+struct pvo_hv_device *pvo_hv_dev(const struct pvo_tenant *t);
 
 /* The host GID index for the VM's GID at guest index sgid_index (a host
  * RoCE v2 GID of the tenant's netdev on the port), or -1 with *why. */
@@ -79,12 +84,12 @@ bool pvo_hv_cq_grow(struct pvo_vm *vm, struct pvo_cq *cq, uint32_t more);
 /* Takes every completion the host CQ of cq holds (none: nothing). */
 void pvo_hv_cq_poll(struct pvo_cq *cq);
 /* The completion channel fired: polls every CQ that has an event. */
-void pvo_hv_cq_events(void);
+void pvo_hv_cq_events(struct pvo_hv_device *d);
 
 /* hv_qp.c: one host completion of qp (its guest QP). */
 void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc);
-/* A host QP by number (its guest QP), or NULL. */
-struct pvo_qp *pvo_hv_qp_by_host_qpn(uint32_t qpn);
+/* A host QP of d by number (its guest QP), or NULL. */
+struct pvo_qp *pvo_hv_qp_by_host_qpn(struct pvo_hv_device *d, uint32_t qpn);
 /* An async event on a host QP. */
 void pvo_hv_qp_event(struct pvo_qp *qp, enum ibv_event_type type);
 

@@ -17,17 +17,18 @@
 
 struct ibv_cq *pvo_hv_cq(struct pvo_vm *vm, struct pvo_cq *cq)
 {
+	struct pvo_hv_device *d = pvo_hv_dev(vm->cfg->tenant);
 	struct pvo_hv_cq *h;
 
 	if (cq->hv)
 		return cq->hv->cq;
 	h = g_new0(struct pvo_hv_cq, 1);
 	h->vm = vm;
-	h->cq = ibv_create_cq(pvo_hv->ctx, (int)cq->ring.entries, cq,
-			      pvo_hv->channel, 0);
+	h->dev = d;
+	h->cq = ibv_create_cq(d->ctx, (int)cq->ring.entries, cq, d->channel,
+			      0);
 	if (!h->cq || ibv_req_notify_cq(h->cq, 0)) {
-		pvo_vm_warn(vm, "hostverbs: %s: CQ of %u entries: %s",
-			    ibv_get_device_name(pvo_hv->ctx->device),
+		pvo_vm_warn(vm, "hostverbs: %s: CQ of %u entries: %s", d->name,
 			    cq->ring.entries, g_strerror(errno));
 		if (h->cq)
 			ibv_destroy_cq(h->cq);
@@ -35,7 +36,6 @@ struct ibv_cq *pvo_hv_cq(struct pvo_vm *vm, struct pvo_cq *cq)
 		return NULL;
 	}
 	cq->hv = h;
-	pvo_hv->objects++;
 	return h->cq;
 }
 
@@ -46,8 +46,7 @@ bool pvo_hv_cq_grow(struct pvo_vm *vm, struct pvo_cq *cq, uint32_t more)
 
 	if (need > (uint32_t)h->cq->cqe && ibv_resize_cq(h->cq, (int)need)) {
 		pvo_vm_warn(vm, "hostverbs: %s: CQ of %d entries to %u: %s",
-			    ibv_get_device_name(pvo_hv->ctx->device),
-			    h->cq->cqe, need, g_strerror(errno));
+			    h->dev->name, h->cq->cqe, need, g_strerror(errno));
 		return false;
 	}
 	h->need = need;
@@ -64,10 +63,9 @@ void pvo_hv_cq_free(struct pvo_cq *cq)
 			g_strerror(errno));
 	g_free(cq->hv);
 	cq->hv = NULL;
-	pvo_hv->objects--;
 }
 
-static void poll_cq(struct ibv_cq *c)
+static void poll_cq(struct pvo_hv_device *d, struct ibv_cq *c)
 {
 	struct ibv_wc wc[16];
 	int i, n;
@@ -75,7 +73,8 @@ static void poll_cq(struct ibv_cq *c)
 	do {
 		n = ibv_poll_cq(c, G_N_ELEMENTS(wc), wc);
 		for (i = 0; i < n; i++) {
-			struct pvo_qp *qp = pvo_hv_qp_by_host_qpn(wc[i].qp_num);
+			struct pvo_qp *qp =
+				pvo_hv_qp_by_host_qpn(d, wc[i].qp_num);
 
 			if (qp)
 				pvo_hv_qp_complete(qp, &wc[i]);
@@ -86,18 +85,18 @@ static void poll_cq(struct ibv_cq *c)
 void pvo_hv_cq_poll(struct pvo_cq *cq)
 {
 	if (cq->hv)
-		poll_cq(cq->hv->cq);
+		poll_cq(cq->hv->dev, cq->hv->cq);
 }
 
-void pvo_hv_cq_events(void)
+void pvo_hv_cq_events(struct pvo_hv_device *d)
 {
 	struct ibv_cq *c;
 	void *ctx;
 
-	while (ibv_get_cq_event(pvo_hv->channel, &c, &ctx) == 0) {
+	while (ibv_get_cq_event(d->channel, &c, &ctx) == 0) {
 		ibv_ack_cq_events(c, 1);
 		/* armed again before polling: nothing arrives unseen */
 		ibv_req_notify_cq(c, 0);
-		poll_cq(c);
+		poll_cq(d, c);
 	}
 }

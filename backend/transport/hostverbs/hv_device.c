@@ -20,24 +20,39 @@
 #include "qp.h"
 #include "vm.h"
 
-struct pvo_hv_device *pvo_hv;
+/* the devices opened at start-up (struct pvo_hv_device) */
+static GPtrArray *devices;
 
-static const char *port_state_str(enum ibv_port_state s)
+struct pvo_hv_device *pvo_hv_dev(const struct pvo_tenant *t)
 {
-	return ibv_port_state_str(s);
+	unsigned int i;
+
+	for (i = 0; t && t->hostverbs && devices && i < devices->len; i++) {
+		struct pvo_hv_device *d = g_ptr_array_index(devices, i);
+
+		if (d->port == t->hv_port && !strcmp(d->name, t->hv_device))
+			return d;
+	}
+	return NULL;
+}
+
+bool pvo_hv_vm(const struct pvo_vm *vm)
+{
+	return pvo_hv_dev(vm->cfg->tenant) != NULL;
 }
 
 static gboolean comp_ready(int fd, GIOCondition cond, void *data)
 {
-	pvo_hv_cq_events();
+	pvo_hv_cq_events(data);
 	return G_SOURCE_CONTINUE;
 }
 
 static gboolean async_ready(int fd, GIOCondition cond, void *data)
 {
+	struct pvo_hv_device *d = data;
 	struct ibv_async_event ev;
 
-	while (ibv_get_async_event(pvo_hv->ctx, &ev) == 0) {
+	while (ibv_get_async_event(d->ctx, &ev) == 0) {
 		switch (ev.event_type) {
 		case IBV_EVENT_QP_FATAL:
 		case IBV_EVENT_QP_REQ_ERR:
@@ -46,7 +61,7 @@ static gboolean async_ready(int fd, GIOCondition cond, void *data)
 		case IBV_EVENT_SQ_DRAINED:
 		case IBV_EVENT_QP_LAST_WQE_REACHED: {
 			struct pvo_qp *qp =
-				pvo_hv_qp_by_host_qpn(ev.element.qp->qp_num);
+				pvo_hv_qp_by_host_qpn(d, ev.element.qp->qp_num);
 
 			if (qp)
 				pvo_hv_qp_event(qp, ev.event_type);
@@ -54,14 +69,12 @@ static gboolean async_ready(int fd, GIOCondition cond, void *data)
 		}
 		case IBV_EVENT_PORT_ACTIVE:
 		case IBV_EVENT_PORT_ERR:
-			pvo_log(NULL, "hostverbs: %s port %u: %s",
-				ibv_get_device_name(pvo_hv->ctx->device),
+			pvo_log(NULL, "hostverbs: %s port %u: %s", d->name,
 				ev.element.port_num,
 				ibv_event_type_str(ev.event_type));
 			break;
 		default:
-			pvo_log(NULL, "hostverbs: %s: async event %s",
-				ibv_get_device_name(pvo_hv->ctx->device),
+			pvo_log(NULL, "hostverbs: %s: async event %s", d->name,
 				ibv_event_type_str(ev.event_type));
 			break;
 		}
@@ -88,52 +101,66 @@ static char *device_names(struct ibv_device **list, int n)
 	return g_string_free(s, FALSE);
 }
 
-bool pvo_hv_open(const struct pvo_daemon_config *cfg, char **err)
+static void device_free(struct pvo_hv_device *d)
+{
+	if (d->comp_src)
+		pvo_loop_remove(d->comp_src);
+	if (d->async_src)
+		pvo_loop_remove(d->async_src);
+	if (d->channel)
+		ibv_destroy_comp_channel(d->channel);
+	if (d->by_qpn)
+		g_hash_table_destroy(d->by_qpn);
+	ibv_close_device(d->ctx);
+	g_free(d);
+}
+
+/* Opens the tenant's device and port, or says why not. */
+static struct pvo_hv_device *device_open(const struct pvo_tenant *t,
+					 char **err)
 {
 	struct ibv_device **list;
 	struct ibv_context *ctx = NULL;
 	struct pvo_hv_device *d;
 	int i, n = 0;
-	bool used = false;
 
-	for (i = 0; i < cfg->num_tenants; i++)
-		used |= cfg->tenants[i].hostverbs;
-	if (!used)
-		return true;
 	list = ibv_get_device_list(&n);
 	for (i = 0; list && i < n && !ctx; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), cfg->hv_device))
+		if (!strcmp(ibv_get_device_name(list[i]), t->hv_device))
 			ctx = ibv_open_device(list[i]);
 	if (!ctx) {
 		char *names = list ? device_names(list, n) : g_strdup("");
 
 		*err = g_strdup_printf(
-			"hostverbs-device %s: %s (devices here: %s); load the "
-			"NIC's driver, or rdma_rxe and 'rdma link add %s type "
-			"rxe netdev NETDEV', or use transport = overlay",
-			cfg->hv_device,
+			"tenant '%s': hostverbs-device %s: %s (devices here: "
+			"%s); load the NIC's driver, or rdma_rxe and 'rdma "
+			"link add %s type rxe netdev NETDEV', or use "
+			"transport = overlay",
+			t->name, t->hv_device,
 			i < n ? "cannot open it" : "no such RDMA device",
-			*names ? names : "none", cfg->hv_device);
+			*names ? names : "none", t->hv_device);
 		g_free(names);
 		if (list)
 			ibv_free_device_list(list);
-		return false;
+		return NULL;
 	}
 	ibv_free_device_list(list);
 	d = g_new0(struct pvo_hv_device, 1);
 	d->ctx = ctx;
-	d->port = cfg->hv_port;
+	g_strlcpy(d->name, t->hv_device, sizeof(d->name));
+	d->port = t->hv_port;
 	if (ibv_query_port(ctx, d->port, &d->port_attr)) {
-		*err = g_strdup_printf("hostverbs-device %s has no port %u; "
-				       "set hostverbs-port",
-				       cfg->hv_device, d->port);
+		*err = g_strdup_printf("tenant '%s': hostverbs-device %s has "
+				       "no port %u; set hostverbs-port",
+				       t->name, d->name, d->port);
 		goto fail;
 	}
 	if (d->port_attr.link_layer != IBV_LINK_LAYER_ETHERNET) {
-		*err = g_strdup_printf("hostverbs-device %s port %u is not "
-				       "RoCE (Ethernet link layer): tenants "
-				       "select host GIDs by their netdev",
-				       cfg->hv_device, d->port);
+		*err = g_strdup_printf("tenant '%s': hostverbs-device %s port "
+				       "%u is not RoCE (Ethernet link layer): "
+				       "tenants select host GIDs by their "
+				       "netdev",
+				       t->name, d->name, d->port);
 		goto fail;
 	}
 	d->channel = ibv_create_comp_channel(ctx);
@@ -141,58 +168,72 @@ bool pvo_hv_open(const struct pvo_daemon_config *cfg, char **err)
 	    !set_nonblock(ctx->async_fd)) {
 		*err = g_strdup_printf("hostverbs-device %s: completion "
 				       "channel: %s",
-				       cfg->hv_device, g_strerror(errno));
+				       d->name, g_strerror(errno));
 		goto fail;
 	}
 	if (d->port_attr.state != IBV_PORT_ACTIVE)
 		pvo_log(NULL,
 			"hostverbs: %s port %u is %s: host QPs cannot "
 			"connect until it is active",
-			cfg->hv_device, d->port,
-			port_state_str(d->port_attr.state));
-	pvo_hv = d;
-	d->comp_src = pvo_loop_add_fd(d->channel->fd, G_IO_IN, comp_ready,
-				      NULL);
-	d->async_src = pvo_loop_add_fd(ctx->async_fd, G_IO_IN, async_ready,
-				       NULL);
-	pvo_log(NULL, "hostverbs: %s port %u (%s, MTU %d)", cfg->hv_device,
-		d->port, port_state_str(d->port_attr.state),
+			d->name, d->port, ibv_port_state_str(d->port_attr.state));
+	d->by_qpn = g_hash_table_new(g_direct_hash, g_direct_equal);
+	d->comp_src = pvo_loop_add_fd(d->channel->fd, G_IO_IN, comp_ready, d);
+	d->async_src = pvo_loop_add_fd(ctx->async_fd, G_IO_IN, async_ready, d);
+	pvo_log(NULL, "hostverbs: %s port %u (%s, MTU %d)", d->name, d->port,
+		ibv_port_state_str(d->port_attr.state),
 		128 << d->port_attr.active_mtu);
-	return true;
+	return d;
 fail:
-	if (d->channel)
-		ibv_destroy_comp_channel(d->channel);
-	ibv_close_device(ctx);
-	g_free(d);
-	return false;
+	device_free(d);
+	return NULL;
+}
+
+bool pvo_hv_open(const struct pvo_daemon_config *cfg, char **err)
+{
+	struct pvo_hv_device *d;
+	int i;
+
+	for (i = 0; i < cfg->num_tenants; i++) {
+		const struct pvo_tenant *t = &cfg->tenants[i];
+
+		if (!t->hostverbs || pvo_hv_dev(t))
+			continue;
+		d = device_open(t, err);
+		if (!d)
+			return false;
+		if (!devices)
+			devices = g_ptr_array_new();
+		g_ptr_array_add(devices, d);
+	}
+	return true;
 }
 
 void pvo_hv_close(void)
 {
-	struct pvo_hv_device *d = pvo_hv;
+	unsigned int i;
 
-	if (!d)
+	if (!devices)
 		return;
-	pvo_loop_remove(d->comp_src);
-	pvo_loop_remove(d->async_src);
-	ibv_destroy_comp_channel(d->channel);
-	ibv_close_device(d->ctx);
-	g_free(d);
-	pvo_hv = NULL;
+	for (i = 0; i < devices->len; i++)
+		device_free(g_ptr_array_index(devices, i));
+	g_ptr_array_free(devices, TRUE);
+	devices = NULL;
 }
 
 bool pvo_hv_reloadable(const struct pvo_daemon_config *cfg, char **err)
 {
 	int i;
 
-	for (i = 0; i < cfg->num_tenants && !pvo_hv; i++) {
-		if (!cfg->tenants[i].hostverbs)
+	for (i = 0; i < cfg->num_tenants; i++) {
+		const struct pvo_tenant *t = &cfg->tenants[i];
+
+		if (!t->hostverbs || pvo_hv_dev(t))
 			continue;
 		*err = g_strdup_printf(
-			"tenant '%s' would use transport = hostverbs, but "
-			"the daemon started without a host-verbs tenant and "
-			"did not open %s: restart the daemon",
-			cfg->tenants[i].name, cfg->hv_device);
+			"tenant '%s' would use hostverbs-device %s port %u, "
+			"which the daemon did not open at start-up: restart "
+			"the daemon",
+			t->name, t->hv_device, t->hv_port);
 		return false;
 	}
 	return true;
@@ -203,6 +244,7 @@ bool pvo_hv_reloadable(const struct pvo_daemon_config *cfg, char **err)
 int pvo_hv_sgid_index(struct pvo_vm *vm, uint8_t sgid_index, char **why)
 {
 	const struct pvo_tenant *t = vm->cfg->tenant;
+	struct pvo_hv_device *d = pvo_hv_dev(t);
 	unsigned int ifindex = if_nametoindex(t->hv_netdev);
 	const struct pvo_gid_entry *g;
 	char buf[INET6_ADDRSTRLEN];
@@ -220,8 +262,8 @@ int pvo_hv_sgid_index(struct pvo_vm *vm, uint8_t sgid_index, char **why)
 				       t->name, t->hv_netdev);
 		return -1;
 	}
-	for (i = 0; i < pvo_hv->port_attr.gid_tbl_len; i++) {
-		if (ibv_query_gid_ex(pvo_hv->ctx, pvo_hv->port, i, &e, 0))
+	for (i = 0; i < d->port_attr.gid_tbl_len; i++) {
+		if (ibv_query_gid_ex(d->ctx, d->port, i, &e, 0))
 			continue;
 		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
 		    e.ndev_ifindex == ifindex &&
@@ -231,8 +273,7 @@ int pvo_hv_sgid_index(struct pvo_vm *vm, uint8_t sgid_index, char **why)
 	*why = g_strdup_printf(
 		"GID %s is not a RoCE v2 GID of %s port %u on %s: add the "
 		"VM's address to %s",
-		pvo_gid_str(g->gid, buf, sizeof(buf)),
-		ibv_get_device_name(pvo_hv->ctx->device), pvo_hv->port,
+		pvo_gid_str(g->gid, buf, sizeof(buf)), d->name, d->port,
 		t->hv_netdev, t->hv_netdev);
 	return -1;
 }

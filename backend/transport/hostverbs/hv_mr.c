@@ -19,16 +19,14 @@
 
 struct ibv_pd *pvo_hv_pd(struct pvo_vm *vm, struct pvo_pd *pd)
 {
+	struct pvo_hv_device *d = pvo_hv_dev(vm->cfg->tenant);
+
 	if (pd->hv)
 		return pd->hv;
-	pd->hv = ibv_alloc_pd(pvo_hv->ctx);
-	if (!pd->hv) {
-		pvo_vm_warn(vm, "hostverbs: %s: ibv_alloc_pd: %s",
-			    ibv_get_device_name(pvo_hv->ctx->device),
+	pd->hv = ibv_alloc_pd(d->ctx);
+	if (!pd->hv)
+		pvo_vm_warn(vm, "hostverbs: %s: ibv_alloc_pd: %s", d->name,
 			    g_strerror(errno));
-		return NULL;
-	}
-	pvo_hv->objects++;
 	return pd->hv;
 }
 
@@ -38,7 +36,6 @@ void pvo_hv_pd_free(struct pvo_pd *pd)
 		return;
 	ibv_dealloc_pd(pd->hv);
 	pd->hv = NULL;
-	pvo_hv->objects--;
 }
 
 static int ibv_access_of(uint32_t access)
@@ -97,7 +94,7 @@ enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 		pvo_vm_warn(vm,
 			    "hostverbs: %s: ibv_reg_mr_iova of %" PRIu64
 			    " bytes at iova 0x%" PRIx64 ": %s",
-			    ibv_get_device_name(pvo_hv->ctx->device),
+			    ibv_get_device_name(pd->context->device),
 			    mr->length, mr->iova,
 			    h->mr ? "the device gave lkey != rkey or a key "
 				    "in use"
@@ -108,7 +105,6 @@ enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 		g_free(h);
 		return status_of_errno(err);
 	}
-	pvo_hv->objects++;
 	mr->hv = h;
 	return PVO_STATUS_OK;
 }
@@ -128,7 +124,6 @@ void pvo_hv_dereg_mr(struct pvo_vm *vm, struct pvo_mr *mr)
 	pvo_mr_alias_unmap(&h->alias);
 	g_free(h);
 	mr->hv = NULL;
-	pvo_hv->objects--;
 }
 
 /* The GPAs of the MR's 4 KiB pages, as REG_MR gave them. */

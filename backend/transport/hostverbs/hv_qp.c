@@ -32,13 +32,9 @@
 /* Host wr_ids: the guest ring index, and this bit for receives. */
 #define HV_WR_RECV (1ull << 32)
 
-/* host QPN -> guest QP, for completions and async events */
-static GHashTable *by_qpn;
-
-struct pvo_qp *pvo_hv_qp_by_host_qpn(uint32_t qpn)
+struct pvo_qp *pvo_hv_qp_by_host_qpn(struct pvo_hv_device *d, uint32_t qpn)
 {
-	return by_qpn ? g_hash_table_lookup(by_qpn, GUINT_TO_POINTER(qpn))
-		      : NULL;
+	return g_hash_table_lookup(d->by_qpn, GUINT_TO_POINTER(qpn));
 }
 
 uint32_t pvo_hv_qp_resp_flags(const struct pvo_qp *qp)
@@ -46,9 +42,9 @@ uint32_t pvo_hv_qp_resp_flags(const struct pvo_qp *qp)
 	return qp->hv ? PVO_QP_RESP_F_RQ_DOORBELL : 0;
 }
 
-static const char *devname(void)
+static const char *devname(const struct pvo_qp *qp)
 {
-	return ibv_get_device_name(pvo_hv->ctx->device);
+	return qp->hv->dev->name;
 }
 
 /* ---- creation ---- */
@@ -63,6 +59,7 @@ static void host_qp_destroy(struct ibv_qp *q)
 enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 {
 	struct pvo_vm *vm = qp->vm;
+	struct pvo_hv_device *d = pvo_hv_dev(vm->cfg->tenant);
 	struct ibv_qp_init_attr ia = { 0 };
 	struct ibv_qp *stale[4];
 	struct pvo_hv_qp *h;
@@ -70,7 +67,7 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 	struct ibv_pd *pd;
 
 	/* what stays in software (hostverbs.h) */
-	if (!pvo_hv_tenant(vm->cfg) || !pvo_hv || qp->ctx == PVO_CTX_KERNEL ||
+	if (!d || qp->ctx == PVO_CTX_KERNEL ||
 	    (qp->type != PVO_QPT_RC && qp->type != PVO_QPT_UC) || qp->srq)
 		return PVO_STATUS_OK;
 	pd = pvo_hv_pd(vm, qp->pd);
@@ -105,7 +102,7 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 		pvo_vm_warn(vm,
 			    "hostverbs: %s: %s QP (%u send, %u receive WQEs): "
 			    "%s",
-			    devname(), qp->type == PVO_QPT_RC ? "RC" : "UC",
+			    d->name, qp->type == PVO_QPT_RC ? "RC" : "UC",
 			    qp->sq.entries, qp->rq.entries,
 			    h->qp ? "no free QP number" : g_strerror(errno));
 		if (h->qp)
@@ -120,13 +117,11 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 	/* the software engine's create loaded the guest's counters */
 	h->sq_posted = qp->req.cons;
 	h->rq_posted = qp->resp.rq_cons;
+	h->dev = d;
 	qp->hv = h;
 	qp->qpn = h->qp->qp_num;
 	qp->engine = &pvo_engine_hostverbs;
-	if (!by_qpn)
-		by_qpn = g_hash_table_new(g_direct_hash, g_direct_equal);
-	g_hash_table_insert(by_qpn, GUINT_TO_POINTER(qp->qpn), qp);
-	pvo_hv->objects++;
+	g_hash_table_insert(d->by_qpn, GUINT_TO_POINTER(qp->qpn), qp);
 	return PVO_STATUS_OK;
 }
 
@@ -136,7 +131,7 @@ void pvo_hv_qp_free(struct pvo_qp *qp)
 
 	if (!h)
 		return;
-	g_hash_table_remove(by_qpn, GUINT_TO_POINTER(h->qp->qp_num));
+	g_hash_table_remove(h->dev->by_qpn, GUINT_TO_POINTER(h->qp->qp_num));
 	host_qp_destroy(h->qp);
 	qp->scq->hv->need -= qp->sq.entries;
 	qp->rcq->hv->need -= qp->rq.entries;
@@ -144,7 +139,6 @@ void pvo_hv_qp_free(struct pvo_qp *qp)
 	g_free(h->rq);
 	g_free(h);
 	qp->hv = NULL;
-	pvo_hv->objects--;
 }
 
 uint32_t pvo_hv_objects(const struct pvo_vm *vm)
@@ -183,14 +177,14 @@ static enum pvo_status host_modify(struct pvo_qp *qp, struct ibv_qp_attr *a,
 
 	if (!err)
 		return PVO_STATUS_OK;
-	pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x to %s: %s", devname(),
+	pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x to %s: %s", devname(qp),
 		    qp->qpn, what, g_strerror(err));
 	return err == ENOMEM ? PVO_STATUS_ENOSPC : PVO_STATUS_EINVAL;
 }
 
 static uint8_t path_mtu(struct pvo_qp *qp, uint32_t guest)
 {
-	uint8_t port = pvo_hv->port_attr.active_mtu;
+	uint8_t port = qp->hv->dev->port_attr.active_mtu;
 
 	return guest && guest < port ? guest : port;
 }
@@ -214,7 +208,7 @@ static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
 		return PVO_STATUS_EPERM;
 	}
 	a.qp_state = IBV_QPS_INIT;
-	a.port_num = pvo_hv->port;
+	a.port_num = qp->hv->dev->port;
 	a.pkey_index = 0;
 	a.qp_access_flags = (mask & PVO_QP_ACCESS_FLAGS)
 				    ? le32toh(ga->qp_access_flags)
@@ -241,7 +235,7 @@ static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
 	a.ah_attr.grh.traffic_class = path->traffic_class;
 	a.ah_attr.grh.flow_label = path->flow_label;
 	a.ah_attr.sl = path->sl;
-	a.ah_attr.port_num = pvo_hv->port;
+	a.ah_attr.port_num = qp->hv->dev->port;
 	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 	       IBV_QP_RQ_PSN;
 	if (qp->type == PVO_QPT_RC) {
@@ -297,7 +291,7 @@ static enum pvo_status pass_modify(struct pvo_qp *qp, unsigned int next,
 		a.ah_attr.grh.traffic_class = path->traffic_class;
 		a.ah_attr.grh.flow_label = path->flow_label;
 		a.ah_attr.sl = path->sl;
-		a.ah_attr.port_num = pvo_hv->port;
+		a.ah_attr.port_num = qp->hv->dev->port;
 	}
 	mask &= PVO_QP_ACCESS_FLAGS | PVO_QP_AV | PVO_QP_PATH_MTU |
 		PVO_QP_TIMEOUT | PVO_QP_RETRY_CNT | PVO_QP_RNR_RETRY |
@@ -490,7 +484,7 @@ static enum pvo_wc_status send_wr(struct pvo_qp *qp, const uint8_t *buf,
 		if (st)
 			return st;
 	}
-	if (len > pvo_hv->port_attr.max_msg_sz)
+	if (len > qp->hv->dev->port_attr.max_msg_sz)
 		return PVO_WC_LOC_LEN_ERR;
 	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
@@ -556,7 +550,7 @@ static void post_rq(struct pvo_qp *qp)
 		if (err) {
 			pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x: "
 					    "ibv_post_recv: %s",
-				    devname(), qp->qpn, g_strerror(err));
+				    devname(qp), qp->qpn, g_strerror(err));
 			pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
 			return;
 		}
@@ -626,7 +620,7 @@ static void post_sq(struct pvo_qp *qp)
 		if (err) {
 			pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x: "
 					    "ibv_post_send: %s",
-				    devname(), qp->qpn, g_strerror(err));
+				    devname(qp), qp->qpn, g_strerror(err));
 			h->stuck = PVO_WC_LOC_QP_OP_ERR;
 			break;
 		}
@@ -705,7 +699,7 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 	if ((uint32_t)wc->wr_id != cons) {
 		pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x: completion out of "
 				    "order: QP to error",
-			    devname(), qp->qpn);
+			    devname(qp), qp->qpn);
 		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
 		return;
 	}
