@@ -91,6 +91,24 @@ static const struct {
 	  "t.conf:2: learn-age-s '0': expected seconds between 1 and 86400" },
 	{ "[tenant a]\nvni=1\nlearn = sometimes\n",
 	  "t.conf:3: learn 'sometimes': expected yes or no" },
+	{ "[tenant a]\nvni=1\ntransport = roce\n",
+	  "t.conf:3: transport 'roce': expected overlay" },
+	{ "[tenant a]\nvni=1\ntransport = hostverbs\nhostverbs-netdev = e0\n",
+	  "t.conf:1: tenant 'a' has transport = hostverbs: name the host's "
+	  "RDMA device" },
+	{ "[daemon]\nhostverbs-device = rxe0\n[tenant a]\nvni=1\n"
+	  "transport = hostverbs\n",
+	  "t.conf:3: tenant 'a' has transport = hostverbs: name the netdev" },
+	{ "[tenant a]\nvni=1\nhostverbs-netdev = eth0\n",
+	  "t.conf:1: tenant 'a': hostverbs-netdev is only used with" },
+	{ "[tenant a]\nvni=1\nhostverbs-device = rxe0\n",
+	  "t.conf:1: tenant 'a': hostverbs-device and hostverbs-port are only" },
+	{ "[tenant a]\nvni=1\nhostverbs-netdev = a-netdev-name-too-long\n",
+	  "t.conf:3: hostverbs-netdev 'a-netdev-name-too-long'" },
+	{ "[daemon]\nhostverbs-device = ../rxe0\n",
+	  "t.conf:2: hostverbs-device '../rxe0': expected an RDMA device" },
+	{ "[daemon]\nhostverbs-port = 0\n",
+	  "t.conf:2: hostverbs-port '0': expected a port number" },
 };
 
 /* A config with more keys for [vm v], [tenant a] and [tenant b] (the
@@ -204,7 +222,7 @@ int main(void)
 	char *unknown[] = { "green-9", NULL };
 	size_t i;
 
-	tap_plan(33 + G_N_ELEMENTS(bad));
+	tap_plan(35 + G_N_ELEMENTS(bad));
 
 	cfg = pvo_config_parse("t.conf", good, &err);
 	tap_ok(cfg != NULL, "good config parses (%s)", err ? err : "");
@@ -250,6 +268,43 @@ int main(void)
 		g_free(err);
 	}
 	err = NULL;
+	cfg = pvo_config_parse("t.conf",
+			       "[daemon]\nhostverbs-device = mlx5_0\n"
+			       "[tenant a]\nvni=1\ntransport = hostverbs\n"
+			       "hostverbs-netdev = vxlan1\n"
+			       "[tenant b]\nvni=2\ntransport = hostverbs\n"
+			       "hostverbs-netdev = vxlan2\n"
+			       "hostverbs-device = rxe_b\nhostverbs-port = 2\n"
+			       "[tenant c]\nvni=3\n",
+			       &err);
+	tap_ok(cfg && cfg->tenants[0].hostverbs &&
+		       !strcmp(cfg->tenants[0].hv_device, "mlx5_0") &&
+		       cfg->tenants[0].hv_port == 1 &&
+		       !strcmp(cfg->tenants[0].hv_netdev, "vxlan1") &&
+		       !strcmp(cfg->tenants[1].hv_device, "rxe_b") &&
+		       cfg->tenants[1].hv_port == 2 && !cfg->tenants[2].hostverbs,
+	       "transport = hostverbs: the tenant's netdev, the [daemon]'s "
+	       "device and port 1 unless the tenant names its own (%s)",
+	       err ? err : "parsed");
+	pvo_config_free(cfg);
+	g_free(err);
+	err = NULL;
+	{
+		struct pvo_daemon_config *a = with("", "", ""),
+					 *b = with("", "transport = hostverbs\n"
+						   "hostverbs-netdev = e0\n"
+						   "hostverbs-device = rxe0\n",
+						   "");
+
+		tap_ok(a && b &&
+			       !g_strcmp0(pvo_config_vm_identity_diff(
+						  &a->vms[0], &b->vms[0]),
+					  "transport"),
+		       "a VM whose tenant moves to host verbs differs in "
+		       "'transport' (a reload refuses it for a served VM)");
+		pvo_config_free(a);
+		pvo_config_free(b);
+	}
 	cfg = pvo_config_parse("t.conf", "[daemon]\nudp-gso = no\n", &err);
 	tap_ok(cfg && cfg->no_udp_gso, "udp-gso = no turns UDP GSO off");
 	pvo_config_free(cfg);

@@ -12,6 +12,8 @@
  * the client side of ibv_rc_pingpong's protocol (its TCP exchange of
  * "LID:QPN:PSN:GID", then SENDs that the server answers from the buffer
  * each one arrived in): every message comes back byte for byte.
+ * With T_HV_CROSS_TENANT=1 the VM's tenant is not the server's: nothing
+ * may cross.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -106,6 +108,106 @@ static int tcp_connect(const char *server)
 	return -1;
 }
 
+/* A ping, then its echo, ITERS times: the server sends back the buffer
+ * each message arrived in. */
+static void pingpong(struct sim_qp *qp, struct sim_cq *cq, struct sim_buf *buf,
+		     struct sim_mr *mr)
+{
+	unsigned int bad = 0, iter;
+	struct pvo_cqe c[1];
+	int n = 0;
+
+	for (iter = 0; iter < ITERS; iter++) {
+		uint8_t *out = sim_buf_ptr(buf, 0), *in = sim_buf_ptr(buf, SIZE);
+		struct sim_sge rs = {buf->va + SIZE, SIZE, mr->key};
+		struct sim_wr w = {.wr_id = iter, .opcode = PVO_WR_SEND,
+				   .flags = PVO_WQE_F_SIGNALED, .num_sge = 1};
+		unsigned int i, got = 0, recvs = 0, sends = 0;
+
+		for (i = 0; i < SIZE; i++) {
+			out[i] = pattern(iter, i);
+			in[i] = 0;
+		}
+		w.sge[0] = (struct sim_sge){buf->va, SIZE, mr->key};
+		if (sim_post_recv(qp, 1000 + iter, &rs, 1) ||
+		    sim_post_send(qp, &w, 1))
+			break;
+		while (recvs + sends < 2) {
+			n = sim_wait_cq(cq, c, 1, WAIT_MS);
+			if (n != 1 || c[0].status != PVO_WC_SUCCESS)
+				break;
+			if (c[0].opcode == PVO_WC_RECV) {
+				recvs++;
+				got = le32toh(c[0].byte_len);
+			} else {
+				sends++;
+			}
+		}
+		if (recvs + sends < 2) {
+			tap_diag("iteration %u: %s", iter,
+				 n == 1 ? sim_wc_status_name(c[0].status)
+					: "no completion");
+			break;
+		}
+		for (i = 0; i < SIZE; i++)
+			bad += in[i] != pattern(iter, i);
+		bad += got != SIZE;
+	}
+	tap_ok(iter == ITERS, "%u of %d pings answered", iter, ITERS);
+	tap_ok(iter == ITERS && bad == 0,
+	       "every echo carries the ping's %d bytes (%u wrong)", SIZE, bad);
+}
+
+/*
+ * The VM is in another tenant than the server: its device reaches the
+ * address only on its own tenant's network, where nobody has it. The
+ * connection is refused, or its first ping fails; nothing comes back.
+ */
+static void cross_tenant(struct sim_qp *qp, struct sim_cq *cq,
+			 struct sim_buf *buf, struct sim_mr *mr, int st)
+{
+	uint8_t *in = sim_buf_ptr(buf, SIZE);
+	struct sim_sge rs = {buf->va + SIZE, SIZE, mr->key};
+	struct sim_wr w = {.wr_id = 1, .opcode = PVO_WR_SEND,
+			   .flags = PVO_WQE_F_SIGNALED, .num_sge = 1};
+	struct pvo_cqe c;
+	unsigned int i, touched = 0, received = 0;
+	int n;
+
+	memset(in, 0, SIZE);
+	if (st != PVO_STATUS_OK) {
+		tap_ok(st == PVO_STATUS_EINVAL || st == PVO_STATUS_EPERM,
+		       "another tenant's VM: connecting to the server's "
+		       "address is refused (%s)",
+		       pvo_status_name(st));
+	} else {
+		w.sge[0] = (struct sim_sge){buf->va, SIZE, mr->key};
+		sim_post_recv(qp, 2, &rs, 1);
+		sim_post_send(qp, &w, 1);
+		tap_diag("connected; the first ping should fail");
+		n = sim_wait_cq(cq, &c, 1, WAIT_MS);
+		tap_ok(n == 1 && c.status != PVO_WC_SUCCESS &&
+			       le64toh(c.wr_id) == 1,
+		       "another tenant's VM: the first ping fails (%s)",
+		       n == 1 ? sim_wc_status_name(c.status)
+			      : "no completion");
+	}
+	/* a flushed receive may follow a failed ping; a successful one
+	 * may not */
+	while (sim_wait_cq(cq, &c, 1, 200) == 1)
+		received += c.opcode == PVO_WC_RECV &&
+			    c.status == PVO_WC_SUCCESS;
+	tap_ok(received == 0,
+	       "another tenant's VM: no receive completes successfully (%u)",
+	       received);
+	for (i = 0; i < SIZE; i++)
+		touched += in[i] != 0;
+	tap_ok(touched == 0,
+	       "another tenant's VM: its receive buffer is untouched (%u "
+	       "bytes changed)",
+	       touched);
+}
+
 int main(void)
 {
 	const char *env = getenv("T_HV");
@@ -123,7 +225,8 @@ int main(void)
 				.min_rnr_timer = 12,
 				.max_rd_atomic = 1,
 				.sq_psn = 0x123456};
-	unsigned int lid, rqpn, rpsn, bad = 0, iter;
+	unsigned int lid, rqpn, rpsn;
+	bool cross = getenv("T_HV_CROSS_TENANT") != NULL;
 	struct sim_peer peer = {0};
 	struct sim_ctx ctx;
 	struct sim_pd pd;
@@ -131,14 +234,13 @@ int main(void)
 	struct sim_buf buf;
 	struct sim_mr mr;
 	struct sim_qp qp;
-	struct pvo_cqe c[2];
 	int gidx, fd, st, n;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!env || sscanf(env, "%63[^:]:%15[^:]:%63[^:]:%63s", dev, netdev, ip,
 			   srv) != 4)
 		tap_bail("T_HV=DEV:NETDEV:VM_IP:SERVER needed");
-	tap_plan(8);
+	tap_plan(cross ? 9 : 8);
 	snprintf(cfg, sizeof(cfg),
 		 "[daemon]\nhostverbs-device = %s\n"
 		 "[tenant t]\nvni = 7\ntransport = hostverbs\n"
@@ -199,52 +301,20 @@ int main(void)
 	peer.qpn = rqpn;
 	peer.psn = rpsn;
 	conn.sgid_index = (uint8_t)gidx;
+	/* rdma_rxe retries forever with retry_cnt 7: a lost ping must end */
+	if (cross)
+		conn.retry_cnt = 2;
+	tap_diag("connecting to QPN 0x%x at %s", rqpn, rgid_s);
 	st = sim_qp_connect(&qp, &conn, &peer);
-	if (!tap_ok(st == PVO_STATUS_OK, "VM a's QP connects to the server's "
-					 "(RTR, RTS on the host device)"))
-		lost("connect");
-
-	/* a ping, then its echo, ITERS times: the server sends back the
-	 * buffer each message arrived in */
-	for (iter = 0; iter < ITERS; iter++) {
-		uint8_t *out = sim_buf_ptr(&buf, 0), *in = sim_buf_ptr(&buf, SIZE);
-		struct sim_sge rs = {buf.va + SIZE, SIZE, mr.key};
-		struct sim_wr w = {.wr_id = iter, .opcode = PVO_WR_SEND,
-				   .flags = PVO_WQE_F_SIGNALED, .num_sge = 1};
-		unsigned int i, got = 0, recvs = 0, sends = 0;
-
-		for (i = 0; i < SIZE; i++) {
-			out[i] = pattern(iter, i);
-			in[i] = 0;
-		}
-		w.sge[0] = (struct sim_sge){buf.va, SIZE, mr.key};
-		if (sim_post_recv(&qp, 1000 + iter, &rs, 1) ||
-		    sim_post_send(&qp, &w, 1))
-			break;
-		while (recvs + sends < 2) {
-			n = sim_wait_cq(&cq, c, 1, WAIT_MS);
-			if (n != 1 || c[0].status != PVO_WC_SUCCESS)
-				break;
-			if (c[0].opcode == PVO_WC_RECV) {
-				recvs++;
-				got = le32toh(c[0].byte_len);
-			} else {
-				sends++;
-			}
-		}
-		if (recvs + sends < 2) {
-			tap_diag("iteration %u: %s", iter,
-				 n == 1 ? sim_wc_status_name(c[0].status)
-					: "no completion");
-			break;
-		}
-		for (i = 0; i < SIZE; i++)
-			bad += in[i] != pattern(iter, i);
-		bad += got != SIZE;
+	if (cross) {
+		cross_tenant(&qp, &cq, &buf, &mr, st);
+	} else {
+		if (!tap_ok(st == PVO_STATUS_OK,
+			    "VM a's QP connects to the server's (RTR, RTS on "
+			    "the host device)"))
+			lost("connect");
+		pingpong(&qp, &cq, &buf, &mr);
 	}
-	tap_ok(iter == ITERS, "%u of %d pings answered", iter, ITERS);
-	tap_ok(iter == ITERS && bad == 0,
-	       "every echo carries the ping's %d bytes (%u wrong)", SIZE, bad);
 	sim_destroy_qp(&qp);
 	sim_dereg_mr(&mr);
 	sim_vm_close(vm);
