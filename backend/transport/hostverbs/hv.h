@@ -20,14 +20,14 @@ struct pvo_hv_cq {
 	struct ibv_cq *cq; /* cq_context: the guest's struct pvo_cq */
 	struct pvo_vm *vm;
 	struct pvo_hv_device *dev;
-	uint32_t need;	   /* WQEs of the host queues on it */
+	uint32_t need; /* WQEs of the host queues on it */
 };
 
 /* What a completion needs of the guest WQE it answers. */
 struct pvo_hv_wqe {
 	uint64_t wr_id;
-	uint8_t opcode;	 /* PVO_WR_* (send), 0 (receive) */
-	bool signaled;	 /* send: the guest wants a CQE on success */
+	uint8_t opcode; /* PVO_WR_* (send), 0 (receive) */
+	bool signaled;	/* send: the guest wants a CQE on success */
 };
 
 struct pvo_hv_qp {
@@ -67,8 +67,7 @@ int pvo_hv_sgid_index(struct pvo_vm *vm, uint8_t sgid_index, char **why);
 /* Whether the tenant's netdev reaches dgid directly (one of its IPv4
  * subnets): a guest cannot address a GID outside its tenant's network.
  * False with *why. */
-bool pvo_hv_dgid_allowed(struct pvo_vm *vm, const uint8_t dgid[16],
-			 char **why);
+bool pvo_hv_dgid_allowed(struct pvo_vm *vm, const uint8_t dgid[16], char **why);
 
 /* hv_mr.c: the host PD of a guest PD, made on first use (NULL: failed,
  * logged). */

@@ -25,8 +25,7 @@ struct ibv_cq *pvo_hv_cq(struct pvo_vm *vm, struct pvo_cq *cq)
 	h = g_new0(struct pvo_hv_cq, 1);
 	h->vm = vm;
 	h->dev = d;
-	h->cq = ibv_create_cq(d->ctx, (int)cq->ring.entries, cq, d->channel,
-			      0);
+	h->cq = ibv_create_cq(d->ctx, (int)cq->ring.entries, cq, d->channel, 0);
 	if (!h->cq || ibv_req_notify_cq(h->cq, 0)) {
 		pvo_vm_warn(vm, "hostverbs: %s: CQ of %u entries: %s", d->name,
 			    cq->ring.entries, g_strerror(errno));
@@ -74,7 +73,7 @@ static void poll_cq(struct pvo_hv_device *d, struct ibv_cq *c)
 		n = ibv_poll_cq(c, G_N_ELEMENTS(wc), wc);
 		for (i = 0; i < n; i++) {
 			struct pvo_qp *qp =
-				pvo_hv_qp_by_host_qpn(d, wc[i].qp_num);
+			    pvo_hv_qp_by_host_qpn(d, wc[i].qp_num);
 
 			if (qp)
 				pvo_hv_qp_complete(qp, &wc[i]);

@@ -61,7 +61,7 @@ static gboolean async_ready(int fd, GIOCondition cond, void *data)
 		case IBV_EVENT_SQ_DRAINED:
 		case IBV_EVENT_QP_LAST_WQE_REACHED: {
 			struct pvo_qp *qp =
-				pvo_hv_qp_by_host_qpn(d, ev.element.qp->qp_num);
+			    pvo_hv_qp_by_host_qpn(d, ev.element.qp->qp_num);
 
 			if (qp)
 				pvo_hv_qp_event(qp, ev.event_type);
@@ -116,8 +116,7 @@ static void device_free(struct pvo_hv_device *d)
 }
 
 /* Opens the tenant's device and port, or says why not. */
-static struct pvo_hv_device *device_open(const struct pvo_tenant *t,
-					 char **err)
+static struct pvo_hv_device *device_open(const struct pvo_tenant *t, char **err)
 {
 	struct ibv_device **list;
 	struct ibv_context *ctx = NULL;
@@ -132,13 +131,13 @@ static struct pvo_hv_device *device_open(const struct pvo_tenant *t,
 		char *names = list ? device_names(list, n) : g_strdup("");
 
 		*err = g_strdup_printf(
-			"tenant '%s': hostverbs-device %s: %s (devices here: "
-			"%s); load the NIC's driver, or rdma_rxe and 'rdma "
-			"link add %s type rxe netdev NETDEV', or use "
-			"transport = overlay",
-			t->name, t->hv_device,
-			i < n ? "cannot open it" : "no such RDMA device",
-			*names ? names : "none", t->hv_device);
+		    "tenant '%s': hostverbs-device %s: %s (devices here: "
+		    "%s); load the NIC's driver, or rdma_rxe and 'rdma "
+		    "link add %s type rxe netdev NETDEV', or use "
+		    "transport = overlay",
+		    t->name, t->hv_device,
+		    i < n ? "cannot open it" : "no such RDMA device",
+		    *names ? names : "none", t->hv_device);
 		g_free(names);
 		if (list)
 			ibv_free_device_list(list);
@@ -175,7 +174,8 @@ static struct pvo_hv_device *device_open(const struct pvo_tenant *t,
 		pvo_log(NULL,
 			"hostverbs: %s port %u is %s: host QPs cannot "
 			"connect until it is active",
-			d->name, d->port, ibv_port_state_str(d->port_attr.state));
+			d->name, d->port,
+			ibv_port_state_str(d->port_attr.state));
 	d->by_qpn = g_hash_table_new(g_direct_hash, g_direct_equal);
 	d->comp_src = pvo_loop_add_fd(d->channel->fd, G_IO_IN, comp_ready, d);
 	d->async_src = pvo_loop_add_fd(ctx->async_fd, G_IO_IN, async_ready, d);
@@ -230,10 +230,10 @@ bool pvo_hv_reloadable(const struct pvo_daemon_config *cfg, char **err)
 		if (!t->hostverbs || pvo_hv_dev(t))
 			continue;
 		*err = g_strdup_printf(
-			"tenant '%s' would use hostverbs-device %s port %u, "
-			"which the daemon did not open at start-up: restart "
-			"the daemon",
-			t->name, t->hv_device, t->hv_port);
+		    "tenant '%s' would use hostverbs-device %s port %u, "
+		    "which the daemon did not open at start-up: restart "
+		    "the daemon",
+		    t->name, t->hv_device, t->hv_port);
 		return false;
 	}
 	return true;
@@ -266,20 +266,18 @@ int pvo_hv_sgid_index(struct pvo_vm *vm, uint8_t sgid_index, char **why)
 		if (ibv_query_gid_ex(d->ctx, d->port, i, &e, 0))
 			continue;
 		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    e.ndev_ifindex == ifindex &&
-		    !memcmp(e.gid.raw, g->gid, 16))
+		    e.ndev_ifindex == ifindex && !memcmp(e.gid.raw, g->gid, 16))
 			return i;
 	}
 	*why = g_strdup_printf(
-		"GID %s is not a RoCE v2 GID of %s port %u on %s: add the "
-		"VM's address to %s",
-		pvo_gid_str(g->gid, buf, sizeof(buf)), d->name, d->port,
-		t->hv_netdev, t->hv_netdev);
+	    "GID %s is not a RoCE v2 GID of %s port %u on %s: add the "
+	    "VM's address to %s",
+	    pvo_gid_str(g->gid, buf, sizeof(buf)), d->name, d->port,
+	    t->hv_netdev, t->hv_netdev);
 	return -1;
 }
 
-bool pvo_hv_dgid_allowed(struct pvo_vm *vm, const uint8_t dgid[16],
-			 char **why)
+bool pvo_hv_dgid_allowed(struct pvo_vm *vm, const uint8_t dgid[16], char **why)
 {
 	const struct pvo_tenant *t = vm->cfg->tenant;
 	struct ifaddrs *ifa, *i;

@@ -41,9 +41,9 @@ void pvo_hv_pd_free(struct pvo_pd *pd)
 static int ibv_access_of(uint32_t access)
 {
 	/* PVO_ACCESS_* are the IBV_ACCESS_* bits (pvo-device.h) */
-	return (int)(access & (PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE |
-			       PVO_ACCESS_REMOTE_READ |
-			       PVO_ACCESS_REMOTE_ATOMIC));
+	return (int)(access &
+		     (PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE |
+		      PVO_ACCESS_REMOTE_READ | PVO_ACCESS_REMOTE_ATOMIC));
 }
 
 static enum pvo_status status_of_errno(int err)
@@ -75,21 +75,20 @@ enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 	}
 	err = pvo_mr_alias_map(vm, pages, npages, &h->alias, &why);
 	if (err) {
-		pvo_vm_warn(vm, "hostverbs: MR of %" PRIu32 " pages at iova "
-				"0x%" PRIx64 ": %s",
+		pvo_vm_warn(vm,
+			    "hostverbs: MR of %" PRIu32 " pages at iova "
+			    "0x%" PRIx64 ": %s",
 			    npages, mr->iova, why);
 		g_free(why);
 		g_free(h);
 		return status_of_errno(-err);
 	}
-	h->mr = ibv_reg_mr_iova(pd,
-				(uint8_t *)h->alias.base +
-					(mr->iova & (PVO_PAGE_SIZE - 1)),
-				mr->length, mr->iova, ibv_access_of(mr->access));
+	h->mr = ibv_reg_mr_iova(
+	    pd, (uint8_t *)h->alias.base + (mr->iova & (PVO_PAGE_SIZE - 1)),
+	    mr->length, mr->iova, ibv_access_of(mr->access));
 	/* one key for both (rdma_rxe gives rkey 0 without remote access) */
 	if (!h->mr || (h->mr->rkey != h->mr->lkey && h->mr->rkey) ||
-	    g_hash_table_contains(vm->hv_keys,
-				  GUINT_TO_POINTER(h->mr->lkey))) {
+	    g_hash_table_contains(vm->hv_keys, GUINT_TO_POINTER(h->mr->lkey))) {
 		err = h->mr ? EINVAL : errno;
 		pvo_vm_warn(vm,
 			    "hostverbs: %s: ibv_reg_mr_iova of %" PRIu64
@@ -133,9 +132,10 @@ static uint64_t *mr_pages(const struct pvo_mr *mr, uint32_t *npages)
 	uint64_t *p = g_new(uint64_t, n);
 
 	for (i = 0; i < n; i++) {
-		uint64_t addr = i ? (mr->iova & ~(uint64_t)(PVO_PAGE_SIZE - 1)) +
-					    i * PVO_PAGE_SIZE
-				  : mr->iova;
+		uint64_t addr =
+		    i ? (mr->iova & ~(uint64_t)(PVO_PAGE_SIZE - 1)) +
+			    i * PVO_PAGE_SIZE
+		      : mr->iova;
 
 		p[i] = pvo_mr_gpa(mr, addr, &avail) &
 		       ~(uint64_t)(PVO_PAGE_SIZE - 1);

@@ -60,7 +60,7 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 {
 	struct pvo_vm *vm = qp->vm;
 	struct pvo_hv_device *d = pvo_hv_dev(vm->cfg->tenant);
-	struct ibv_qp_init_attr ia = { 0 };
+	struct ibv_qp_init_attr ia = {0};
 	struct ibv_qp *stale[4];
 	struct pvo_hv_qp *h;
 	unsigned int nstale = 0, i;
@@ -143,8 +143,8 @@ void pvo_hv_qp_free(struct pvo_qp *qp)
 
 uint32_t pvo_hv_objects(const struct pvo_vm *vm)
 {
-	const struct pvo_table *tables[] = { &vm->qps, &vm->mrs, &vm->cqs,
-					     &vm->pds };
+	const struct pvo_table *tables[] = {&vm->qps, &vm->mrs, &vm->cqs,
+					    &vm->pds};
 	uint32_t n = 0, h;
 	unsigned int t;
 	void *obj;
@@ -195,7 +195,7 @@ static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
 				    const struct pvo_qp_attr *ga,
 				    const struct pvo_path *path)
 {
-	struct ibv_qp_attr a = { 0 };
+	struct ibv_qp_attr a = {0};
 	char *why = NULL;
 	enum pvo_status st;
 	int sgid;
@@ -211,15 +211,15 @@ static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
 	a.port_num = qp->hv->dev->port;
 	a.pkey_index = 0;
 	a.qp_access_flags = (mask & PVO_QP_ACCESS_FLAGS)
-				    ? le32toh(ga->qp_access_flags)
-				    : qp->attr.access;
+				? le32toh(ga->qp_access_flags)
+				: qp->attr.access;
 	a.qp_access_flags &= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			     IBV_ACCESS_REMOTE_ATOMIC;
 	if (qp->type == PVO_QPT_UC)
 		a.qp_access_flags &= IBV_ACCESS_REMOTE_WRITE;
 	st = host_modify(qp, &a,
 			 IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				 IBV_QP_ACCESS_FLAGS,
+			     IBV_QP_ACCESS_FLAGS,
 			 "INIT");
 	if (st)
 		return st;
@@ -258,9 +258,9 @@ static enum pvo_status pass_modify(struct pvo_qp *qp, unsigned int next,
 				   uint32_t mask, const struct pvo_qp_attr *ga,
 				   const struct pvo_path *path)
 {
-	static const char *const names[] = { "RESET", "INIT", "RTR", "RTS",
-					     "SQD",   "SQE",  "ERR" };
-	struct ibv_qp_attr a = { 0 };
+	static const char *const names[] = {"RESET", "INIT", "RTR", "RTS",
+					    "SQD",   "SQE",  "ERR"};
+	struct ibv_qp_attr a = {0};
 	char *why = NULL;
 	int sgid;
 
@@ -277,8 +277,8 @@ static enum pvo_status pass_modify(struct pvo_qp *qp, unsigned int next,
 	a.path_mtu = path_mtu(qp, le32toh(ga->path_mtu));
 	if (mask & PVO_QP_AV) {
 		if (!pvo_hv_dgid_allowed(qp->vm, path->dgid, &why) ||
-		    (sgid = pvo_hv_sgid_index(qp->vm, path->sgid_index,
-					      &why)) < 0) {
+		    (sgid = pvo_hv_sgid_index(qp->vm, path->sgid_index, &why)) <
+			0) {
 			pvo_vm_warn(qp->vm, "hostverbs: QP 0x%x refused: %s",
 				    qp->qpn, why);
 			g_free(why);
@@ -309,7 +309,7 @@ enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
 				 const struct pvo_path *path)
 {
 	struct pvo_hv_qp *h = qp->hv;
-	struct ibv_qp_attr r = { .qp_state = IBV_QPS_RESET };
+	struct ibv_qp_attr r = {.qp_state = IBV_QPS_RESET};
 	enum pvo_status st;
 
 	if (!h)
@@ -338,8 +338,8 @@ enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
 	if (next == PVO_QPS_ERR) {
 		r.qp_state = IBV_QPS_ERR;
 		return ibv_modify_qp(h->qp, &r, IBV_QP_STATE)
-			       ? PVO_STATUS_EINVAL
-			       : PVO_STATUS_OK;
+			   ? PVO_STATUS_EINVAL
+			   : PVO_STATUS_OK;
 	}
 	return pass_modify(qp, next, mask, a, path);
 }
@@ -434,8 +434,8 @@ static enum pvo_wc_status send_wr(struct pvo_qp *qp, const uint8_t *buf,
 	case PVO_WR_RDMA_WRITE:
 	case PVO_WR_RDMA_WRITE_WITH_IMM:
 		wr->opcode = w->opcode == PVO_WR_RDMA_WRITE
-				     ? IBV_WR_RDMA_WRITE
-				     : IBV_WR_RDMA_WRITE_WITH_IMM;
+				 ? IBV_WR_RDMA_WRITE
+				 : IBV_WR_RDMA_WRITE_WITH_IMM;
 		wr->imm_data = w->imm_data;
 		wr->wr.rdma.remote_addr = le64toh(w->u.rdma.remote_addr);
 		wr->wr.rdma.rkey = le32toh(w->u.rdma.rkey);
@@ -452,8 +452,8 @@ static enum pvo_wc_status send_wr(struct pvo_qp *qp, const uint8_t *buf,
 		if (!rc)
 			return PVO_WC_LOC_QP_OP_ERR;
 		wr->opcode = w->opcode == PVO_WR_ATOMIC_CMP_AND_SWP
-				     ? IBV_WR_ATOMIC_CMP_AND_SWP
-				     : IBV_WR_ATOMIC_FETCH_AND_ADD;
+				 ? IBV_WR_ATOMIC_CMP_AND_SWP
+				 : IBV_WR_ATOMIC_FETCH_AND_ADD;
 		wr->wr.atomic.remote_addr = le64toh(w->u.atomic.remote_addr);
 		wr->wr.atomic.compare_add = le64toh(w->u.atomic.compare_add);
 		wr->wr.atomic.swap = le64toh(w->u.atomic.swap);
@@ -479,8 +479,9 @@ static enum pvo_wc_status send_wr(struct pvo_qp *qp, const uint8_t *buf,
 			return PVO_WC_LOC_QP_OP_ERR;
 		take_sges(sge, (const void *)tail, w->num_sge);
 		wr->num_sge = w->num_sge;
-		st = check_sges(qp, sge, &wr->num_sge,
-				writes_local ? PVO_ACCESS_LOCAL_WRITE : 0, &len);
+		st =
+		    check_sges(qp, sge, &wr->num_sge,
+			       writes_local ? PVO_ACCESS_LOCAL_WRITE : 0, &len);
 		if (st)
 			return st;
 	}
@@ -507,8 +508,9 @@ static int64_t published(struct pvo_qp *qp, const struct pvo_ring *r,
 
 static void ring_broken(struct pvo_qp *qp, const char *which)
 {
-	pvo_vm_warn(qp->vm, "QP 0x%x: %s producer is not within %u of the "
-			    "consumer: QP to error",
+	pvo_vm_warn(qp->vm,
+		    "QP 0x%x: %s producer is not within %u of the "
+		    "consumer: QP to error",
 		    qp->qpn, which, qp->sq.entries);
 	pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
 }
@@ -519,7 +521,7 @@ static void post_rq(struct pvo_qp *qp)
 	int64_t n = published(qp, &qp->rq, qp->resp.rq_cons, h->rq_posted);
 	uint8_t buf[sizeof(struct pvo_recv_wqe) +
 		    PVO_DEV_MAX_SGE * sizeof(struct pvo_sge)]
-		__attribute__((aligned(8)));
+	    __attribute__((aligned(8)));
 	const struct pvo_recv_wqe *w = (const void *)buf;
 	struct ibv_sge sge[PVO_DEV_MAX_SGE];
 	struct ibv_recv_wr wr, *bad;
@@ -548,8 +550,9 @@ static void post_rq(struct pvo_qp *qp)
 		h->rq[h->rq_posted & (qp->rq.entries - 1)].wr_id = w->wr_id;
 		err = ibv_post_recv(h->qp, &wr, &bad);
 		if (err) {
-			pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x: "
-					    "ibv_post_recv: %s",
+			pvo_vm_warn(qp->vm,
+				    "hostverbs: %s QP 0x%x: "
+				    "ibv_post_recv: %s",
 				    devname(qp), qp->qpn, g_strerror(err));
 			pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
 			return;
@@ -570,7 +573,7 @@ static void put_cqe(struct pvo_qp *qp, struct pvo_cq *cq, struct pvo_cqe *c)
 static void complete_stuck(struct pvo_qp *qp)
 {
 	struct pvo_hv_qp *h = qp->hv;
-	struct pvo_cqe c = { 0 };
+	struct pvo_cqe c = {0};
 	struct pvo_hv_wqe *e = &h->sq[h->sq_posted & (qp->sq.entries - 1)];
 
 	c.status = h->stuck;
@@ -618,8 +621,9 @@ static void post_sq(struct pvo_qp *qp)
 		wr.wr_id = h->sq_posted;
 		err = ibv_post_send(h->qp, &wr, &bad);
 		if (err) {
-			pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x: "
-					    "ibv_post_send: %s",
+			pvo_vm_warn(qp->vm,
+				    "hostverbs: %s QP 0x%x: "
+				    "ibv_post_send: %s",
 				    devname(qp), qp->qpn, g_strerror(err));
 			h->stuck = PVO_WC_LOC_QP_OP_ERR;
 			break;
@@ -686,7 +690,7 @@ static void flush_rest(struct pvo_qp *qp)
 void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 {
 	struct pvo_hv_qp *h = qp->hv;
-	struct pvo_cqe c = { 0 };
+	struct pvo_cqe c = {0};
 	struct pvo_hv_wqe *e;
 	/* error completions carry no valid opcode: the wr_id says */
 	bool recv = wc->wr_id & HV_WR_RECV;
@@ -697,8 +701,9 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 	if (cons - (uint32_t)wc->wr_id - 1 < entries)
 		return;
 	if ((uint32_t)wc->wr_id != cons) {
-		pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x: completion out of "
-				    "order: QP to error",
+		pvo_vm_warn(qp->vm,
+			    "hostverbs: %s QP 0x%x: completion out of "
+			    "order: QP to error",
 			    devname(qp), qp->qpn);
 		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
 		return;
@@ -845,7 +850,7 @@ static void hv_doorbell(struct pvo_qp *qp)
 static void hv_flush(struct pvo_qp *qp, bool rq_too)
 {
 	struct pvo_hv_qp *h = qp->hv;
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
 
 	/* the host flushes what it holds; the rest follows it */
 	if (h->active)
@@ -859,10 +864,10 @@ static void hv_destroy(struct pvo_qp *qp)
 }
 
 const struct pvo_engine_ops pvo_engine_hostverbs = {
-	.name = "hostverbs",
-	.create = hv_create,
-	.modify = hv_modify,
-	.doorbell = hv_doorbell,
-	.flush = hv_flush,
-	.destroy = hv_destroy,
+    .name = "hostverbs",
+    .create = hv_create,
+    .modify = hv_modify,
+    .doorbell = hv_doorbell,
+    .flush = hv_flush,
+    .destroy = hv_destroy,
 };
