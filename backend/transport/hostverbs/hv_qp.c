@@ -584,51 +584,86 @@ static void complete_stuck(struct pvo_qp *qp)
 	c.wr_id = e->wr_id;
 	c.opcode = pvo_wc_opcode_of(e->opcode);
 	put_cqe(qp, qp->scq, &c);
-	pvo_qp_set_error(qp, 0, false);
+	/* a WQE that is not guest RAM: the QP is broken, as in software */
+	pvo_qp_set_error(qp, c.status == PVO_WC_FATAL_ERR ? PVO_EV_QP_FATAL : 0,
+			 false);
+}
+
+/* Send WQEs handed to the host in one ibv_post_send. */
+#define HV_BATCH 16
+
+struct hv_batch {
+	struct ibv_send_wr wr[HV_BATCH];
+	struct ibv_sge sge[HV_BATCH][PVO_DEV_MAX_SGE];
+	/* the guest WQEs: inline data is read from here at post time */
+	uint8_t buf[HV_BATCH][sizeof(struct pvo_send_wqe) +
+			      MAX(PVO_DEV_MAX_SGE * sizeof(struct pvo_sge),
+				  PVO_DEV_MAX_INLINE)]
+	    __attribute__((aligned(8)));
+};
+
+/* Up to HV_BATCH guest WQEs from sq_posted on as host work requests;
+ * stops before one the host does not get (h->stuck). */
+static unsigned int build_batch(struct pvo_qp *qp, struct hv_batch *b,
+				int64_t n)
+{
+	struct pvo_hv_qp *h = qp->hv;
+	unsigned int k;
+
+	for (k = 0; k < HV_BATCH && k < n; k++) {
+		const struct pvo_send_wqe *w = (const void *)b->buf[k];
+		uint32_t idx = h->sq_posted + k;
+		struct pvo_hv_wqe *e = &h->sq[idx & (qp->sq.entries - 1)];
+
+		if (!pvo_ring_read_wqe(qp->vm, &qp->sq, idx, b->buf[k],
+				       sizeof(*w), send_tail)) {
+			/* not guest RAM under this memory table */
+			*e = (struct pvo_hv_wqe){.opcode = PVO_WR_SEND};
+			h->stuck = PVO_WC_FATAL_ERR;
+			break;
+		}
+		e->wr_id = w->wr_id;
+		e->opcode = w->opcode;
+		e->signaled = qp->sq_sig_all || (w->flags & PVO_WQE_F_SIGNALED);
+		h->stuck = send_wr(qp, b->buf[k], &b->wr[k], b->sge[k]);
+		if (h->stuck)
+			break;
+		b->wr[k].wr_id = idx;
+		if (k)
+			b->wr[k - 1].next = &b->wr[k];
+	}
+	return k;
 }
 
 static void post_sq(struct pvo_qp *qp)
 {
 	struct pvo_hv_qp *h = qp->hv;
 	int64_t n = published(qp, &qp->sq, qp->req.cons, h->sq_posted);
-	uint8_t buf[sizeof(struct pvo_send_wqe) +
-		    MAX(PVO_DEV_MAX_SGE * sizeof(struct pvo_sge),
-			PVO_DEV_MAX_INLINE)] __attribute__((aligned(8)));
-	const struct pvo_send_wqe *w = (const void *)buf;
-	struct ibv_sge sge[PVO_DEV_MAX_SGE];
-	struct ibv_send_wr wr, *bad;
-	struct pvo_hv_wqe *e;
+	struct ibv_send_wr *bad;
+	struct hv_batch b;
+	unsigned int k;
 	int err;
 
 	if (n < 0) {
 		ring_broken(qp, "SQ");
 		return;
 	}
-	/* behind a WQE the host could not take, nothing goes out */
-	while (n-- > 0 && !h->stuck) {
-		if (!pvo_ring_read_wqe(qp->vm, &qp->sq, h->sq_posted, buf,
-				       sizeof(*w), send_tail)) {
-			pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
-			return;
-		}
-		e = &h->sq[h->sq_posted & (qp->sq.entries - 1)];
-		e->wr_id = w->wr_id;
-		e->opcode = w->opcode;
-		e->signaled = qp->sq_sig_all || (w->flags & PVO_WQE_F_SIGNALED);
-		h->stuck = send_wr(qp, buf, &wr, sge);
-		if (h->stuck)
+	/* behind a WQE the host does not get, nothing goes out */
+	while (n > 0 && !h->stuck) {
+		k = build_batch(qp, &b, n);
+		if (!k)
 			break;
-		wr.wr_id = h->sq_posted;
-		err = ibv_post_send(h->qp, &wr, &bad);
+		err = ibv_post_send(h->qp, b.wr, &bad);
 		if (err) {
 			pvo_vm_warn(qp->vm,
-				    "hostverbs: %s QP 0x%x: "
-				    "ibv_post_send: %s",
+				    "hostverbs: %s QP 0x%x: ibv_post_send: %s",
 				    devname(qp), qp->qpn, g_strerror(err));
+			/* the ones before bad went out */
+			k = bad >= b.wr && bad < b.wr + k ? bad - b.wr : 0;
 			h->stuck = PVO_WC_LOC_QP_OP_ERR;
-			break;
 		}
-		h->sq_posted++;
+		h->sq_posted += k;
+		n -= k;
 	}
 	if (h->stuck && qp->req.cons == h->sq_posted)
 		complete_stuck(qp);
