@@ -3,7 +3,10 @@
  * pvo-integrity: data integrity over an RC QP between two hosts.
  *
  *   server:  pvo-integrity -d DEV -g GID_INDEX [-p PORT]
- *   client:  pvo-integrity -d DEV -g GID_INDEX [-p PORT] [-n ROUNDS] [-s MAX] [-v] SERVER_IP
+ *   client:  pvo-integrity -d DEV -g GID_INDEX [-p PORT] [-n ROUNDS] [-m SECONDS]
+ *                          [-s MAX] [-v] SERVER_IP
+ *            (-m: more rounds until SECONDS have passed, for work that must
+ *            span something else, like a migration, on any machine speed)
  *   either:  [-t ACK_TIMEOUT] [-r RETRY_CNT]   the RC QP's local ACK timeout
  *            (4.096 us * 2^ACK_TIMEOUT) and retry count; default 14 and 7
  *
@@ -787,14 +790,16 @@ static int size_list(uint32_t max, uint32_t *out)
 	return n;
 }
 
-static int run_client(uint32_t rounds, uint32_t max_size)
+static int run_client(uint32_t rounds, uint32_t min_seconds, uint32_t max_size)
 {
 	struct ctl c = { .type = CTL_BYE };
 	uint32_t sizes[64], t = 0, r;
 	uint64_t start = pt_now_ms();
 	int nsizes = size_list(max_size, sizes), i, op;
 
-	for (r = 0; r < rounds && !st.qp_broken; r++) {
+	for (r = 0; (r < rounds || pt_now_ms() - start < min_seconds * 1000ull) &&
+		    !st.qp_broken;
+	     r++) {
 		for (op = 0; op < OP_COUNT && !st.qp_broken; op++)
 			for (i = 0; i < nsizes && !st.qp_broken; i++)
 				client_transfer(r, t++, op, sizes[i]);
@@ -820,9 +825,10 @@ static int run_client(uint32_t rounds, uint32_t max_size)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pvo-integrity -d DEV -g GID_INDEX [-p PORT] [-n ROUNDS] [-s MAX_SIZE] [-v] "
-		"[-x] [-t ACK_TIMEOUT] [-r RETRY_CNT] [SERVER_IP]\n"
+		"usage: pvo-integrity -d DEV -g GID_INDEX [-p PORT] [-n ROUNDS] [-m SECONDS] "
+		"[-s MAX_SIZE] [-v] [-x] [-t ACK_TIMEOUT] [-r RETRY_CNT] [SERVER_IP]\n"
 		"  without SERVER_IP: the server (responder) side\n"
+		"  -m  (client) more rounds until SECONDS have passed\n"
 		"  -t  local ACK timeout of the RC QP, 0..31 (4.096 us * 2^N; default 14)\n"
 		"  -r  retry count of the RC QP, 0..7 (default 7)\n"
 		"  -x  (server) self-test of the checker: flip one byte of every transfer's\n"
@@ -832,7 +838,7 @@ static void usage(void)
 
 /* pvo-integrity's own options; ctx: the client's limits. */
 struct client_opts {
-	uint32_t rounds, max_size;
+	uint32_t rounds, min_seconds, max_size;
 };
 
 static bool own_opt(int opt, const char *arg, void *ctx)
@@ -845,6 +851,11 @@ static bool own_opt(int opt, const char *arg, void *ctx)
 		if (!pt_parse_num(arg, 0, UINT32_MAX, &v))
 			return false;
 		c->rounds = v;
+		return true;
+	case 'm':
+		if (!pt_parse_num(arg, 0, 86400, &v))
+			return false;
+		c->min_seconds = v;
 		return true;
 	case 's':
 		if (!pt_parse_num(arg, 1, MAX_MSG, &v))
@@ -879,11 +890,12 @@ int main(int argc, char **argv)
 
 	g.ack_timeout = -1;
 	g.retry_cnt = -1;
-	pt_parse_args(argc, argv, "n:s:vxt:r:", own_opt, &c, &a, usage);
+	pt_parse_args(argc, argv, "n:m:s:vxt:r:", own_opt, &c, &a, usage);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	srand48(getpid() ^ pt_now_ms());
 	setup(a.dev, a.gid_index);
 	exchange(!a.peer, a.peer, a.port);
-	ret = !a.peer ? run_server() : run_client(c.rounds, c.max_size);
+	ret = !a.peer ? run_server()
+		      : run_client(c.rounds, c.min_seconds, c.max_size);
 	return ret ? 1 : 0;
 }
