@@ -133,6 +133,14 @@ void pvo_hv_qp_free(struct pvo_qp *qp)
 		return;
 	g_hash_table_remove(h->dev->by_qpn, GUINT_TO_POINTER(h->qp->qp_num));
 	host_qp_destroy(h->qp);
+	/* Its completions still in CQs that stay are dropped now (no QP has
+	 * its number): a new host QP may soon get the same number. A VM that
+	 * went frees its CQs next. */
+	if (qp->vm->connected) {
+		pvo_hv_cq_poll(qp->scq);
+		if (qp->rcq != qp->scq)
+			pvo_hv_cq_poll(qp->rcq);
+	}
 	qp->scq->hv->need -= qp->sq.entries;
 	qp->rcq->hv->need -= qp->rq.entries;
 	g_free(h->sq);
