@@ -10,9 +10,10 @@
  * posted on it as the doorbell rings. Each posted WQE is signaled on the
  * host, its host wr_id is its guest ring index, and completions advance
  * the guest's ring cons in order before the guest CQE is written (the
- * device's ordering rules, pvo-device.h). A guest WQE that cannot be
- * posted (an operation the host QP does not carry) completes in its turn
- * with LOC_QP_OP_ERR and moves the QP to error.
+ * device's ordering rules, pvo-device.h). Send WQEs are checked first
+ * against the VM's own MRs; one that the host does not get (a bad SGE,
+ * an operation the host QP does not carry) completes in its turn with
+ * the status the software engine would give and moves the QP to error.
  */
 #include <endian.h>
 #include <errno.h>
@@ -151,28 +152,17 @@ void pvo_hv_qp_free(struct pvo_qp *qp)
 
 uint32_t pvo_hv_objects(const struct pvo_vm *vm)
 {
-	const struct pvo_table *tables[] = {&vm->qps, &vm->mrs, &vm->cqs,
-					    &vm->pds};
 	uint32_t n = 0, h;
-	unsigned int t;
 	void *obj;
 
-	for (t = 0; t < G_N_ELEMENTS(tables); t++)
-		for (h = 0; (h = pvo_table_next(tables[t], h, &obj));)
-			switch (t) {
-			case 0:
-				n += ((struct pvo_qp *)obj)->hv != NULL;
-				break;
-			case 1:
-				n += ((struct pvo_mr *)obj)->hv != NULL;
-				break;
-			case 2:
-				n += ((struct pvo_cq *)obj)->hv != NULL;
-				break;
-			default:
-				n += ((struct pvo_pd *)obj)->hv != NULL;
-				break;
-			}
+#define COUNT(table, type)                                          \
+	for (h = 0; (h = pvo_table_next(&vm->table, h, &obj));) \
+		n += ((const type *)obj)->hv != NULL
+	COUNT(qps, struct pvo_qp);
+	COUNT(mrs, struct pvo_mr);
+	COUNT(cqs, struct pvo_cq);
+	COUNT(pds, struct pvo_pd);
+#undef COUNT
 	return n;
 }
 
