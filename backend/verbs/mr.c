@@ -108,9 +108,7 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 	if (!st && mr->hv) {
 		struct pvo_resp_reg_mr *r = resp;
 
-		mr->key = pvo_hv_key(mr->hv);
-		g_hash_table_insert(vm->hv_keys, GUINT_TO_POINTER(mr->key),
-				    mr);
+		pvo_hv_take_key(vm, mr);
 		r->key = htole32(mr->key);
 	}
 	return st;
@@ -264,9 +262,7 @@ enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
 	}
 	mr->access = access;
 	if (mr->hv) {
-		mr->key = pvo_hv_key(mr->hv);
-		g_hash_table_insert(vm->hv_keys, GUINT_TO_POINTER(mr->key),
-				    mr);
+		pvo_hv_take_key(vm, mr);
 	} else {
 		/* a new low byte: the old key must not reach the MR */
 		if (++vm->mr_tag == (mr->key & 0xff))

@@ -276,6 +276,22 @@ const char *backend_describe(const struct backend_proc *bp)
 	return buf;
 }
 
+int backend_sanitizer_report(const struct backend_proc *bp, char *line,
+			     size_t len)
+{
+	FILE *f = fopen(bp->log_path, "r");
+	int found = 0;
+
+	if (!f)
+		return -1;
+	while (!found && fgets(line, (int)len, f))
+		found = strstr(line, "AddressSanitizer") ||
+			strstr(line, "runtime error:") ||
+			strstr(line, "LeakSanitizer");
+	fclose(f);
+	return found;
+}
+
 void backend_dump_log(const struct backend_proc *bp, int lines)
 {
 	char *buf = NULL, *p, *start;

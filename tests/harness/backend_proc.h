@@ -57,6 +57,10 @@ int backend_stop(struct backend_proc *bp, int timeout_ms);
 const char *backend_describe(const struct backend_proc *bp);
 /* Print the log's last @lines lines as TAP diagnostics. */
 void backend_dump_log(const struct backend_proc *bp, int lines);
+/* Whether the log has a sanitizer report (ASan, UBSan, LSan): 1 with its
+ * first line in @line, 0 if not, -1 if the log cannot be read. */
+int backend_sanitizer_report(const struct backend_proc *bp, char *line,
+			     size_t len);
 /* A connection to the back-end's management socket, or -1. */
 int backend_mgmt_connect(const struct backend_proc *bp);
 /* Reads @fd to its end (or @len - 1 bytes) into @buf, NUL-terminated;

@@ -45,22 +45,6 @@ static void __attribute__((noreturn)) lost(const char *what)
 	tap_bail("%s: %s (log kept in %s)", what, vm ? vm->err : "", bp.dir);
 }
 
-static bool log_clean(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char line[512];
-	bool clean = f != NULL;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, "AddressSanitizer") ||
-		    strstr(line, "runtime error:") ||
-		    strstr(line, "LeakSanitizer"))
-			clean = false;
-	if (f)
-		fclose(f);
-	return clean;
-}
-
 static uint8_t pattern(uint32_t iter, uint32_t i)
 {
 	return (uint8_t)(iter * 37 + i * 11 + (i >> 9));
@@ -325,7 +309,7 @@ int main(void)
 	sim_vm_close(vm);
 	st = backend_stop(&bp, 5000);
 	tap_ok(st == 0, "back-end exits cleanly (%s)", backend_describe(&bp));
-	tap_ok(log_clean(bp.log_path),
+	tap_ok(backend_sanitizer_report(&bp, err, sizeof(err)) == 0,
 	       "no sanitizer report in the back-end's log");
 	backend_cleanup(&bp, tap_failures() > 0);
 	return tap_done();

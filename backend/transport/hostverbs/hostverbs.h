@@ -34,7 +34,6 @@ struct pvo_mr;
 struct pvo_cq;
 struct pvo_qp;
 struct pvo_path;
-struct pvo_hv_mr;
 struct pvo_qp_attr;
 
 /*
@@ -69,8 +68,9 @@ enum pvo_status pvo_hv_rereg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 				const uint64_t *pages, uint32_t npages);
 /* The MR a key names in a host-verbs VM, or NULL. */
 struct pvo_mr *pvo_hv_mr_by_key(struct pvo_vm *vm, uint32_t key);
-/* The key of a host MR (lkey == rkey). */
-uint32_t pvo_hv_key(const struct pvo_hv_mr *h);
+/* mr->key becomes its host MR's key (lkey == rkey), by which
+ * pvo_hv_mr_by_key finds it. */
+void pvo_hv_take_key(struct pvo_vm *vm, struct pvo_mr *mr);
 void pvo_hv_pd_free(struct pvo_pd *pd);
 void pvo_hv_cq_free(struct pvo_cq *cq);
 

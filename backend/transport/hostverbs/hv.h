@@ -18,7 +18,6 @@ struct pvo_hv_mr {
 
 struct pvo_hv_cq {
 	struct ibv_cq *cq; /* cq_context: the guest's struct pvo_cq */
-	struct pvo_vm *vm;
 	struct pvo_hv_device *dev;
 	uint32_t need; /* WQEs of the host queues on it */
 };

@@ -23,7 +23,6 @@ struct ibv_cq *pvo_hv_cq(struct pvo_vm *vm, struct pvo_cq *cq)
 	if (cq->hv)
 		return cq->hv->cq;
 	h = g_new0(struct pvo_hv_cq, 1);
-	h->vm = vm;
 	h->dev = d;
 	h->cq = ibv_create_cq(d->ctx, (int)cq->ring.entries, cq, d->channel, 0);
 	if (!h->cq || ibv_req_notify_cq(h->cq, 0)) {

@@ -175,7 +175,8 @@ struct pvo_mr *pvo_hv_mr_by_key(struct pvo_vm *vm, uint32_t key)
 	return g_hash_table_lookup(vm->hv_keys, GUINT_TO_POINTER(key));
 }
 
-uint32_t pvo_hv_key(const struct pvo_hv_mr *h)
+void pvo_hv_take_key(struct pvo_vm *vm, struct pvo_mr *mr)
 {
-	return h->mr->lkey;
+	mr->key = mr->hv->mr->lkey;
+	g_hash_table_insert(vm->hv_keys, GUINT_TO_POINTER(mr->key), mr);
 }

@@ -155,9 +155,9 @@ uint32_t pvo_hv_objects(const struct pvo_vm *vm)
 	uint32_t n = 0, h;
 	void *obj;
 
-#define COUNT(table, type)                                          \
-	for (h = 0; (h = pvo_table_next(&vm->table, h, &obj));) \
-		n += ((const type *)obj)->hv != NULL
+#define COUNT(table, type)                                                     \
+	for (h = 0; (h = pvo_table_next(&vm->table, h, &obj));)                \
+	n += ((const type *)obj)->hv != NULL
 	COUNT(qps, struct pvo_qp);
 	COUNT(mrs, struct pvo_mr);
 	COUNT(cqs, struct pvo_cq);
@@ -187,15 +187,12 @@ static uint8_t path_mtu(struct pvo_qp *qp, uint32_t guest)
 	return guest && guest < port ? guest : port;
 }
 
-/* The host QP through INIT to RTR with the guest's attributes; the
- * destination checked against the tenant first. */
-static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
-				    const struct pvo_qp_attr *ga,
-				    const struct pvo_path *path)
+/* The guest's path as the host's address vector, once the tenant allows
+ * the destination and the source GID is a host GID of its netdev. */
+static enum pvo_status host_av(struct pvo_qp *qp, const struct pvo_path *path,
+			       struct ibv_ah_attr *ah)
 {
-	struct ibv_qp_attr a = {0};
 	char *why = NULL;
-	enum pvo_status st;
 	int sgid;
 
 	if (!pvo_hv_dgid_allowed(qp->vm, path->dgid, &why) ||
@@ -205,6 +202,30 @@ static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
 		g_free(why);
 		return PVO_STATUS_EPERM;
 	}
+	ah->is_global = 1;
+	memcpy(ah->grh.dgid.raw, path->dgid, 16);
+	ah->grh.sgid_index = (uint8_t)sgid;
+	ah->grh.hop_limit = path->hop_limit;
+	ah->grh.traffic_class = path->traffic_class;
+	ah->grh.flow_label = path->flow_label;
+	ah->sl = path->sl;
+	ah->port_num = qp->hv->dev->port;
+	return PVO_STATUS_OK;
+}
+
+/* The host QP through INIT to RTR with the guest's attributes; the
+ * destination checked against the tenant first. */
+static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
+				    const struct pvo_qp_attr *ga,
+				    const struct pvo_path *path)
+{
+	struct ibv_qp_attr a = {0};
+	struct ibv_ah_attr ah = {0};
+	enum pvo_status st;
+
+	st = host_av(qp, path, &ah);
+	if (st)
+		return st;
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = qp->hv->dev->port;
 	a.pkey_index = 0;
@@ -226,14 +247,7 @@ static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
 	a.path_mtu = path_mtu(qp, le32toh(ga->path_mtu));
 	a.dest_qp_num = le32toh(ga->dest_qp_num);
 	a.rq_psn = le32toh(ga->rq_psn);
-	a.ah_attr.is_global = 1;
-	memcpy(a.ah_attr.grh.dgid.raw, path->dgid, 16);
-	a.ah_attr.grh.sgid_index = (uint8_t)sgid;
-	a.ah_attr.grh.hop_limit = path->hop_limit;
-	a.ah_attr.grh.traffic_class = path->traffic_class;
-	a.ah_attr.grh.flow_label = path->flow_label;
-	a.ah_attr.sl = path->sl;
-	a.ah_attr.port_num = qp->hv->dev->port;
+	a.ah_attr = ah;
 	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 	       IBV_QP_RQ_PSN;
 	if (qp->type == PVO_QPT_RC) {
@@ -259,8 +273,7 @@ static enum pvo_status pass_modify(struct pvo_qp *qp, unsigned int next,
 	static const char *const names[] = {"RESET", "INIT", "RTR", "RTS",
 					    "SQD",   "SQE",  "ERR"};
 	struct ibv_qp_attr a = {0};
-	char *why = NULL;
-	int sgid;
+	enum pvo_status st;
 
 	a.qp_state = next;
 	a.qp_access_flags = le32toh(ga->qp_access_flags);
@@ -274,22 +287,9 @@ static enum pvo_status pass_modify(struct pvo_qp *qp, unsigned int next,
 	a.en_sqd_async_notify = ga->en_sqd_async_notify;
 	a.path_mtu = path_mtu(qp, le32toh(ga->path_mtu));
 	if (mask & PVO_QP_AV) {
-		if (!pvo_hv_dgid_allowed(qp->vm, path->dgid, &why) ||
-		    (sgid = pvo_hv_sgid_index(qp->vm, path->sgid_index, &why)) <
-			0) {
-			pvo_vm_warn(qp->vm, "hostverbs: QP 0x%x refused: %s",
-				    qp->qpn, why);
-			g_free(why);
-			return PVO_STATUS_EPERM;
-		}
-		a.ah_attr.is_global = 1;
-		memcpy(a.ah_attr.grh.dgid.raw, path->dgid, 16);
-		a.ah_attr.grh.sgid_index = (uint8_t)sgid;
-		a.ah_attr.grh.hop_limit = path->hop_limit;
-		a.ah_attr.grh.traffic_class = path->traffic_class;
-		a.ah_attr.grh.flow_label = path->flow_label;
-		a.ah_attr.sl = path->sl;
-		a.ah_attr.port_num = qp->hv->dev->port;
+		st = host_av(qp, path, &a.ah_attr);
+		if (st)
+			return st;
 	}
 	mask &= PVO_QP_ACCESS_FLAGS | PVO_QP_AV | PVO_QP_PATH_MTU |
 		PVO_QP_TIMEOUT | PVO_QP_RETRY_CNT | PVO_QP_RNR_RETRY |
