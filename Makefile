@@ -32,6 +32,7 @@ help:
 	@echo "make demo       start a back-end and two TCG guests: the device from inside, perftest table"
 	@echo "make bench      native data-path benchmarks (ratios against memcpy and UDP, same run)"
 	@echo "make bench-migration  RDMA blackout against QEMU's downtime, guests migrating (about 3 min)"
+	@echo "make bench-hostverbs  host verbs against the overlay and plain rxe, two guests (about 10 min)"
 	@echo "make fuzz       coverage-guided fuzzing, FUZZ_SECONDS (default 60) per harness (backend/fuzz)"
 	@echo "make backend    the daemon and pvo-ctl, plain / sanitizer / profile / fuzz (build/{plain,san,prof,fuzz})"
 	@echo "make qemu       QEMU 10.0 with -device pvrdma-overlay (build/qemu)"
@@ -123,9 +124,14 @@ bench: backend
 bench-migration: build
 	@bench/migration.py
 
+# The host-verbs transport against the overlay and plain rdma_rxe between
+# two TCG guests with rdma_rxe (about 10 min); bench/README.md.
+bench-hostverbs: build
+	@bench/hostverbs.py
+
 clean:
 	rm -rf build
 	$(MAKE) -s -C guest-driver clean KDIR=$(KDIR) || true
 
 .PHONY: all help deps build qemu backend driver rdma-core guest \
-	test-programs check check-unit check-avocado demo fuzz bench bench-migration clean
+	test-programs check check-unit check-avocado demo fuzz bench bench-migration bench-hostverbs clean

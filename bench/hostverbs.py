@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""make bench-hostverbs: the host-verbs transport against the software
+overlay and plain rdma_rxe, in the same run, between the same two hosts.
+
+The hosts are two TCG guests with rdma_rxe on a VXLAN netdev each (tenant
+blue, VNI 100; tests/vm/lib/pvovm/hostverbs.py), as t-hostverbs-datapath
+has them. One program, t-hostverbs-xhost built at -O2 without sanitizers
+(build/plain/bench/pvo-bench-xhost), measures every transport the same
+way: RDMA WRITEs of 64 KiB, 16 in flight, for bandwidth; 64-byte SENDs
+answered one by one for the half round trip. The ends are
+
+  plain rxe   a libibverbs process on rxe_blue at each end
+  hostverbs   a simulated VM behind pvrdma-overlayd with
+              `transport = hostverbs` on rxe_blue at each end
+  overlay     a simulated VM behind pvrdma-overlayd whose tenant uses the
+              software RoCEv2-in-VXLAN overlay between the hosts' NICs
+
+Targets (issue: host-verbs transport): hostverbs >= 90 % of plain rxe's
+bandwidth, its half round trip within 10 % of plain rxe's. The table
+also goes to build/test-logs/hostverbs.py/bench.md, the runs' logs next
+to it.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+sys.dont_write_bytecode = True
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(TOP, "tests/vm/lib"))
+PLAIN = os.path.join(TOP, "build", "plain")
+os.environ.setdefault("PVO_BACKEND", os.path.join(PLAIN, "backend/pvrdma-overlayd"))
+from pvovm import hostverbs, rdma  # noqa: E402
+from pvovm.hostverbs import end  # noqa: E402
+from pvovm.rdma import Node, RdmaGuests  # noqa: E402
+
+XHOST = os.path.join(PLAIN, "bench", "pvo-bench-xhost")
+
+
+def measure(rg, server, client, name, iters, server_env="", client_env=""):
+    """One run of the bench case: (MB/s, half round trip in us) or None."""
+    res = hostverbs.xhost(rg, XHOST, PLAIN, server, client, "bench-" + name, cases="bench",
+                          timeout=900, env="T_XHOST_BENCH_ITERS=%d" % iters,
+                          server_env=server_env, client_env=client_env)
+    out = res.client_out or ""
+    bw = re.search(r"write_bw_MBps=([\d.]+)", out)
+    lat = re.search(r"half_rtt_us=([\d.]+)", out)
+    if not res.ok or not bw or not lat:
+        print("bench: %s failed; see %s\n%s" % (name, rg.logdir, res.diag()), flush=True)
+        return None
+    print("bench: %-14s WRITE 64 KiB %8.1f MB/s, half round trip %7.1f us"
+          % (name, float(bw.group(1)), float(lat.group(1))), flush=True)
+    return float(bw.group(1)), float(lat.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--iters", type=int, default=1500,
+                    help="64 KiB WRITEs per transport (a quarter as many ping-pongs)")
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="rounds of the three transports; the table shows each one's best")
+    args = ap.parse_args()
+    missing = rdma.missing("rxe")
+    if not os.access(XHOST, os.X_OK):
+        missing.append("%s (make backend)" % XHOST)
+    if missing:
+        sys.exit("bench-hostverbs: missing: " + "; ".join(missing))
+    nodes = [Node("h1", "10.0.72.1", memory=2048), Node("h2", "10.0.72.2", memory=2048)]
+    print("bench-hostverbs: booting two TCG guests with rdma_rxe (about a minute)", flush=True)
+    with RdmaGuests(nodes, kind="rxe") as rg:
+        h1, h2 = rg.nodes
+        hostverbs.tenant_netdevs(rg, tenants=("blue",))
+        overlay = "T_XHOST_TRANSPORT=overlay T_XHOST_OVERLAY=%s:%s:%s"
+        runs = [("plain rxe", end("plain", "h2"), end("plain", "h1"), ("", "")),
+                ("hostverbs", end("vm", "h2"), end("vm", "h1"), ("", "")),
+                ("overlay", ("vm", "-", "-", "10.7.0.9"), ("vm", "-", "-", "10.7.0.1"),
+                 (overlay % (h2.ip, h1.ip, "10.7.0.1"), overlay % (h1.ip, h2.ip, "10.7.0.9")))]
+        best = {}
+        for r in range(args.rounds):
+            for name, server, client, (senv, cenv) in runs:
+                got = measure(rg, server, client, "%s-%d" % (name.replace(" ", "-"), r),
+                              args.iters, senv, cenv)
+                if got:
+                    bw, lat = best.get(name, (0.0, float("inf")))
+                    best[name] = (max(bw, got[0]), min(lat, got[1]))
+        table(best, rg.logdir)
+
+
+def table(best, logdir):
+    base = best.get("plain rxe")
+    lines = ["| between two TCG guests (rdma_rxe) | WRITE 64 KiB, MB/s | of plain rxe "
+             "| half RTT 64 B, us | of plain rxe |",
+             "|---|---:|---:|---:|---:|"]
+    for name in ("plain rxe", "hostverbs", "overlay"):
+        if name not in best:
+            lines.append("| %s | failed | | | |" % name)
+            continue
+        bw, lat = best[name]
+        lines.append("| %s | %.1f | %s | %.1f | %s |"
+                     % (name, bw, "%.0f %%" % (100 * bw / base[0]) if base else "-",
+                        lat, "%.0f %%" % (100 * lat / base[1]) if base else "-"))
+    text = "\n".join(lines)
+    print("\n" + text)
+    if base and "hostverbs" in best:
+        bw, lat = best["hostverbs"]
+        print("\nbench: hostverbs bandwidth %.0f %% of plain rxe (target >= 90 %%), "
+              "half round trip %.0f %% (target <= 110 %%)"
+              % (100 * bw / base[0], 100 * lat / base[1]))
+    with open(os.path.join(logdir, "bench.md"), "w") as f:
+        f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
