@@ -2,10 +2,11 @@
 /*
  * The host-verbs transport (docs/hostverbs.md): a VM whose tenant has
  * transport = hostverbs gets, for each of its RC and UC QPs that talks
- * to another host, a QP of the host's RDMA device, which moves the data
- * between guest memory and the wire itself. The guest sees the host
- * objects' names: its MR keys are the host MRs' keys and its QPNs the
- * host QPs' numbers, so remote peers reach guest memory directly.
+ * to another host and each of its user UD QPs, a QP of the host's RDMA
+ * device, which moves the data between guest memory and the wire
+ * itself. The guest sees the host objects' names: its MR keys are the
+ * host MRs' keys and its QPNs the host QPs' numbers, so remote peers
+ * reach guest memory directly.
  *
  *   hv_device.c  the host device and port, its completion channel and
  *                async events; which host GID a tenant's VM sends from
@@ -14,10 +15,10 @@
  *   hv_qp.c      host QPs: create, modify, and the engine (engine.h)
  *                that posts guest WQEs on them
  *
- * Same-host pairs, UD and GSI QPs, kernel QPs, memory windows and
- * fast-reg MRs keep the software engine (local and overlay transports).
- * The host device is process-wide, like the configuration; its sources
- * are on the loop that opened it.
+ * Same-host RC / UC pairs, GSI QPs, QPs with an SRQ, kernel QPs, memory
+ * windows and fast-reg MRs keep the software engine (local and overlay
+ * transports). The host device is process-wide, like the configuration; its
+ * sources are on the loop that opened it.
  */
 #ifndef PVO_HOSTVERBS_H
 #define PVO_HOSTVERBS_H
@@ -30,6 +31,7 @@
 
 struct pvo_vm;
 struct pvo_pd;
+struct pvo_ah;
 struct pvo_mr;
 struct pvo_cq;
 struct pvo_qp;
@@ -73,20 +75,23 @@ struct pvo_mr *pvo_hv_mr_by_key(struct pvo_vm *vm, uint32_t key);
 void pvo_hv_take_key(struct pvo_vm *vm, struct pvo_mr *mr);
 void pvo_hv_pd_free(struct pvo_pd *pd);
 void pvo_hv_cq_free(struct pvo_cq *cq);
+/* The host AH of an AH (made by a host UD QP's first send with it). */
+void pvo_hv_ah_free(struct pvo_ah *ah);
 
 /*
- * A new RC / UC QP of a host-verbs VM (its rings mapped, its fields
- * set): creates the host QP, sets qp->qpn to its number and the engine
- * to the host-verbs one. PVO_STATUS_OK and nothing done for QPs that stay
- * in software.
+ * A new user RC / UC / UD QP (no SRQ) of a host-verbs VM (its rings
+ * mapped, its fields set): creates the host QP, sets qp->qpn to its
+ * number and the engine to the host-verbs one. PVO_STATUS_OK and nothing
+ * done for QPs that stay in software.
  */
 enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp);
 /*
  * Carries a checked modify to the host QP before the guest's QP takes it
  * (mask: PVO_QP_* bits but STATE; path: decoded AV if mask has AV). On
- * INIT -> RTR it picks the engine: software for a destination served by
- * this back-end, the host QP otherwise. An error status, with a log line
- * naming the host object, if the host refuses.
+ * INIT -> RTR of an RC / UC QP it picks the engine: software for a
+ * destination served by this back-end, the host QP otherwise; a UD QP
+ * follows the guest's from RESET -> INIT on. An error status, with a log
+ * line naming the host object, if the host refuses.
  */
 enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
 				 uint32_t mask, const struct pvo_qp_attr *a,

@@ -27,13 +27,18 @@ struct pvo_hv_wqe {
 	uint64_t wr_id;
 	uint8_t opcode; /* PVO_WR_* (send), 0 (receive) */
 	bool signaled;	/* send: the guest wants a CQE on success */
+	/* UD receive: its first SGE (as the guest wrote it), where the
+	 * host put the GRH */
+	uint32_t lkey, length;
+	uint64_t addr;
 };
 
 struct pvo_hv_qp {
 	struct ibv_qp *qp;
 	struct pvo_hv_device *dev;
-	/* the host QP carries the guest QP's work (RTR to a remote peer);
-	 * false while the software engine does */
+	/* the host QP carries the guest QP's work (RC / UC: RTR to a
+	 * remote peer; UD: from INIT on); false while the software engine
+	 * does */
 	bool active;
 	/* guest ring indices handed to the host and, in the same order,
 	 * what each one's completion needs (host wr_id: the index) */

@@ -2,27 +2,36 @@
 /*
  * Host QPs of host-verbs VMs and the engine that runs guest work on them.
  *
- * A guest RC / UC QP gets a host QP when it is created, so its QPN is the
- * host QP's number, the one remote peers address. The host QP stays in
- * RESET until the guest's INIT -> RTR names the destination: a GID this
- * back-end serves keeps the software engine (local transport), any other
- * takes the host QP through INIT and RTR, and from then on guest WQEs are
- * posted on it as the doorbell rings. Each posted WQE is signaled on the
- * host, its host wr_id is its guest ring index, and completions advance
- * the guest's ring cons in order before the guest CQE is written (the
- * device's ordering rules, pvo-device.h). Send WQEs are checked first
- * against the VM's own MRs; one that the host does not get (a bad SGE,
- * an operation the host QP does not carry) completes in its turn with
- * the status the software engine would give and moves the QP to error.
+ * A guest RC / UC / UD QP gets a host QP when it is created, so its QPN
+ * is the host QP's number, the one remote peers address. An RC / UC host
+ * QP stays in RESET until the guest's INIT -> RTR names the destination:
+ * a GID this back-end serves keeps the software engine (local transport),
+ * any other takes the host QP through INIT and RTR, and from then on
+ * guest WQEs are posted on it as the doorbell rings. A UD host QP follows
+ * the guest's from INIT on and carries all its work: its receives are the
+ * host's, so every datagram goes through the host device, to this
+ * back-end's VMs too (the device loops them back); the guest AH of a send
+ * becomes a host AH on first use, checked as a connection's destination.
+ * Each posted WQE is signaled on the host, its host wr_id is its guest
+ * ring index, and completions advance the guest's ring cons in order
+ * before the guest CQE is written (the device's ordering rules,
+ * pvo-device.h). Send WQEs are checked first against the VM's own MRs;
+ * one that the host does not get (a bad SGE, an operation the host QP
+ * does not carry, an AH it cannot use) completes in its turn with the
+ * status the software engine would give and moves the QP to error (UD:
+ * its send queue, SQE).
  */
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
 #include <glib.h>
 
+#include "ah.h"
 #include "cq.h"
+#include "dma.h"
 #include "engine.h"
 #include "event.h"
+#include "grh.h"
 #include "hv.h"
 #include "log.h"
 #include "mr.h"
@@ -48,6 +57,22 @@ static const char *devname(const struct pvo_qp *qp)
 	return qp->hv->dev->name;
 }
 
+static const char *type_name(unsigned int type)
+{
+	return type == PVO_QPT_RC ? "RC" : type == PVO_QPT_UC ? "UC" : "UD";
+}
+
+/* The host QP's state, or -1 if the device does not say. */
+static int host_state(struct pvo_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp->hv->qp, &a, IBV_QP_STATE, &init))
+		return -1;
+	return a.qp_state;
+}
+
 /* ---- creation ---- */
 
 static void host_qp_destroy(struct ibv_qp *q)
@@ -69,14 +94,18 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 
 	/* what stays in software (hostverbs.h) */
 	if (!d || qp->ctx == PVO_CTX_KERNEL ||
-	    (qp->type != PVO_QPT_RC && qp->type != PVO_QPT_UC) || qp->srq)
+	    (qp->type != PVO_QPT_RC && qp->type != PVO_QPT_UC &&
+	     qp->type != PVO_QPT_UD) ||
+	    qp->srq)
 		return PVO_STATUS_OK;
 	pd = pvo_hv_pd(vm, qp->pd);
 	ia.send_cq = pvo_hv_cq(vm, qp->scq);
 	ia.recv_cq = pvo_hv_cq(vm, qp->rcq);
 	if (!pd || !ia.send_cq || !ia.recv_cq)
 		return PVO_STATUS_ENOSPC;
-	ia.qp_type = qp->type == PVO_QPT_RC ? IBV_QPT_RC : IBV_QPT_UC;
+	ia.qp_type = qp->type == PVO_QPT_RC   ? IBV_QPT_RC
+		     : qp->type == PVO_QPT_UC ? IBV_QPT_UC
+					      : IBV_QPT_UD;
 	ia.cap.max_send_wr = qp->sq.entries;
 	ia.cap.max_recv_wr = qp->rq.entries;
 	ia.cap.max_send_sge = qp->max_send_sge ? qp->max_send_sge : 1;
@@ -103,8 +132,8 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 		pvo_vm_warn(vm,
 			    "hostverbs: %s: %s QP (%u send, %u receive WQEs): "
 			    "%s",
-			    d->name, qp->type == PVO_QPT_RC ? "RC" : "UC",
-			    qp->sq.entries, qp->rq.entries,
+			    d->name, type_name(qp->type), qp->sq.entries,
+			    qp->rq.entries,
 			    h->qp ? "no free QP number" : g_strerror(errno));
 		if (h->qp)
 			host_qp_destroy(h->qp);
@@ -162,6 +191,7 @@ uint32_t pvo_hv_objects(const struct pvo_vm *vm)
 	COUNT(mrs, struct pvo_mr);
 	COUNT(cqs, struct pvo_cq);
 	COUNT(pds, struct pvo_pd);
+	COUNT(ahs, struct pvo_ah);
 #undef COUNT
 	return n;
 }
@@ -264,6 +294,57 @@ static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
 	return st;
 }
 
+/* A UD host QP to INIT with the guest's Q_Key: from then on it carries
+ * the guest QP's work. */
+static enum pvo_status ud_init(struct pvo_qp *qp, const struct pvo_qp_attr *ga)
+{
+	struct ibv_qp_attr a = {0};
+
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = qp->hv->dev->port;
+	a.qkey = le32toh(ga->qkey);
+	return host_modify(qp, &a,
+			   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			       IBV_QP_QKEY,
+			   "INIT");
+}
+
+/*
+ * The host AH of a guest AH for a send of qp (same PD), made on first use
+ * with the destination and source GID checked as a connection's
+ * (host_av). NULL if that fails: the AH is then refused for good (logged
+ * once), so a guest cannot make the back-end ask the host again and
+ * again for an address nobody answers.
+ */
+static struct ibv_ah *host_ah(struct pvo_qp *qp, struct pvo_ah *ah)
+{
+	struct ibv_ah_attr a = {0};
+	struct ibv_pd *pd = qp->pd->hv; /* the host QP's */
+
+	if (ah->hv || ah->hv_refused)
+		return ah->hv;
+	if (!host_av(qp, &ah->path, &a)) {
+		ah->hv = ibv_create_ah(pd, &a);
+		if (!ah->hv)
+			pvo_vm_warn(qp->vm,
+				    "hostverbs: %s QP 0x%x: AH 0x%x: "
+				    "ibv_create_ah: %s",
+				    devname(qp), qp->qpn, ah->handle,
+				    g_strerror(errno));
+	}
+	ah->hv_refused = !ah->hv;
+	return ah->hv;
+}
+
+void pvo_hv_ah_free(struct pvo_ah *ah)
+{
+	if (ah->hv && ibv_destroy_ah(ah->hv))
+		pvo_log(NULL, "hostverbs: ibv_destroy_ah: %s",
+			g_strerror(errno));
+	ah->hv = NULL;
+}
+
 /* A modify of an active host QP: the guest's attributes, as they are
  * the host's (PVO_QP_* are IBV_QP_* bits, PVO_QPS_* IBV_QPS_*). */
 static enum pvo_status pass_modify(struct pvo_qp *qp, unsigned int next,
@@ -286,6 +367,7 @@ static enum pvo_status pass_modify(struct pvo_qp *qp, unsigned int next,
 	a.max_dest_rd_atomic = ga->max_dest_rd_atomic;
 	a.en_sqd_async_notify = ga->en_sqd_async_notify;
 	a.path_mtu = path_mtu(qp, le32toh(ga->path_mtu));
+	a.qkey = le32toh(ga->qkey);
 	if (mask & PVO_QP_AV) {
 		st = host_av(qp, path, &a.ah_attr);
 		if (st)
@@ -295,7 +377,11 @@ static enum pvo_status pass_modify(struct pvo_qp *qp, unsigned int next,
 		PVO_QP_TIMEOUT | PVO_QP_RETRY_CNT | PVO_QP_RNR_RETRY |
 		PVO_QP_SQ_PSN | PVO_QP_MAX_QP_RD_ATOMIC | PVO_QP_MIN_RNR_TIMER |
 		PVO_QP_MAX_DEST_RD_ATOMIC | PVO_QP_EN_SQD_ASYNC_NOTIFY |
-		PVO_QP_CUR_STATE;
+		PVO_QP_CUR_STATE | PVO_QP_QKEY;
+	/* a UD guest QP may be in SQE alone (a send the back-end refused):
+	 * the host knows its own state */
+	if (qp->type == PVO_QPT_UD)
+		mask &= ~PVO_QP_CUR_STATE;
 	if (mask & PVO_QP_CUR_STATE)
 		a.cur_qp_state = qp->state;
 	return host_modify(qp, &a, (int)(mask | IBV_QP_STATE),
@@ -320,7 +406,15 @@ enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
 		qp->engine = &pvo_engine_hostverbs;
 		return PVO_STATUS_OK;
 	}
-	if (qp->state == PVO_QPS_INIT && next == PVO_QPS_RTR) {
+	if (qp->type == PVO_QPT_UD && qp->state == PVO_QPS_RESET &&
+	    next == PVO_QPS_INIT) {
+		st = ud_init(qp, a);
+		if (!st)
+			h->active = true;
+		return st;
+	}
+	if (qp->type != PVO_QPT_UD && qp->state == PVO_QPS_INIT &&
+	    next == PVO_QPS_RTR) {
 		if (pvo_served_by_gid(qp->vm->cfg->tenant->vni, path->dgid)) {
 			/* same host: the local transport copies */
 			qp->engine = &pvo_engine_sw;
@@ -400,6 +494,31 @@ static enum pvo_wc_status check_sges(struct pvo_qp *qp, struct ibv_sge *s,
 	return PVO_WC_SUCCESS;
 }
 
+/* A UD send's destination: the guest AH (of the QP's PD) as a host AH,
+ * the remote QPN and Q_Key; the statuses the software engine gives. */
+static enum pvo_wc_status ud_dest(struct pvo_qp *qp,
+				  const struct pvo_send_wqe *w,
+				  struct ibv_send_wr *wr, uint64_t len)
+{
+	struct pvo_ah *ah =
+	    pvo_table_get(&qp->vm->ahs, le32toh(w->u.ud.ah), qp->ctx);
+	uint32_t qkey = le32toh(w->u.ud.remote_qkey);
+	uint32_t mtu = 128u << qp->hv->dev->port_attr.active_mtu;
+
+	if (!ah || ah->pd != qp->pd)
+		return PVO_WC_LOC_QP_OP_ERR;
+	/* one packet: of the guest's port and of the host's */
+	if (len > MIN(pvo_qp_mtu_bytes(qp), mtu))
+		return PVO_WC_LOC_LEN_ERR;
+	wr->wr.ud.ah = host_ah(qp, ah);
+	if (!wr->wr.ud.ah)
+		return PVO_WC_LOC_QP_OP_ERR;
+	wr->wr.ud.remote_qpn = le32toh(w->u.ud.remote_qpn) & PVO_QPN_MAX;
+	/* IB: a Q_Key with the high bit set stands for the QP's own */
+	wr->wr.ud.remote_qkey = (qkey & 0x80000000u) ? qp->attr.qkey : qkey;
+	return PVO_WC_SUCCESS;
+}
+
 /* The send WQE in buf as a host work request: PVO_WC_SUCCESS, or the
  * status it completes with without reaching the host. */
 static enum pvo_wc_status send_wr(struct pvo_qp *qp, const uint8_t *buf,
@@ -431,6 +550,8 @@ static enum pvo_wc_status send_wr(struct pvo_qp *qp, const uint8_t *buf,
 		break;
 	case PVO_WR_RDMA_WRITE:
 	case PVO_WR_RDMA_WRITE_WITH_IMM:
+		if (qp->type == PVO_QPT_UD)
+			return PVO_WC_LOC_QP_OP_ERR;
 		wr->opcode = w->opcode == PVO_WR_RDMA_WRITE
 				 ? IBV_WR_RDMA_WRITE
 				 : IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -485,6 +606,8 @@ static enum pvo_wc_status send_wr(struct pvo_qp *qp, const uint8_t *buf,
 	}
 	if (len > qp->hv->dev->port_attr.max_msg_sz)
 		return PVO_WC_LOC_LEN_ERR;
+	if (qp->type == PVO_QPT_UD)
+		return ud_dest(qp, w, wr, len);
 	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
 		return len == 8 ? PVO_WC_SUCCESS : PVO_WC_LOC_LEN_ERR;
@@ -521,8 +644,9 @@ static void post_rq(struct pvo_qp *qp)
 		    PVO_DEV_MAX_SGE * sizeof(struct pvo_sge)]
 	    __attribute__((aligned(8)));
 	const struct pvo_recv_wqe *w = (const void *)buf;
-	struct ibv_sge sge[PVO_DEV_MAX_SGE];
+	struct ibv_sge sge[PVO_DEV_MAX_SGE] = {{0}};
 	struct ibv_recv_wr wr, *bad;
+	struct pvo_hv_wqe *e;
 	int err;
 
 	if (n < 0) {
@@ -545,7 +669,11 @@ static void post_rq(struct pvo_qp *qp)
 		wr.wr_id = h->rq_posted | HV_WR_RECV;
 		wr.sg_list = sge;
 		wr.num_sge = w->num_sge;
-		h->rq[h->rq_posted & (qp->rq.entries - 1)].wr_id = w->wr_id;
+		e = &h->rq[h->rq_posted & (qp->rq.entries - 1)];
+		e->wr_id = w->wr_id;
+		e->length = w->num_sge ? sge[0].length : 0;
+		e->addr = sge[0].addr;
+		e->lkey = sge[0].lkey;
 		err = ibv_post_recv(h->qp, &wr, &bad);
 		if (err) {
 			pvo_vm_warn(qp->vm,
@@ -582,9 +710,13 @@ static void complete_stuck(struct pvo_qp *qp)
 	c.wr_id = e->wr_id;
 	c.opcode = pvo_wc_opcode_of(e->opcode);
 	put_cqe(qp, qp->scq, &c);
-	/* a WQE that is not guest RAM: the QP is broken, as in software */
-	pvo_qp_set_error(qp, c.status == PVO_WC_FATAL_ERR ? PVO_EV_QP_FATAL : 0,
-			 false);
+	/* a WQE that is not guest RAM: the QP is broken, as in software;
+	 * otherwise a UD QP's send queue alone goes to error (SQE), as in
+	 * software, and the host QP goes on receiving */
+	if (c.status == PVO_WC_FATAL_ERR)
+		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+	else
+		pvo_qp_set_error(qp, 0, qp->type == PVO_QPT_UD);
 }
 
 /* Send WQEs handed to the host in one ibv_post_send. */
@@ -700,13 +832,15 @@ static uint8_t status_of(enum ibv_wc_status s)
  * back-end flushes the rest itself, in ring order, whether the host holds
  * them or never saw them (a host device need not flush its receive queue
  * promptly; rdma_rxe of Linux 6.1 does not). Host completions that come
- * later for flushed WQEs are dropped (pvo_hv_qp_complete).
+ * later for flushed WQEs are dropped (pvo_hv_qp_complete). In SQE (UD)
+ * the same goes for the send queue alone.
  */
 static void flush_rest(struct pvo_qp *qp)
 {
 	struct pvo_hv_qp *h = qp->hv;
 
-	if (qp->state != PVO_QPS_ERR || h->flushing)
+	if ((qp->state != PVO_QPS_ERR && qp->state != PVO_QPS_SQE) ||
+	    h->flushing)
 		return;
 	h->flushing = true;
 	pvo_hv_cq_poll(qp->scq);
@@ -716,8 +850,53 @@ static void flush_rest(struct pvo_qp *qp)
 	h->stuck = 0;
 	pvo_qp_flush_sq(qp);
 	h->sq_posted = qp->req.cons;
+	if (qp->state != PVO_QPS_ERR)
+		return; /* SQE: the receive queue works on */
 	pvo_qp_flush_rq(qp);
 	h->rq_posted = qp->resp.rq_cons;
+}
+
+/*
+ * The network header of a UD receive, told as rdma-core's
+ * ibv_init_ah_from_wc tells it: IPv4 if the last 20 bytes of the GRH are
+ * an IPv4 header with a valid checksum, IPv6 otherwise. Read where the
+ * host put the GRH, the start of the WQE's first SGE (checked as any
+ * SGE); IPv4, the tenant network's, if that SGE cannot hold it.
+ */
+static uint8_t ud_net_type(struct pvo_qp *qp, const struct pvo_hv_wqe *e)
+{
+	struct pvo_sge g = {.addr = htole64(e->addr),
+			    .length = htole32(PVO_GRH_LEN),
+			    .lkey = htole32(e->lkey)};
+	uint8_t grh[PVO_GRH_LEN];
+	struct pvo_dma src, dst;
+
+	if (e->length < PVO_GRH_LEN)
+		return PVO_NET_IPV4;
+	pvo_dma_init(&src, qp->vm);
+	pvo_dma_init(&dst, NULL);
+	if (pvo_dma_from_sges(&src, qp->vm, qp->pd, false,
+			      PVO_ACCESS_LOCAL_WRITE, &g, 1) ||
+	    !pvo_dma_add(&dst, PVO_DMA_HOST, NULL, 0, grh, sizeof(grh)) ||
+	    !pvo_dma_copy(&dst, &src, sizeof(grh)))
+		return PVO_NET_IPV4;
+	if (grh[20] == 0x45 && pvo_ipv4_csum(grh + 20) == 0)
+		return PVO_NET_IPV4;
+	return (grh[0] >> 4) == 6 ? PVO_NET_IPV6 : PVO_NET_IPV4;
+}
+
+/* A UD QP's error completion: what follows is the host QP's state. A
+ * receive that failed leaves a working QP working (the software engine's
+ * rule too); a device that moved to SQE takes the guest's there. */
+static void ud_error(struct pvo_qp *qp, bool recv)
+{
+	int st = host_state(qp);
+
+	if (st == IBV_QPS_SQE)
+		pvo_qp_set_error(qp, 0, true);
+	else if (!recv ||
+		 (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD))
+		pvo_qp_set_error(qp, 0, false);
 }
 
 void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
@@ -763,6 +942,12 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 				c.imm_data = wc->imm_data;
 			}
 			c.src_qp = htole32(wc->src_qp);
+			if (qp->type == PVO_QPT_UD) {
+				/* RoCE: the GRH leads every UD buffer */
+				c.flags |= PVO_WC_F_GRH;
+				c.network_hdr_type = ud_net_type(qp, e);
+				c.sl = wc->sl;
+			}
 		}
 		put_cqe(qp, qp->rcq, &c);
 	} else {
@@ -782,25 +967,30 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 	}
 	/* an error completion: the host QP is in error, and so is the
 	 * guest's (flushes complete the rest) */
-	if (wc->status != IBV_WC_SUCCESS && qp->state != PVO_QPS_ERR)
-		pvo_qp_set_error(qp, 0, false);
-	else
+	if (wc->status != IBV_WC_SUCCESS && qp->state != PVO_QPS_ERR) {
+		if (qp->type == PVO_QPT_UD)
+			ud_error(qp, recv);
+		else
+			pvo_qp_set_error(qp, 0, false);
+	} else {
 		flush_rest(qp);
+	}
 }
 
 void pvo_hv_qp_sync_state(struct pvo_qp *qp)
 {
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr a;
+	int st;
 
 	if (!qp->hv || !qp->hv->active || qp->state == PVO_QPS_ERR ||
 	    qp->engine != &pvo_engine_hostverbs)
 		return;
 	/* the responder's errors move the host QP to error with no
 	 * completion on this side */
-	if (!ibv_query_qp(qp->hv->qp, &a, IBV_QP_STATE, &init) &&
-	    a.qp_state == IBV_QPS_ERR)
+	st = host_state(qp);
+	if (st == IBV_QPS_ERR)
 		pvo_qp_set_error(qp, 0, false);
+	else if (st == IBV_QPS_SQE && qp->state != PVO_QPS_SQE)
+		pvo_qp_set_error(qp, 0, true);
 }
 
 void pvo_hv_qp_event(struct pvo_qp *qp, enum ibv_event_type type)
@@ -866,6 +1056,11 @@ static void hv_doorbell(struct pvo_qp *qp)
 	case PVO_QPS_ERR:
 		flush_rest(qp);
 		break;
+	case PVO_QPS_SQE:
+		/* receives go on; sends are flushed */
+		post_rq(qp);
+		flush_rest(qp);
+		break;
 	case PVO_QPS_RTR:
 	case PVO_QPS_RTS:
 	case PVO_QPS_SQD:
@@ -885,8 +1080,9 @@ static void hv_flush(struct pvo_qp *qp, bool rq_too)
 	struct pvo_hv_qp *h = qp->hv;
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
 
-	/* the host flushes what it holds; the rest follows it */
-	if (h->active)
+	/* the host flushes what it holds; the rest follows it (SQE: the
+	 * host QP goes on receiving, the back-end flushes the sends) */
+	if (h->active && rq_too)
 		ibv_modify_qp(h->qp, &a, IBV_QP_STATE);
 	flush_rest(qp);
 }
