@@ -15,10 +15,13 @@
  *   hv_qp.c      host QPs: create, modify, and the engine (engine.h)
  *                that posts guest WQEs on them
  *
- * Same-host RC / UC pairs, GSI QPs, QPs with an SRQ, kernel QPs, memory
- * windows and fast-reg MRs keep the software engine (local and overlay
- * transports). The host device is process-wide, like the configuration; its
- * sources are on the loop that opened it.
+ *   hv_srq.c     host SRQs: guest SRQ receives posted on them, their
+ *                completions to the receiving QP's CQ
+ *
+ * Same-host RC / UC pairs, GSI QPs, UD QPs with an SRQ, kernel QPs,
+ * memory windows and fast-reg MRs keep the software engine (local and
+ * overlay transports). The host device is process-wide, like the configuration;
+ * its sources are on the loop that opened it.
  */
 #ifndef PVO_HOSTVERBS_H
 #define PVO_HOSTVERBS_H
@@ -35,6 +38,7 @@ struct pvo_ah;
 struct pvo_mr;
 struct pvo_cq;
 struct pvo_qp;
+struct pvo_srq;
 struct pvo_path;
 struct pvo_qp_attr;
 
@@ -79,7 +83,30 @@ void pvo_hv_cq_free(struct pvo_cq *cq);
 void pvo_hv_ah_free(struct pvo_ah *ah);
 
 /*
- * A new user RC / UC / UD QP (no SRQ) of a host-verbs VM (its rings
+ * A new user SRQ of a host-verbs VM whose guest rings SRQ doorbells
+ * (PVO_SRQ_F_DOORBELL): a host SRQ of the same size on the host PD,
+ * srq->hv. PVO_STATUS_OK and nothing done for other SRQs.
+ *
+ * One SRQ serves either host QPs or software ones: the first QP on it
+ * that starts receiving (RC / UC: RTR; UD: INIT) decides. Receives the
+ * guest posted before stay in its ring until then; a host SRQ gets them
+ * when the first host QP connects. A QP that would need the other kind
+ * (a local peer on an SRQ of host QPs, or the reverse) is refused at that
+ * modify with EINVAL and a log line. The choice lasts as long as the SRQ.
+ */
+enum pvo_status pvo_hv_srq_create(struct pvo_vm *vm, struct pvo_srq *srq);
+void pvo_hv_srq_free(struct pvo_srq *srq);
+/* RESIZE_SRQ to entries, before the SRQ moves to the new ring: the host
+ * SRQ grows with it (it never shrinks). */
+enum pvo_status pvo_hv_srq_resize(struct pvo_vm *vm, struct pvo_srq *srq,
+				  uint32_t entries);
+/* Its doorbell rang: new receives go to the host SRQ (if it serves host
+ * QPs already). */
+void pvo_hv_srq_doorbell(struct pvo_vm *vm, struct pvo_srq *srq);
+
+/*
+ * A new user RC / UC / UD QP of a host-verbs VM (RC / UC: with no SRQ or
+ * one with a host SRQ; UD: no SRQ) (its rings
  * mapped, its fields set): creates the host QP, sets qp->qpn to its
  * number and the engine to the host-verbs one. PVO_STATUS_OK and nothing
  * done for QPs that stay in software.

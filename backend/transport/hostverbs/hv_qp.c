@@ -36,6 +36,7 @@
 #include "log.h"
 #include "mr.h"
 #include "qp.h"
+#include "srq.h"
 #include "transport.h"
 #include "vm.h"
 
@@ -91,13 +92,17 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 	struct pvo_hv_qp *h;
 	unsigned int nstale = 0, i;
 	struct ibv_pd *pd;
+	uint32_t rq_need;
 
 	/* what stays in software (hostverbs.h) */
 	if (!d || qp->ctx == PVO_CTX_KERNEL ||
 	    (qp->type != PVO_QPT_RC && qp->type != PVO_QPT_UC &&
 	     qp->type != PVO_QPT_UD) ||
-	    qp->srq)
+	    (qp->srq && (!qp->srq->hv || qp->type == PVO_QPT_UD)))
 		return PVO_STATUS_OK;
+	/* its receive CQ takes the completions of its RQ or of any WQE of
+	 * its SRQ */
+	rq_need = qp->srq ? qp->srq->hv->slots : qp->rq.entries;
 	pd = pvo_hv_pd(vm, qp->pd);
 	ia.send_cq = pvo_hv_cq(vm, qp->scq);
 	ia.recv_cq = pvo_hv_cq(vm, qp->rcq);
@@ -107,13 +112,17 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 		     : qp->type == PVO_QPT_UC ? IBV_QPT_UC
 					      : IBV_QPT_UD;
 	ia.cap.max_send_wr = qp->sq.entries;
-	ia.cap.max_recv_wr = qp->rq.entries;
 	ia.cap.max_send_sge = qp->max_send_sge ? qp->max_send_sge : 1;
-	ia.cap.max_recv_sge = qp->max_recv_sge ? qp->max_recv_sge : 1;
 	ia.cap.max_inline_data = qp->max_inline;
+	if (qp->srq) {
+		ia.srq = qp->srq->hv->srq;
+	} else {
+		ia.cap.max_recv_wr = qp->rq.entries;
+		ia.cap.max_recv_sge = qp->max_recv_sge ? qp->max_recv_sge : 1;
+	}
 	if (!pvo_hv_cq_grow(vm, qp->scq, qp->sq.entries))
 		return PVO_STATUS_ENOSPC;
-	if (!pvo_hv_cq_grow(vm, qp->rcq, qp->rq.entries)) {
+	if (!pvo_hv_cq_grow(vm, qp->rcq, rq_need)) {
 		qp->scq->hv->need -= qp->sq.entries;
 		return PVO_STATUS_ENOSPC;
 	}
@@ -139,7 +148,7 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 			host_qp_destroy(h->qp);
 		g_free(h);
 		qp->scq->hv->need -= qp->sq.entries;
-		qp->rcq->hv->need -= qp->rq.entries;
+		qp->rcq->hv->need -= rq_need;
 		return PVO_STATUS_ENOSPC;
 	}
 	h->sq = g_new0(struct pvo_hv_wqe, qp->sq.entries);
@@ -148,6 +157,7 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 	h->sq_posted = qp->req.cons;
 	h->rq_posted = qp->resp.rq_cons;
 	h->dev = d;
+	h->rcq_need = rq_need;
 	qp->hv = h;
 	qp->qpn = h->qp->qp_num;
 	qp->engine = &pvo_engine_hostverbs;
@@ -161,18 +171,20 @@ void pvo_hv_qp_free(struct pvo_qp *qp)
 
 	if (!h)
 		return;
-	g_hash_table_remove(h->dev->by_qpn, GUINT_TO_POINTER(h->qp->qp_num));
 	host_qp_destroy(h->qp);
-	/* Its completions still in CQs that stay are dropped now (no QP has
-	 * its number): a new host QP may soon get the same number. A VM that
-	 * went frees its CQs next. */
+	/* Its completions still in CQs that stay are taken now, while it
+	 * still has its number, and write no CQE (h->gone): a new host QP
+	 * may soon get the same number, and the WQEs of an SRQ it took are
+	 * consumed. A VM that went frees its CQs next. */
+	h->gone = true;
 	if (qp->vm->connected) {
 		pvo_hv_cq_poll(qp->scq);
 		if (qp->rcq != qp->scq)
 			pvo_hv_cq_poll(qp->rcq);
 	}
+	g_hash_table_remove(h->dev->by_qpn, GUINT_TO_POINTER(qp->qpn));
 	qp->scq->hv->need -= qp->sq.entries;
-	qp->rcq->hv->need -= qp->rq.entries;
+	qp->rcq->hv->need -= h->rcq_need;
 	g_free(h->sq);
 	g_free(h->rq);
 	g_free(h);
@@ -191,6 +203,7 @@ uint32_t pvo_hv_objects(const struct pvo_vm *vm)
 	COUNT(mrs, struct pvo_mr);
 	COUNT(cqs, struct pvo_cq);
 	COUNT(pds, struct pvo_pd);
+	COUNT(srqs, struct pvo_srq);
 	COUNT(ahs, struct pvo_ah);
 #undef COUNT
 	return n;
@@ -396,8 +409,14 @@ enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
 	struct ibv_qp_attr r = {.qp_state = IBV_QPS_RESET};
 	enum pvo_status st;
 
-	if (!h)
+	if (!h) {
+		/* a software QP on a host-verbs SRQ (UD): receives from its
+		 * INIT on */
+		if (qp->srq && qp->state == PVO_QPS_RESET &&
+		    next == PVO_QPS_INIT && !pvo_hv_srq_claim(qp, false))
+			return PVO_STATUS_EINVAL;
 		return PVO_STATUS_OK;
+	}
 	if (next == PVO_QPS_RESET) {
 		if (h->active && ibv_modify_qp(h->qp, &r, IBV_QP_STATE))
 			return PVO_STATUS_EINVAL;
@@ -415,14 +434,28 @@ enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
 	}
 	if (qp->type != PVO_QPT_UD && qp->state == PVO_QPS_INIT &&
 	    next == PVO_QPS_RTR) {
-		if (pvo_served_by_gid(qp->vm->cfg->tenant->vni, path->dgid)) {
+		bool local =
+		    pvo_served_by_gid(qp->vm->cfg->tenant->vni, path->dgid);
+
+		/* an SRQ serves host QPs or software ones (hostverbs.h) */
+		if (qp->srq && qp->srq->hv &&
+		    ((qp->srq->hv->mode == PVO_HV_SRQ_HOST && local) ||
+		     (qp->srq->hv->mode == PVO_HV_SRQ_SW && !local))) {
+			pvo_hv_srq_claim(qp, !local); /* logs why */
+			return PVO_STATUS_EINVAL;
+		}
+		if (local) {
 			/* same host: the local transport copies */
+			pvo_hv_srq_claim(qp, false);
 			qp->engine = &pvo_engine_sw;
 			return PVO_STATUS_OK;
 		}
 		st = connect_host(qp, mask, a, path);
-		if (!st)
+		if (!st) {
 			h->active = true;
+			/* the SRQ's waiting receives go to the host */
+			pvo_hv_srq_claim(qp, true);
+		}
 		return st;
 	}
 	if (!h->active)
@@ -639,7 +672,7 @@ static void ring_broken(struct pvo_qp *qp, const char *which)
 static void post_rq(struct pvo_qp *qp)
 {
 	struct pvo_hv_qp *h = qp->hv;
-	int64_t n = published(qp, &qp->rq, qp->resp.rq_cons, h->rq_posted);
+	int64_t n;
 	uint8_t buf[sizeof(struct pvo_recv_wqe) +
 		    PVO_DEV_MAX_SGE * sizeof(struct pvo_sge)]
 	    __attribute__((aligned(8)));
@@ -649,6 +682,9 @@ static void post_rq(struct pvo_qp *qp)
 	struct pvo_hv_wqe *e;
 	int err;
 
+	if (qp->srq)
+		return; /* the SRQ's doorbell posts its receives */
+	n = published(qp, &qp->rq, qp->resp.rq_cons, h->rq_posted);
 	if (n < 0) {
 		ring_broken(qp, "RQ");
 		return;
@@ -899,6 +935,54 @@ static void ud_error(struct pvo_qp *qp, bool recv)
 		pvo_qp_set_error(qp, 0, false);
 }
 
+/* The receive CQE of the guest WQE e (its wr_id and first SGE). */
+static void recv_cqe(struct pvo_qp *qp, const struct ibv_wc *wc,
+		     const struct pvo_hv_wqe *e, struct pvo_cqe *c)
+{
+	c->wr_id = e->wr_id;
+	c->opcode = PVO_WC_RECV;
+	/* a host completion does not say whether the SEND was solicited: a
+	 * CQ armed for solicited events wakes for every receive rather than
+	 * miss one */
+	c->flags = PVO_WC_F_SOLICITED;
+	if (wc->status != IBV_WC_SUCCESS)
+		return;
+	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
+		c->opcode = PVO_WC_RECV_RDMA_WITH_IMM;
+	c->byte_len = htole32(wc->byte_len);
+	if (wc->wc_flags & IBV_WC_WITH_IMM) {
+		c->flags |= PVO_WC_F_IMM;
+		c->imm_data = wc->imm_data;
+	}
+	c->src_qp = htole32(wc->src_qp);
+	if (qp->type == PVO_QPT_UD) {
+		/* RoCE: the GRH leads every UD buffer */
+		c->flags |= PVO_WC_F_GRH;
+		c->network_hdr_type = ud_net_type(qp, e);
+		c->sl = wc->sl;
+	}
+}
+
+/* A receive from the QP's SRQ: its WQE is consumed whatever became of
+ * the QP; the CQE goes to the QP's receive CQ while the QP is there. */
+static void srq_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
+{
+	struct pvo_cqe c = {0};
+	struct pvo_hv_wqe e;
+
+	if (!qp->srq || !pvo_hv_srq_take(qp->vm, qp->srq, wc->wr_id, &e) ||
+	    qp->hv->gone)
+		return;
+	c.status = status_of(wc->status);
+	c.vendor_err = htole32(wc->vendor_err);
+	recv_cqe(qp, wc, &e, &c);
+	put_cqe(qp, qp->rcq, &c);
+	if (wc->status != IBV_WC_SUCCESS && qp->state != PVO_QPS_ERR)
+		pvo_qp_set_error(qp, 0, false);
+	else
+		flush_rest(qp);
+}
+
 void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 {
 	struct pvo_hv_qp *h = qp->hv;
@@ -909,8 +993,13 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 	uint32_t cons = recv ? qp->resp.rq_cons : qp->req.cons;
 	uint32_t entries = recv ? qp->rq.entries : qp->sq.entries;
 
-	/* a WQE the back-end flushed already (flush_rest) */
-	if (cons - (uint32_t)wc->wr_id - 1 < entries)
+	if (wc->wr_id & HV_WR_SRQ) {
+		srq_complete(qp, wc);
+		return;
+	}
+	/* a WQE the back-end flushed already (flush_rest), or a QP being
+	 * destroyed */
+	if (cons - (uint32_t)wc->wr_id - 1 < entries || h->gone)
 		return;
 	if ((uint32_t)wc->wr_id != cons) {
 		pvo_vm_warn(qp->vm,
@@ -927,28 +1016,7 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 		qp->resp.rq_cons++;
 		pvo_ring_store(qp->vm, &qp->rq, PVO_RING_CONS,
 			       qp->resp.rq_cons);
-		c.wr_id = e->wr_id;
-		c.opcode = PVO_WC_RECV;
-		/* a host completion does not say whether the SEND was
-		 * solicited: a CQ armed for solicited events wakes for
-		 * every receive rather than miss one */
-		c.flags = PVO_WC_F_SOLICITED;
-		if (wc->status == IBV_WC_SUCCESS) {
-			if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
-				c.opcode = PVO_WC_RECV_RDMA_WITH_IMM;
-			c.byte_len = htole32(wc->byte_len);
-			if (wc->wc_flags & IBV_WC_WITH_IMM) {
-				c.flags |= PVO_WC_F_IMM;
-				c.imm_data = wc->imm_data;
-			}
-			c.src_qp = htole32(wc->src_qp);
-			if (qp->type == PVO_QPT_UD) {
-				/* RoCE: the GRH leads every UD buffer */
-				c.flags |= PVO_WC_F_GRH;
-				c.network_hdr_type = ud_net_type(qp, e);
-				c.sl = wc->sl;
-			}
-		}
+		recv_cqe(qp, wc, e, &c);
 		put_cqe(qp, qp->rcq, &c);
 	} else {
 		e = &h->sq[qp->req.cons & (qp->sq.entries - 1)];
