@@ -351,7 +351,8 @@ struct pvo_ring_hdr {
 /*
  * Doorbell records: each context (and the kernel) registers one page with
  * PVO_CMD_SET_DB_RING: a pvo_ring_hdr-style header (prod at byte 0, cons at
- * byte 64) followed by PVO_DB_RING_ENTRIES le32 QP handles. To ring a QP:
+ * byte 64) followed by PVO_DB_RING_ENTRIES le32 records, QP handles (or
+ * SRQ records, PVO_DB_REC_SRQ below). To ring a QP:
  * publish the WQEs and the SQ prod, then (full barrier) exchange the SQ's
  * db_pending with 1; if it was 0, append the QP handle to the record ring,
  * publish its prod, and write the context's doorbell page. The device pops
@@ -359,9 +360,11 @@ struct pvo_ring_hdr {
  * a QP appears at most once in the ring and no post is missed. Receive
  * queues need no doorbell, except on QPs created with
  * PVO_QP_RESP_F_RQ_DOORBELL: there the guest rings the same doorbell (SQ
- * db_pending, record) after publishing the RQ prod. The device advances the record ring's cons
- * before it clears the QP's db_pending, so the ring never holds more
- * records than the context has QPs (at most PVO_DB_RING_ENTRIES).
+ * db_pending, record) after publishing the RQ prod; an SRQ created with
+ * PVO_SRQ_RESP_F_DOORBELL is rung the same way with its own ring header.
+ * The device advances the record ring's cons before it clears the
+ * queue's db_pending, so the ring never holds more records than the
+ * context has QPs and doorbell SRQs (at most PVO_DB_RING_ENTRIES).
  *
  * Ordering rules the device follows (guests rely on them):
  * - an SQ/RQ/SRQ cons passes a WQE before that WQE's CQE is published, so
