@@ -90,9 +90,21 @@ int pvo_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	cmd.max_sge = cpu_to_le32(attr->max_sge);
 	cmd.srq_limit = cpu_to_le32(attr->srq_limit);
 	cmd.wqe_shift = srq->ring.shift;
+	/* a provider that reads the response flags rings SRQ doorbells */
+	if (udata && udata->outlen >= offsetofend(struct pvo_create_srq_resp,
+						  flags))
+		cmd.flags = PVO_SRQ_F_DOORBELL;
 	pvo_pdir_describe(&srq->ring.pdir, &cmd.ring);
+	memset(&resp, 0, sizeof(resp));
 	err = pvo_ctrl_cmd(dev, PVO_CMD_CREATE_SRQ, srq->ctx, &cmd,
 			   sizeof(cmd), &resp, sizeof(resp));
+	if (err == -EINVAL && cmd.flags) {
+		/* a back-end that predates SRQ doorbells: without them */
+		cmd.flags = 0;
+		err = pvo_ctrl_cmd(dev, PVO_CMD_CREATE_SRQ, srq->ctx, &cmd,
+				   sizeof(cmd), &resp,
+				   PVO_RESP_CREATE_SRQ_MIN);
+	}
 	if (err) {
 		pvo_ring_free(dev, &srq->ring);
 		return err;
@@ -112,6 +124,7 @@ int pvo_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		struct pvo_create_srq_resp uresp = {
 			.srq = srq->handle,
 			.srqn = srq->srqn,
+			.flags = le32_to_cpu(resp.flags),
 		};
 
 		err = ib_copy_to_udata(udata, &uresp,

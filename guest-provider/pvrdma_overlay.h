@@ -110,6 +110,7 @@ struct pvo_srq {
 	struct ibv_srq ibv_srq;
 	uint32_t handle;
 	uint32_t srqn;
+	bool doorbell;			/* PVO_SRQ_RESP_F_DOORBELL */
 	struct pvo_wq rq;
 };
 
@@ -263,6 +264,7 @@ int pvo_destroy_srq(struct ibv_srq *ibsrq);
 int pvo_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad_wr);
 void pvo_ring_doorbell(struct pvo_context *ctx, struct pvo_qp *qp);
+void pvo_ring_srq_doorbell(struct pvo_context *ctx, struct pvo_srq *srq);
 bool pvo_sq_takes_sends(const struct pvo_qp *qp);
 int pvo_send_opcode(enum ibv_qp_type qp_type, enum ibv_wr_opcode op);
 

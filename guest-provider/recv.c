@@ -2,7 +2,8 @@
 /*
  * The receive side of the data path: post_recv and post_srq_recv write
  * receive WQEs and publish the producer counter. The device polls receive
- * rings when a packet arrives, so there is no doorbell and no syscall.
+ * rings when a packet arrives, so there is no doorbell and no syscall,
+ * except for queues on the host-verbs transport, which asked for one.
  */
 #include <errno.h>
 #include <string.h>
@@ -101,5 +102,12 @@ int pvo_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 int pvo_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr)
 {
-	return pvo_post_wq_recv(&to_pvo_srq(ibsrq)->rq, wr, bad_wr);
+	struct pvo_srq *srq = to_pvo_srq(ibsrq);
+	int ret = pvo_post_wq_recv(&srq->rq, wr, bad_wr);
+
+	/* an SRQ on the host-verbs transport: its receives go to the
+	 * host's device as they are posted */
+	if (srq->doorbell)
+		pvo_ring_srq_doorbell(to_pvo_ctx(ibsrq->context), srq);
+	return ret;
 }

@@ -205,21 +205,24 @@ static int pvo_write_send_wqe(struct pvo_qp *qp, struct pvo_send_wqe *wqe,
 }
 
 /*
- * Tells the device to look at qp: its SQ has new WQEs (their prod is
- * already published), or, for a QP in ERR, new receives to flush. db_pending is 1 while a record for the QP waits in the
- * context's record ring: the device clears it (full barrier) before it
- * reads the SQ prod, so either our exchange sees 0 and we append a record,
- * or the device has yet to clear it and will see our prod.
+ * Tells the device to look at a queue: an SQ with new WQEs (their prod is
+ * already published), a QP in ERR with new receives to flush, or an SRQ
+ * with new receives. *pending (the ring header's db_pending) is 1 while a
+ * record for the queue waits in the context's record ring: the device
+ * clears it (full barrier) before it reads the queue's prod, so either
+ * our exchange sees 0 and we append a record, or the device has yet to
+ * clear it and will see our prod.
  */
-void pvo_ring_doorbell(struct pvo_context *ctx, struct pvo_qp *qp)
+static void pvo_ring_record(struct pvo_context *ctx, __le32 *db_pending,
+			    uint32_t record)
 {
 	struct pvo_ring_hdr *db = ctx->db_ring;
 	__le32 *records = (__le32 *)((uint8_t *)ctx->db_ring +
 				     PVO_DB_RING_ENTRY_OFF);
-	_Atomic(uint32_t) *pending = pvo_counter(&qp->sq.ring.hdr->db_pending);
+	_Atomic(uint32_t) *pending = pvo_counter(db_pending);
 	uint32_t prod;
 
-	/* the SQ prod store before the db_pending load */
+	/* the queue's prod store before the db_pending load */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_exchange(pending, htole32(1)) != 0)
 		return;
@@ -227,14 +230,14 @@ void pvo_ring_doorbell(struct pvo_context *ctx, struct pvo_qp *qp)
 	pthread_spin_lock(&ctx->db_lock);
 	prod = pvo_load_own(&db->prod);
 	/*
-	 * A QP has at most one record queued and a context at most
-	 * PVO_DB_RING_ENTRIES QPs, so the ring cannot be full while the
-	 * device pops records before clearing db_pending. Wait (no syscall)
-	 * rather than lose the record if it ever is.
+	 * A queue has at most one record queued and a context at most
+	 * PVO_DB_RING_ENTRIES QPs and doorbell SRQs, so the ring cannot be
+	 * full while the device pops records before clearing db_pending.
+	 * Wait (no syscall) rather than lose the record if it ever is.
 	 */
 	while (prod - pvo_load_acquire(&db->cons) >= PVO_DB_RING_ENTRIES)
 		pvo_cpu_relax();
-	records[prod % PVO_DB_RING_ENTRIES] = htole32(qp->handle);
+	records[prod % PVO_DB_RING_ENTRIES] = htole32(record);
 	/* the record before the prod that publishes it */
 	udma_to_device_barrier();
 	pvo_store_release(&db->prod, prod + 1);
@@ -242,7 +245,18 @@ void pvo_ring_doorbell(struct pvo_context *ctx, struct pvo_qp *qp)
 
 	/* the record ring before the kick; any write to the page kicks */
 	udma_to_device_barrier();
-	mmio_write32(ctx->db_page, qp->handle);
+	mmio_write32(ctx->db_page, record);
+}
+
+void pvo_ring_doorbell(struct pvo_context *ctx, struct pvo_qp *qp)
+{
+	pvo_ring_record(ctx, &qp->sq.ring.hdr->db_pending, qp->handle);
+}
+
+void pvo_ring_srq_doorbell(struct pvo_context *ctx, struct pvo_srq *srq)
+{
+	pvo_ring_record(ctx, &srq->rq.ring.hdr->db_pending,
+			PVO_DB_REC_SRQ(srq->srqn));
 }
 
 /*

@@ -58,6 +58,7 @@ struct ibv_srq *pvo_create_srq(struct ibv_pd *ibpd,
 
 	srq->handle = resp.srq;
 	srq->srqn = resp.srqn;
+	srq->doorbell = resp.flags & PVO_SRQ_RESP_F_DOORBELL;
 	/* what the ring holds, which is at least what was asked for */
 	sattr->max_wr = srq->rq.ring.num_entries;
 	sattr->max_sge = srq->rq.max_sge;

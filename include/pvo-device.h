@@ -335,7 +335,8 @@ struct pvo_ring_hdr {
 	__le32 cons;		/* entries consumed */
 	__le32 reserved1[15];
 	__le32 arm;		/* CQ: PVO_CQ_ARM_*; device clears on event */
-	__le32 db_pending;	/* SQ: a doorbell record for this QP waits */
+	__le32 db_pending;	/* SQ (SRQ): a doorbell record for this QP
+				 * (SRQ) waits */
 	__le32 reserved2[14];
 };
 
@@ -350,7 +351,8 @@ struct pvo_ring_hdr {
 /*
  * Doorbell records: each context (and the kernel) registers one page with
  * PVO_CMD_SET_DB_RING: a pvo_ring_hdr-style header (prod at byte 0, cons at
- * byte 64) followed by PVO_DB_RING_ENTRIES le32 QP handles. To ring a QP:
+ * byte 64) followed by PVO_DB_RING_ENTRIES le32 records, QP handles (or
+ * SRQ records, PVO_DB_REC_SRQ below). To ring a QP:
  * publish the WQEs and the SQ prod, then (full barrier) exchange the SQ's
  * db_pending with 1; if it was 0, append the QP handle to the record ring,
  * publish its prod, and write the context's doorbell page. The device pops
@@ -358,9 +360,11 @@ struct pvo_ring_hdr {
  * a QP appears at most once in the ring and no post is missed. Receive
  * queues need no doorbell, except on QPs created with
  * PVO_QP_RESP_F_RQ_DOORBELL: there the guest rings the same doorbell (SQ
- * db_pending, record) after publishing the RQ prod. The device advances the record ring's cons
- * before it clears the QP's db_pending, so the ring never holds more
- * records than the context has QPs (at most PVO_DB_RING_ENTRIES).
+ * db_pending, record) after publishing the RQ prod; an SRQ created with
+ * PVO_SRQ_RESP_F_DOORBELL is rung the same way with its own ring header.
+ * The device advances the record ring's cons before it clears the
+ * queue's db_pending, so the ring never holds more records than the
+ * context has QPs and doorbell SRQs (at most PVO_DB_RING_ENTRIES).
  *
  * Ordering rules the device follows (guests rely on them):
  * - an SQ/RQ/SRQ cons passes a WQE before that WQE's CQE is published, so
@@ -374,6 +378,17 @@ struct pvo_ring_hdr {
  */
 #define PVO_DB_RING_ENTRIES	512	/* power of two: record i is entry i % 512 */
 #define PVO_DB_RING_ENTRY_OFF	128
+
+/*
+ * An SRQ created with PVO_SRQ_RESP_F_DOORBELL is rung like a QP, with its
+ * ring header's db_pending and a record that holds its srqn (below
+ * PVO_DB_REC_SRQ_LIMIT). A QP handle never is: its upper 12 bits are a
+ * generation, never 0. Each SRQ of a context may sit once in the ring, as
+ * each QP.
+ */
+#define PVO_DB_REC_SRQ_LIMIT	(1u << 20)
+#define PVO_DB_REC_SRQ(srqn)	(srqn)
+#define PVO_DB_REC_IS_SRQ(rec)	((rec) < PVO_DB_REC_SRQ_LIMIT)
 
 /* PVO_CMD_SET_DB_RING: the record page of hdr.ctx (kernel: PVO_CTX_KERNEL,
  * kicked through virtqueue PVO_VQ_DB_KERNEL). EBUSY if already set. */
@@ -700,14 +715,41 @@ struct pvo_cmd_create_srq {
 	__le32 max_sge;
 	__le32 srq_limit;
 	__u8 wqe_shift;		/* == pvo_recv_wqe_shift(max_sge) */
-	__u8 reserved[7];
+	__u8 flags;		/* PVO_SRQ_F_* */
+	__u8 reserved[6];
 	struct pvo_pdir ring;
 };
 
+/*
+ * The guest can ring this SRQ's doorbell (below) and reads the whole
+ * response, flags included. A guest without it gets no
+ * PVO_SRQ_RESP_F_DOORBELL: the device then reads the SRQ ring when a
+ * message arrives, as it always did.
+ */
+#define PVO_SRQ_F_DOORBELL	(1 << 0)
+
+/*
+ * Guests that predate flags give the response only the first
+ * PVO_RESP_CREATE_SRQ_MIN bytes (srq, srqn) of room; the device answers
+ * them with those.
+ */
 struct pvo_resp_create_srq {
 	__le32 srq;
-	__le32 srqn;
+	__le32 srqn;		/* < PVO_DB_REC_SRQ_LIMIT */
+	__le32 flags;		/* PVO_SRQ_RESP_F_* */
+	__le32 reserved;
 };
+
+#define PVO_RESP_CREATE_SRQ_MIN	8
+
+/*
+ * The device reads this SRQ's ring only when its doorbell rings: after
+ * publishing receive WQEs the guest sets the SRQ ring header's
+ * db_pending and appends the record PVO_DB_REC_SRQ(srqn) as for an SQ (a
+ * host-verbs SRQ hands receives to the host's device ahead of any
+ * message). Only answered to a CREATE_SRQ with PVO_SRQ_F_DOORBELL.
+ */
+#define PVO_SRQ_RESP_F_DOORBELL	(1 << 0)
 
 #define PVO_SRQ_MAX_WR		(1 << 0)	/* ibv_srq_attr_mask values */
 #define PVO_SRQ_LIMIT		(1 << 1)

@@ -20,6 +20,7 @@
 #include "event.h"
 #include "grh.h"
 #include "guest_mem.h"
+#include "hostverbs.h"
 #include "mr.h"
 #include "mw.h"
 #include "profile.h"
@@ -30,7 +31,9 @@
 
 static bool accepts(struct pvo_qp *qp, const struct pvo_pkt *pkt)
 {
-	if (!pvo_qp_receives(qp))
+	/* A host QP's receive queue is the host device's (hostverbs.h):
+	 * software senders, here or over the overlay, reach none. */
+	if (!pvo_qp_receives(qp) || qp->engine == &pvo_engine_hostverbs)
 		return false;
 	switch (qp->type) {
 	case PVO_QPT_RC:

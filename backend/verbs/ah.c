@@ -5,6 +5,7 @@
 #include <glib.h>
 
 #include "ah.h"
+#include "hostverbs.h"
 #include "vm.h"
 
 enum pvo_status pvo_path_from_av(struct pvo_vm *vm, const struct pvo_av *av,
@@ -86,6 +87,7 @@ enum pvo_status pvo_cmd_create_ah(struct pvo_vm *vm, uint32_t ctx,
 void pvo_ah_free(struct pvo_vm *vm, struct pvo_ah *ah)
 {
 	pvo_table_remove(&vm->ahs, ah->handle, ah->ctx);
+	pvo_hv_ah_free(ah);
 	ah->pd->refcnt--;
 	g_free(ah);
 }

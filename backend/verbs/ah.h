@@ -6,12 +6,14 @@
 #ifndef PVO_AH_H
 #define PVO_AH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "pvo-device.h"
 
 struct pvo_vm;
 struct pvo_pd;
+struct ibv_ah;
 
 /* A validated address vector. */
 struct pvo_path {
@@ -29,6 +31,11 @@ struct pvo_ah {
 	uint32_t ctx;
 	struct pvo_pd *pd;
 	struct pvo_path path;
+	/* host-verbs VMs: its host AH, made when a host UD QP first sends
+	 * with it; refused: that failed (the tenant's network does not
+	 * reach the destination), and sends with it fail */
+	struct ibv_ah *hv;
+	bool hv_refused;
 };
 
 /* EINVAL unless sgid_index names an installed GID, flow_label fits 20

@@ -27,6 +27,8 @@ struct cmd_desc {
 	const char *name;
 	size_t req_len;		/* body after pvo_cmd_hdr */
 	size_t resp_len;	/* body after pvo_resp_hdr on success */
+	/* a response that grew: the room older guests give it (0: none) */
+	size_t resp_min;
 	enum pvo_status (*fn)(struct pvo_vm *vm, uint32_t ctx,
 			      const void *req, void *resp);
 };
@@ -260,7 +262,9 @@ static enum pvo_status cmd_dealloc_pd(struct pvo_vm *vm, uint32_t ctx,
 }
 
 #define CMD(op, fn, req, resp) \
-	[PVO_CMD_##op] = { #op, req, resp, fn }
+	[PVO_CMD_##op] = { #op, req, resp, 0, fn }
+#define CMD_GREW(op, fn, req, resp, min) \
+	[PVO_CMD_##op] = { #op, req, resp, min, fn }
 
 static const struct cmd_desc cmds[PVO_CMD_MAX] = {
 	CMD(QUERY_DEVICE, cmd_query_device, 0,
@@ -306,8 +310,9 @@ static const struct cmd_desc cmds[PVO_CMD_MAX] = {
 	CMD(QUERY_QP, pvo_cmd_query_qp, sizeof(struct pvo_cmd_handle),
 	    sizeof(struct pvo_qp_attr)),
 	CMD(DESTROY_QP, pvo_cmd_destroy_qp, sizeof(struct pvo_cmd_handle), 0),
-	CMD(CREATE_SRQ, pvo_cmd_create_srq, sizeof(struct pvo_cmd_create_srq),
-	    sizeof(struct pvo_resp_create_srq)),
+	CMD_GREW(CREATE_SRQ, pvo_cmd_create_srq,
+		 sizeof(struct pvo_cmd_create_srq),
+		 sizeof(struct pvo_resp_create_srq), PVO_RESP_CREATE_SRQ_MIN),
 	CMD(MODIFY_SRQ, pvo_cmd_modify_srq, sizeof(struct pvo_cmd_modify_srq),
 	    0),
 	CMD(QUERY_SRQ, pvo_cmd_query_srq, sizeof(struct pvo_cmd_handle),
@@ -349,7 +354,8 @@ static enum pvo_status dispatch(struct pvo_vm *vm, const uint8_t *req,
 	d = &cmds[opcode];
 	if (h->flags)
 		return PVO_STATUS_EINVAL;
-	if (req_len - sizeof(*h) < d->req_len || body_room < d->resp_len)
+	if (req_len - sizeof(*h) < d->req_len ||
+	    body_room < (d->resp_min ? d->resp_min : d->resp_len))
 		return PVO_STATUS_EINVAL;
 	if (ctx != PVO_CTX_KERNEL &&
 	    !pvo_table_get(&vm->ucontexts, ctx, PVO_CTX_KERNEL))
@@ -358,8 +364,9 @@ static enum pvo_status dispatch(struct pvo_vm *vm, const uint8_t *req,
 	memcpy(in, req + sizeof(*h), d->req_len);
 	memset(out, 0, d->resp_len);
 	st = d->fn(vm, ctx, in, out);
-	memcpy(body, out, d->resp_len);
-	*body_len = d->resp_len;
+	/* a guest that gave the old room gets the old response */
+	*body_len = d->resp_len < body_room ? d->resp_len : body_room;
+	memcpy(body, out, *body_len);
 	return st;
 }
 

@@ -7,8 +7,10 @@
 #include "device.h"
 #include "doorbell.h"
 #include "guest_mem.h"
+#include "hostverbs.h"
 #include "qp.h"
 #include "ring.h"
+#include "srq.h"
 #include "vm.h"
 
 enum pvo_status pvo_cmd_set_db_ring(struct pvo_vm *vm, uint32_t ctx,
@@ -67,6 +69,23 @@ enum pvo_status pvo_cmd_set_notify_area(struct pvo_vm *vm, uint32_t ctx,
 }
 
 /*
+ * A record that names an SRQ (its srqn): one of this context's that asked
+ * for doorbells, or nothing (destroyed meanwhile, forged).
+ */
+static void srq_doorbell(struct pvo_vm *vm, struct pvo_ucontext *uctx,
+			 uint32_t srqn)
+{
+	struct pvo_srq *srq = pvo_table_at(&vm->srqs, srqn);
+
+	if (!srq || srq->ctx != uctx->handle || !srq->doorbell)
+		return;
+	pvo_ring_store(vm, &srq->ring, PVO_RING_DB_PENDING, 0);
+	/* ... and clear db_pending before reading the SRQ prod */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	pvo_hv_srq_doorbell(vm, srq);
+}
+
+/*
  * Pops records until the ring is empty, at most one ring's worth per kick:
  * a guest that keeps appending also keeps kicking, so we come back, and
  * it cannot hold the main loop.
@@ -107,6 +126,10 @@ static void process(struct pvo_vm *vm, struct pvo_ucontext *uctx)
 			 * that a re-append always finds room. */
 			db->cons++;
 			pvo_gmem_store32(vm, db->gpa + PVO_RING_CONS, db->cons);
+			if (PVO_DB_REC_IS_SRQ(handle)) {
+				srq_doorbell(vm, uctx, handle);
+				continue;
+			}
 			qp = pvo_table_get(&vm->qps, handle, uctx->handle);
 			if (!qp)
 				continue; /* destroyed meanwhile */

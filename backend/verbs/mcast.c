@@ -57,6 +57,14 @@ enum pvo_status pvo_cmd_attach_mcast(struct pvo_vm *vm, uint32_t ctx,
 	st = lookup(vm, ctx, c, &qp);
 	if (st)
 		return st;
+	if (qp->hv) {
+		/* its receives are the host device's (docs/hostverbs.md) */
+		pvo_vm_warn(vm,
+			    "QP 0x%x is a host QP: multicast groups are not "
+			    "supported on the host-verbs transport",
+			    qp->qpn);
+		return PVO_STATUS_EOPNOTSUPP;
+	}
 	if (find(qp, c->gid) >= 0)
 		return PVO_STATUS_OK;
 	if (qp->nmcast == PVO_MAX_MCAST_PER_QP) {

@@ -5,6 +5,7 @@
 
 #include "device.h"
 #include "event.h"
+#include "hostverbs.h"
 #include "srq.h"
 #include "vm.h"
 
@@ -22,6 +23,7 @@ enum pvo_status pvo_cmd_create_srq(struct pvo_vm *vm, uint32_t ctx,
 {
 	const struct pvo_cmd_create_srq *c = req;
 	struct pvo_resp_create_srq *r = resp;
+	struct pvo_ucontext *uctx;
 	uint32_t entries = le32toh(c->entries);
 	uint32_t max_sge = le32toh(c->max_sge);
 	uint32_t limit = le32toh(c->srq_limit);
@@ -37,7 +39,8 @@ enum pvo_status pvo_cmd_create_srq(struct pvo_vm *vm, uint32_t ctx,
 		if (c->reserved[i])
 			return PVO_STATUS_EINVAL;
 	if (max_sge > PVO_DEV_MAX_SGE || limit > entries ||
-	    c->wqe_shift != pvo_recv_wqe_shift(max_sge))
+	    c->wqe_shift != pvo_recv_wqe_shift(max_sge) ||
+	    (c->flags & ~PVO_SRQ_F_DOORBELL))
 		return PVO_STATUS_EINVAL;
 	if (vm->srqs.count >= vm->srqs.limit) {
 		pvo_vm_warn(vm, "SRQ quota reached (max-srq = %u)",
@@ -63,6 +66,24 @@ enum pvo_status pvo_cmd_create_srq(struct pvo_vm *vm, uint32_t ctx,
 	srq->pd = pd;
 	srq->max_sge = max_sge;
 	srq->limit = limit;
+	/* host-verbs VMs: a host SRQ for a guest that can ring for it, and
+	 * has room in its doorbell record ring */
+	uctx = pvo_vm_ctx(vm, ctx);
+	if ((c->flags & PVO_SRQ_F_DOORBELL) && uctx &&
+	    uctx->nqps < PVO_DB_RING_ENTRIES) {
+		st = pvo_hv_srq_create(vm, srq);
+		if (st) {
+			pvo_table_remove(&vm->srqs, srq->handle, ctx);
+			pvo_ring_fini(&srq->ring);
+			g_free(srq);
+			return st;
+		}
+		srq->doorbell = srq->hv != NULL;
+	}
+	if (srq->doorbell) {
+		uctx->nqps++;
+		r->flags = htole32(PVO_SRQ_RESP_F_DOORBELL);
+	}
 	pd->refcnt++;
 	r->srq = htole32(srq->handle);
 	r->srqn = htole32(srq->srqn);
@@ -122,6 +143,12 @@ enum pvo_status pvo_cmd_resize_srq(struct pvo_vm *vm, uint32_t ctx,
 		pvo_ring_fini(&ring);
 		return PVO_STATUS_EINVAL;
 	}
+	/* a host SRQ grows first (it holds the posted part) */
+	st = pvo_hv_srq_resize(vm, srq, ring.entries);
+	if (st) {
+		pvo_ring_fini(&ring);
+		return st;
+	}
 	stride = 1u << srq->ring.shift;
 	for (i = srq->cons; i != prod; i++)
 		if (!pvo_ring_read(vm, &srq->ring, i, wqe, stride) ||
@@ -162,6 +189,11 @@ enum pvo_status pvo_cmd_query_srq(struct pvo_vm *vm, uint32_t ctx,
 
 void pvo_srq_free(struct pvo_vm *vm, struct pvo_srq *srq)
 {
+	struct pvo_ucontext *uctx = pvo_vm_ctx(vm, srq->ctx);
+
+	pvo_hv_srq_free(srq);
+	if (srq->doorbell && uctx)
+		uctx->nqps--;
 	pvo_event_purge(vm, PVO_EVOBJ_SRQ, srq->handle);
 	pvo_table_remove(&vm->srqs, srq->handle, srq->ctx);
 	srq->pd->refcnt--;

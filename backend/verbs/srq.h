@@ -10,6 +10,7 @@
 
 struct pvo_vm;
 struct pvo_pd;
+struct pvo_hv_srq;
 
 struct pvo_srq {
 	uint32_t handle;
@@ -22,6 +23,10 @@ struct pvo_srq {
 	uint32_t cons;	 /* WQEs consumed: the device's counter */
 	uint32_t prod_seen; /* the guest's producer as last loaded */
 	uint32_t refcnt; /* QPs attached */
+	/* PVO_SRQ_RESP_F_DOORBELL: the guest rings it (a doorbell record
+	 * of its context) */
+	bool doorbell;
+	struct pvo_hv_srq *hv; /* host-verbs VMs: its host SRQ */
 };
 
 enum pvo_status pvo_cmd_create_srq(struct pvo_vm *vm, uint32_t ctx,

@@ -38,7 +38,8 @@ struct pvo_ucontext {
 	uint32_t db_queue;	/* doorbell virtqueue its kicks arrive on */
 	uint32_t db_page;	/* BAR 2 page: db_queue or a slot page */
 	struct pvo_db_ring db;	/* SET_DB_RING */
-	uint32_t nqps;		/* QPs of the context: <= PVO_DB_RING_ENTRIES */
+	uint32_t nqps;		/* QPs and doorbell SRQs of the context (each has
+				 * a record): <= PVO_DB_RING_ENTRIES */
 };
 
 struct pvo_pd {

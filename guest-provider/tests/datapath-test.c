@@ -1376,13 +1376,63 @@ static void test_recv_doorbell(struct pvo_context *ctx)
 	free_qp(qp);
 }
 
+/* An SRQ whose CREATE_SRQ answer asked for doorbells (the host-verbs
+ * transport): post_srq_recv rings with the SRQ's record (its srqn), once
+ * per pending record, through the SRQ ring's db_pending. */
+static void test_srq_doorbell(struct pvo_context *ctx)
+{
+	struct ibv_srq_attr sattr = { .max_wr = 4, .max_sge = 1 };
+	struct ibv_sge sg = { .addr = 0x10, .length = 64, .lkey = 2 };
+	struct ibv_recv_wr wr = { .wr_id = 0x800, .sg_list = &sg, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+	struct pvo_srq srq = {};
+	uint32_t db0 = db_prod(ctx);
+	struct pvo_ring_hdr *db;
+	__le32 *pending;
+	int ret;
+
+	if (pvo_srq_alloc_ring(&srq, &sattr, PAGE))
+		exit(2);
+	srq.ibv_srq.context = &ctx->ibv_ctx.context;
+	srq.srqn = 7;
+	pending = &srq.rq.ring.hdr->db_pending;
+	ret = pvo_post_srq_recv(&srq.ibv_srq, &wr, &bad);
+	check(ret == 0 && ld(&srq.rq.ring.hdr->prod) == 1 &&
+	      db_prod(ctx) == db0,
+	      "SRQ without doorbells: post_srq_recv publishes, no record");
+	srq.doorbell = true;
+	ret = pvo_post_srq_recv(&srq.ibv_srq, &wr, &bad);
+	check(ret == 0 && ld(&srq.rq.ring.hdr->prod) == 2 &&
+	      db_prod(ctx) == db0 + 1 &&
+	      db_record(ctx, db0) == PVO_DB_REC_SRQ(7) &&
+	      PVO_DB_REC_IS_SRQ(db_record(ctx, db0)) && ld(pending) == 1 &&
+	      mmio_value(ctx) == PVO_DB_REC_SRQ(7),
+	      "SRQ doorbells: post_srq_recv publishes the WQE and rings with "
+	      "the SRQ's record (db_pending, record, page)");
+	ret = pvo_post_srq_recv(&srq.ibv_srq, &wr, &bad);
+	check(ret == 0 && ld(&srq.rq.ring.hdr->prod) == 3 &&
+	      db_prod(ctx) == db0 + 1,
+	      "SRQ doorbells: a second post while the record waits adds none");
+	/* the device pops the record and clears db_pending */
+	db = ctx->db_ring;
+	st(&db->cons, ld(&db->cons) + 1);
+	atomic_store_explicit(pvo_counter(pending), 0, memory_order_seq_cst);
+	ret = pvo_post_srq_recv(&srq.ibv_srq, &wr, &bad);
+	check(ret == 0 && db_prod(ctx) == db0 + 2 &&
+	      db_record(ctx, db0 + 1) == PVO_DB_REC_SRQ(7),
+	      "SRQ doorbells: after the device took the record, the next "
+	      "post rings again");
+	pvo_wq_free(&srq.rq);
+}
+
 int main(void)
 {
 	/* each test gets a fresh context: an empty record ring */
 	static void (*const tests[])(struct pvo_context *) = {
 		test_ring_sizes, test_send_layouts, test_inline,
 		test_send_errors, test_counter_wrap, test_recv,
-		test_recv_doorbell, test_wr_layouts, test_wr_errors,
+		test_recv_doorbell, test_srq_doorbell, test_wr_layouts,
+		test_wr_errors,
 	};
 	unsigned int i;
 

@@ -92,9 +92,13 @@ struct pvo_modify_srq {
 	__u32 entries;		/* power of two */
 };
 
+/* A provider that reads flags asks for them by its response size: the
+ * driver then lets the device know that it rings SRQ doorbells. */
 struct pvo_create_srq_resp {
 	__u32 srq;
 	__u32 srqn;
+	__u32 flags;		/* PVO_SRQ_RESP_F_* of the device's answer */
+	__u32 reserved;
 };
 
 struct pvo_create_ah_resp {

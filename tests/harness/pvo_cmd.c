@@ -380,15 +380,23 @@ int pvo_query_qp(struct vu_frontend *fe, uint32_t ctx, uint32_t qp,
 			 sizeof(*attr));
 }
 
+int pvo_create_srq_resp(struct vu_frontend *fe, uint32_t ctx,
+			const struct pvo_cmd_create_srq *c,
+			struct pvo_resp_create_srq *r, size_t resp_size)
+{
+	memset(r, 0, sizeof(*r));
+	return fixed_cmd(fe, PVO_CMD_CREATE_SRQ, ctx, c, sizeof(*c), r,
+			 resp_size);
+}
+
 int pvo_create_srq(struct vu_frontend *fe, uint32_t ctx,
 		   const struct pvo_cmd_create_srq *c, uint32_t *srq,
 		   uint32_t *srqn)
 {
-	struct pvo_resp_create_srq r = {0};
+	struct pvo_resp_create_srq r;
 	int st;
 
-	st = fixed_cmd(fe, PVO_CMD_CREATE_SRQ, ctx, c, sizeof(*c), &r,
-		       sizeof(r));
+	st = pvo_create_srq_resp(fe, ctx, c, &r, sizeof(r));
 	if (st == PVO_STATUS_OK) {
 		*srq = le32toh(r.srq);
 		if (srqn)

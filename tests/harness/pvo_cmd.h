@@ -101,6 +101,11 @@ int pvo_modify_qp(struct vu_frontend *fe, uint32_t ctx,
 		  const struct pvo_cmd_modify_qp *c);
 int pvo_query_qp(struct vu_frontend *fe, uint32_t ctx, uint32_t qp,
 		 struct pvo_qp_attr *attr);
+/* The whole response in resp_size bytes of room (PVO_RESP_CREATE_SRQ_MIN:
+ * as a guest that predates its flags). */
+int pvo_create_srq_resp(struct vu_frontend *fe, uint32_t ctx,
+			const struct pvo_cmd_create_srq *c,
+			struct pvo_resp_create_srq *r, size_t resp_size);
 int pvo_create_srq(struct vu_frontend *fe, uint32_t ctx,
 		   const struct pvo_cmd_create_srq *c, uint32_t *srq,
 		   uint32_t *srqn);

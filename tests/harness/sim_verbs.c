@@ -220,6 +220,7 @@ int sim_create_srq(struct sim_pd *pd, uint32_t entries, uint32_t max_sge,
 {
 	struct sim_ctx *ctx = pd->ctx;
 	struct pvo_cmd_create_srq c = {0};
+	struct pvo_resp_create_srq r;
 	unsigned int shift = pvo_recv_wqe_shift(max_sge);
 	int ret;
 
@@ -236,8 +237,12 @@ int sim_create_srq(struct sim_pd *pd, uint32_t entries, uint32_t max_sge,
 	c.srq_limit = htole32(limit);
 	c.wqe_shift = (uint8_t)shift;
 	c.ring = srq->ring.pages.pdir;
-	ret = pvo_create_srq(fe_of(ctx), ctx->handle, &c, &srq->handle,
-			     &srq->srqn);
+	/* as the provider: the SRQ rings its doorbell if the device asks */
+	c.flags = PVO_SRQ_F_DOORBELL;
+	ret = pvo_create_srq_resp(fe_of(ctx), ctx->handle, &c, &r, sizeof(r));
+	srq->handle = le32toh(r.srq);
+	srq->srqn = le32toh(r.srqn);
+	srq->resp_flags = le32toh(r.flags);
 	if (ret != PVO_STATUS_OK)
 		sim_ring_free(&srq->ring);
 	return cmd_err(ctx, ret, "CREATE_SRQ of %u entries", entries);
@@ -705,7 +710,23 @@ int sim_post_srq_recv(struct sim_srq *srq, uint64_t wr_id,
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	srq->prod++;
 	sim_store_release(&srq->ring.hdr->prod, htole32(srq->prod));
+	if (srq->resp_flags & PVO_SRQ_RESP_F_DOORBELL)
+		sim_srq_doorbell(srq);
 	return 0;
+}
+
+void sim_srq_doorbell(struct sim_srq *srq)
+{
+	uint32_t was;
+
+	/* prod is visible before we look at db_pending (full barrier) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	was = __atomic_exchange_n((uint32_t *)&srq->ring.hdr->db_pending,
+				  htole32(1), __ATOMIC_SEQ_CST);
+	if (was == 0) {
+		srq->doorbells++;
+		sim_ctx_ring(srq->ctx, PVO_DB_REC_SRQ(srq->srqn));
+	}
 }
 
 uint32_t sim_cq_pending(struct sim_cq *cq)

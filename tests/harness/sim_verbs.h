@@ -49,6 +49,8 @@ struct sim_srq {
 	uint32_t max_sge;
 	struct sim_ring ring;
 	uint32_t prod;
+	uint32_t resp_flags; /* PVO_SRQ_RESP_F_*: DOORBELL */
+	uint64_t doorbells;  /* doorbell records this SRQ appended */
 };
 
 struct sim_qp_init {
@@ -203,8 +205,11 @@ uint32_t sim_sq_outstanding(struct sim_qp *qp);
 
 int sim_post_recv(struct sim_qp *qp, uint64_t wr_id, const struct sim_sge *sge,
 		  unsigned int num_sge);
+/* Rings the SRQ's doorbell after the post when CREATE_SRQ asked. */
 int sim_post_srq_recv(struct sim_srq *srq, uint64_t wr_id,
 		      const struct sim_sge *sge, unsigned int num_sge);
+/* The db_pending exchange + SRQ record + kick. */
+void sim_srq_doorbell(struct sim_srq *srq);
 void *sim_rq_slot(struct sim_qp *qp, uint32_t ahead);
 void sim_rq_publish(struct sim_qp *qp, uint32_t n);
 

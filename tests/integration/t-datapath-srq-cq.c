@@ -89,6 +89,93 @@ static void test_srq_resize(struct sim_srq *srq, struct sim_qp *a)
 	TAP_STATUS(st, PVO_STATUS_OK, "RESIZE_SRQ down to 8 entries when empty");
 }
 
+/*
+ * Host-verbs: the SRQ serves host QPs (its pairs connected through the
+ * host device), so a QP on it with a peer on this back-end, which the
+ * software engine would serve, is refused at RTR with EINVAL; a QP of
+ * its own RQ to the same peer is not. A record naming no SRQ of the
+ * context is ignored.
+ */
+static void test_srq_mixed(struct sim_srq *srq, const struct sim_qp_init *ib)
+{
+	struct sim_qp_init own = qp_init(&B, PVO_QPT_RC);
+	struct sim_conn conn = {.sgid_index = pair_gid()};
+	struct sim_qp on_srq, peer, plain;
+	struct sim_peer pp, ps;
+	int st;
+
+	st = sim_create_qp(&B.pd, ib, &on_srq);
+	if (st == PVO_STATUS_OK)
+		st = sim_create_qp(&B.pd, &own, &peer);
+	if (st == PVO_STATUS_OK)
+		st = sim_create_qp(&B.pd, &own, &plain);
+	if (!TAP_STATUS(st, PVO_STATUS_OK,
+			"b: a QP on the host SRQ and two of their own RQ")) {
+		tap_diag("%s", B.vm->err);
+		return;
+	}
+	sim_qp_peer(&peer, pair_gid(), &pp);
+	st = sim_qp_connect(&on_srq, &conn, &pp);
+	TAP_STATUS(st, PVO_STATUS_EINVAL,
+		   "a QP on the host SRQ to a peer on its own back-end "
+		   "(software engine) -> EINVAL");
+	sim_qp_peer(&plain, pair_gid(), &ps);
+	st = sim_qp_connect(&peer, &conn, &ps);
+	if (st == PVO_STATUS_OK)
+		st = sim_qp_connect(&plain, &conn, &pp);
+	TAP_STATUS(st, PVO_STATUS_OK,
+		   "  ... QPs of their own RQ to the same peer connect");
+	/* an SRQ record for nothing, and one for an SRQ of another
+	 * context: ignored (the SRQ's traffic below goes on) */
+	sim_ctx_ring(&B.ctx, PVO_DB_REC_SRQ(PVO_DB_REC_SRQ_LIMIT - 1));
+	sim_ctx_ring(&A.ctx, PVO_DB_REC_SRQ(srq->srqn));
+	sim_destroy_qp(&on_srq);
+	sim_destroy_qp(&peer);
+	sim_destroy_qp(&plain);
+}
+
+/*
+ * CREATE_SRQ from a guest that predates the response flags (8 bytes of
+ * room): answered with srq and srqn only; no doorbell without
+ * PVO_SRQ_F_DOORBELL; unknown flags refused.
+ */
+static void test_srq_create_compat(void)
+{
+	struct sim_srq ring;
+	struct pvo_cmd_create_srq c = {0};
+	struct pvo_resp_create_srq r;
+	int st;
+
+	if (sim_ring_alloc(&ring.ring, sim_vm_ram(B.vm), 16,
+			   pvo_recv_wqe_shift(1), SIM_LAYOUT_SCATTER) < 0)
+		tap_bail("no guest RAM for an SRQ ring");
+	c.pd = htole32(B.pd.handle);
+	c.entries = htole32(16);
+	c.max_sge = htole32(1);
+	c.wqe_shift = (uint8_t)pvo_recv_wqe_shift(1);
+	c.ring = ring.ring.pages.pdir;
+	c.flags = 0x80;
+	st = pvo_create_srq_resp(B.vm->fe, B.ctx.handle, &c, &r, sizeof(r));
+	TAP_STATUS(st, PVO_STATUS_EINVAL, "CREATE_SRQ with unknown flags");
+	c.flags = 0;
+	st = pvo_create_srq_resp(B.vm->fe, B.ctx.handle, &c, &r,
+				 PVO_RESP_CREATE_SRQ_MIN);
+	if (TAP_STATUS(st, PVO_STATUS_OK,
+		       "CREATE_SRQ with the 8 bytes of room of older guests "
+		       "answers 8 bytes"))
+		pvo_destroy(B.vm->fe, PVO_CMD_DESTROY_SRQ, B.ctx.handle,
+			    le32toh(r.srq));
+	st = pvo_create_srq_resp(B.vm->fe, B.ctx.handle, &c, &r, sizeof(r));
+	tap_ok(st == PVO_STATUS_OK && !r.flags,
+	       "CREATE_SRQ without SRQ_F_DOORBELL: no doorbell (flags 0x%x, "
+	       "%s)",
+	       le32toh(r.flags), pvo_status_name(st));
+	if (st == PVO_STATUS_OK)
+		pvo_destroy(B.vm->fe, PVO_CMD_DESTROY_SRQ, B.ctx.handle,
+			    le32toh(r.srq));
+	sim_ring_free(&ring.ring);
+}
+
 void test_srq(void)
 {
 	struct sim_qp_init ia = qp_init(&A, PVO_QPT_RC),
@@ -110,6 +197,19 @@ void test_srq(void)
 			"CREATE_SRQ of 64 entries, 4 SGEs")) {
 		tap_diag("%s", B.vm->err);
 		return;
+	}
+	/* host-verbs: a host SRQ, which asks for doorbells */
+	tap_ok(!!(srq.resp_flags & PVO_SRQ_RESP_F_DOORBELL) == !!hv_dev[0],
+	       "CREATE_SRQ answers flags 0x%x: %s", srq.resp_flags,
+	       hv_dev[0] ? "SRQ_DOORBELL, a host SRQ"
+			 : "no doorbell, the device reads the ring");
+	/* posted before any QP uses the SRQ: they wait in the ring (a host
+	 * SRQ gets them when its first QP connects) */
+	for (i = 0; i < 4; i++) {
+		struct sim_sge s = sge_of(&B, GUARD + i * 8192, 6000);
+
+		prepare_dst(&B.buf, GUARD + i * 8192, 6000);
+		sim_post_srq_recv(&srq, 0xa001 + i, &s, 1);
 	}
 	ib.srq = &srq;
 	ib.rq_entries = 0;
@@ -137,12 +237,8 @@ void test_srq(void)
 	       le32toh(q.max_wr), le32toh(q.max_sge), le32toh(q.srq_limit),
 	       pvo_status_name(st));
 
-	for (i = 0; i < 4; i++) {
-		struct sim_sge s = sge_of(&B, GUARD + i * 8192, 6000);
-
-		prepare_dst(&B.buf, GUARD + i * 8192, 6000);
-		sim_post_srq_recv(&srq, 0xa001 + i, &s, 1);
-	}
+	if (hv_dev[0])
+		test_srq_mixed(&srq, &ib);
 	for (i = 0; i < 3; i++) {
 		struct sim_wr w =
 		    wr1(0xa101 + i, PVO_WR_SEND, &A, 1000, len[i]);
@@ -213,6 +309,7 @@ void test_srq(void)
 	}
 	st = sim_destroy_srq(&srq);
 	TAP_STATUS(st, PVO_STATUS_OK, "DESTROY_SRQ once its QPs are gone");
+	test_srq_create_compat();
 	drain(&A);
 	drain(&B);
 }

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * t-datapath: UD sends over IPv4 and link-local AHs, GRHs, Q_Keys.
+ * t-datapath: UD sends over IPv4 and link-local AHs, GRHs, Q_Keys, send
+ * errors and the send queue's error state (SQE).
+ *
+ * With T_DATAPATH_HOSTVERBS, blue's UD QPs are host QPs: a -> b crosses
+ * the host device, which does not report the sender's MAC to a user
+ * QP; a destination outside blue's network is refused on the sender.
  */
 #include "t-datapath.h"
 
@@ -133,14 +138,15 @@ static void ud_one(struct ud_pair *u, bool v4, uint32_t len, bool inl, bool imm,
 	tap_ok(cqe_ok(&c, 0x9100 + seed, PVO_WC_RECV, PVO_WC_SUCCESS, what) &&
 		   le32toh(c.byte_len) == 40 + len &&
 		   (c.flags & PVO_WC_F_GRH) && le32toh(c.src_qp) == u->a.qpn &&
-		   !memcmp(c.smac, A.vm->mac, 6) &&
+		   (hv_dev[0] || !memcmp(c.smac, A.vm->mac, 6)) &&
 		   c.network_hdr_type == (v4 ? PVO_NET_IPV4 : PVO_NET_IPV6) &&
 		   le32toh(c.qpn) == u->b.qpn &&
 		   (!imm || ((c.flags & PVO_WC_F_IMM) &&
 			     be32toh(c.imm_data) == (0xfeed0000 | seed))),
 	       "%s: receive CQE has byte_len 40 + %u, GRH flag, src_qp %u, "
-	       "smac of a, network type %s%s",
-	       what, len, u->a.qpn, v4 ? "IPv4" : "IPv6", imm ? ", imm" : "");
+	       "%snetwork type %s%s",
+	       what, len, u->a.qpn, hv_dev[0] ? "" : "smac of a, ",
+	       v4 ? "IPv4" : "IPv6", imm ? ", imm" : "");
 	tap_diag("  got %s smac %02x:%02x:%02x:%02x:%02x:%02x net %u",
 		 cqe_str(&c), c.smac[0], c.smac[1], c.smac[2], c.smac[3],
 		 c.smac[4], c.smac[5], c.network_hdr_type);
@@ -149,6 +155,123 @@ static void ud_one(struct ud_pair *u, bool v4, uint32_t len, bool inl, bool imm,
 	/* the GRH sits in the guard zone of the data: blank it again */
 	sim_buf_fill(&B.buf, ro, GUARD_BYTE, 40);
 	check_data(what, &B.buf, ro + 40, len, seed);
+}
+
+/* A UD QP in SQE back to RTS; b's receive rwr at roff (posted before,
+ * prepared by the caller) takes a good SEND, every byte checked. */
+static void ud_recover(struct ud_pair *u, uint64_t wr_id, uint32_t seed,
+		       const char *after, uint64_t rwr, uint64_t roff)
+{
+	struct pvo_cqe c;
+	struct sim_wr w;
+	char what[120];
+	int st;
+
+	snprintf(what, sizeof(what), "UD SEND %s, back in RTS", after);
+	st = sim_qp_set_state(&u->a, PVO_QPS_RTS);
+	if (!TAP_STATUS(st, PVO_STATUS_OK, "UD QP %s: SQE -> RTS", after))
+		return;
+	fill_pattern(&A.buf, 4096, 400, seed);
+	w = ud_wr(wr_id, u->ah_v4, u->b.qpn, QKEY, 4096, 400);
+	post1(&u->a, &w);
+	expect_cqe(&A.scq, wr_id, PVO_WC_SEND, PVO_WC_SUCCESS, what);
+	if (get_cqe(&B.rcq, &c, what))
+		cqe_is(&c, rwr, PVO_WC_RECV, PVO_WC_SUCCESS,
+		       "  ... is received by the receive the failed one did "
+		       "not take");
+	sim_buf_fill(&B.buf, roff, GUARD_BYTE, 40);
+	check_data(what, &B.buf, roff + 40, 400, seed);
+}
+
+/* Host verbs: a destination outside tenant blue's subnets is refused on
+ * the sender (the AH stays refused); nothing moves. */
+static void ud_outside(struct ud_pair *u)
+{
+	uint64_t sum = buf_sum(&B.buf);
+	struct sim_peer peer;
+	struct pvo_av av;
+	struct sim_wr w;
+	uint32_t ah;
+	int st;
+
+	sim_qp_peer(&u->b, B.gid_v4, &peer);
+	pvo_gid_from_ipv4(peer.gid, "10.9.9.9");
+	sim_av_to(&av, &peer, (uint8_t)A.gid_v4);
+	st = sim_create_ah(&A.pd, &av, &ah);
+	if (!TAP_STATUS(st, PVO_STATUS_OK, "an AH to 10.9.9.9"))
+		return;
+	prepare_dst(&B.buf, 8192 + 100, 40 + 600);
+	post_recv1(&u->b, &B, 0x9210, 8192 + 100, 40 + 600);
+	fill_pattern(&A.buf, 4096, 300, 7020);
+	w = ud_wr(0x9310, ah, u->b.qpn, QKEY, 4096, 300);
+	post1(&u->a, &w);
+	expect_cqe(&A.scq, 0x9310, PVO_WC_SEND, PVO_WC_LOC_QP_OP_ERR,
+		   "UD SEND to 10.9.9.9, outside tenant blue's subnet");
+	expect_no_cqe(&B.rcq, 50, "UD SEND outside the tenant's subnet");
+	expect_state(&u->a, PVO_QPS_SQE, "after a UD SEND outside the subnet");
+	if (sim_qp_set_state(&u->a, PVO_QPS_RTS) == PVO_STATUS_OK) {
+		w.wr_id = 0x9311;
+		post1(&u->a, &w);
+		expect_cqe(&A.scq, 0x9311, PVO_WC_SEND, PVO_WC_LOC_QP_OP_ERR,
+			   "UD SEND to 10.9.9.9 again: the AH stays refused");
+	}
+	tap_ok(buf_sum(&B.buf) == sum,
+	       "UD SENDs outside the subnet: b's memory is unchanged");
+	sim_destroy_ah(&A.ctx, ah);
+	/* b's receive is still posted: the next good SEND takes it */
+	ud_recover(u, 0x9312, 7021, "after the refused AH", 0x9210, 8192 + 100);
+}
+
+/*
+ * Host verbs: a software UD QP (one with an SRQ) of the same back-end
+ * does not reach a host UD QP, whose receives are the host device's: the
+ * datagram is dropped as one to a QPN nobody has, the sender completes.
+ */
+static void ud_from_software(struct ud_pair *u)
+{
+	struct sim_qp_init in = qp_init(&A, PVO_QPT_UD);
+	struct sim_conn conn = {.qkey = QKEY};
+	struct sim_peer peer;
+	struct sim_srq srq;
+	uint64_t sum;
+	struct sim_qp sq;
+	struct pvo_av av;
+	struct sim_wr w;
+	uint32_t ah;
+	int st;
+
+	st = sim_create_srq(&A.pd, 16, 4, 0, &srq);
+	if (!TAP_STATUS(st, PVO_STATUS_OK, "an SRQ on a"))
+		return;
+	in.srq = &srq;
+	st = sim_create_qp(&A.pd, &in, &sq);
+	if (st == PVO_STATUS_OK)
+		st = sim_qp_connect(&sq, &conn, NULL);
+	if (TAP_STATUS(st, PVO_STATUS_OK, "a UD QP with an SRQ on a (software)"))
+		tap_ok(!(sq.resp_flags & PVO_QP_RESP_F_RQ_DOORBELL),
+		       "  ... is not a host QP (resp flags 0x%x)",
+		       sq.resp_flags);
+	sim_qp_peer(&u->a, A.gid_v4, &peer);
+	sim_av_to(&av, &peer, (uint8_t)A.gid_v4);
+	if (st == PVO_STATUS_OK &&
+	    TAP_STATUS(sim_create_ah(&A.pd, &av, &ah), PVO_STATUS_OK,
+		       "an AH on a to its own IPv4 GID")) {
+		post_recv1(&u->a, &A, 0x9220, 2 * MIB, 40 + 600);
+		fill_pattern(&A.buf, 4096, 300, 7030);
+		sum = buf_sum(&A.buf);
+		w = ud_wr(0x9320, ah, u->a.qpn, QKEY, 4096, 300);
+		post1(&sq, &w);
+		expect_cqe(&A.scq, 0x9320, PVO_WC_SEND, PVO_WC_SUCCESS,
+			   "UD SEND from a software QP to a host UD QP of "
+			   "the same back-end completes on the sender");
+		expect_no_cqe(&A.rcq, 50,
+			      "UD SEND from a software QP to a host UD QP");
+		tap_ok(buf_sum(&A.buf) == sum,
+		       "  ... and moves nothing into a's memory");
+		sim_destroy_ah(&A.ctx, ah);
+	}
+	sim_destroy_qp(&sq);
+	sim_destroy_srq(&srq);
 }
 
 void test_ud(void)
@@ -162,6 +285,12 @@ void test_ud(void)
 	if (!ud_make(&u, &A, &B))
 		return;
 	tap_diag("UD QPs %u (a) -> %u (b), path MTU %u", u.a.qpn, u.b.qpn, mtu);
+	if (hv_dev[0])
+		tap_ok((u.a.resp_flags & PVO_QP_RESP_F_RQ_DOORBELL) &&
+			   (u.b.resp_flags & PVO_QP_RESP_F_RQ_DOORBELL),
+		       "blue's UD QPs are host QPs: CREATE_QP asks for the "
+		       "receive doorbell (a 0x%x, b 0x%x)",
+		       u.a.resp_flags, u.b.resp_flags);
 	ud_one(&u, true, 100, false, false, 7000);
 	ud_one(&u, false, 1000, false, false, 7001);
 	ud_one(&u, true, 1, false, true, 7002);
@@ -218,6 +347,23 @@ void test_ud(void)
 	expect_cqe(&A.scq, 0x9305, PVO_WC_SEND, PVO_WC_LOC_LEN_ERR,
 		   "UD SEND of MTU + 1 bytes");
 	expect_no_cqe(&B.rcq, 30, "UD SEND of MTU + 1 bytes is not delivered");
+	expect_state(&u.a, PVO_QPS_SQE, "after a UD send error");
+	prepare_dst(&B.buf, 64, 40 + 400);
+	ud_recover(&u, 0x9306, 7013, "after MTU + 1", 0x9203, 64);
+
+	/* an AH handle that names nothing */
+	w = ud_wr(0x9307, 0x7fffff0, u.b.qpn, QKEY, 4096, 100);
+	post1(&u.a, &w);
+	expect_cqe(&A.scq, 0x9307, PVO_WC_SEND, PVO_WC_LOC_QP_OP_ERR,
+		   "UD SEND with an AH handle that names nothing");
+	expect_state(&u.a, PVO_QPS_SQE, "after a UD SEND with a bad AH");
+	prepare_dst(&B.buf, ro, 40 + 600);
+	post_recv1(&u.b, &B, 0x9204, ro, 40 + 600);
+	ud_recover(&u, 0x9308, 7014, "after a bad AH", 0x9204, ro);
+	if (hv_dev[0]) {
+		ud_outside(&u);
+		ud_from_software(&u);
+	}
 	ud_destroy(&u, &A, &B);
 }
 
@@ -311,6 +457,19 @@ void test_ud_mcast(void)
 	st = mcast(PVO_CMD_DETACH_MCAST, &qa, group);
 	TAP_STATUS(st, PVO_STATUS_ENOENT,
 		   "DETACH_MCAST of a group the QP is not in -> ENOENT");
+	if (hv_dev[0]) {
+		/* blue's UD QPs receive on the host device: no groups */
+		st = mcast(PVO_CMD_ATTACH_MCAST, &qa, group);
+		TAP_STATUS(st, PVO_STATUS_EOPNOTSUPP,
+			   "ATTACH_MCAST of a host UD QP (tenant blue on host "
+			   "verbs) -> EOPNOTSUPP");
+		st = mcast(PVO_CMD_ATTACH_MCAST, &qc, group);
+		TAP_STATUS(st, PVO_STATUS_OK,
+			   "ATTACH_MCAST of tenant red's UD QP (software)");
+		tap_skip(6, "multicast groups: not on the host-verbs "
+			    "transport");
+		goto out;
+	}
 	st = PVO_STATUS_OK;
 	for (i = 0; i < 5 && st == PVO_STATUS_OK; i++)
 		if (qps[i] != &qb2)

@@ -2,10 +2,11 @@
 /*
  * The host-verbs transport (docs/hostverbs.md): a VM whose tenant has
  * transport = hostverbs gets, for each of its RC and UC QPs that talks
- * to another host, a QP of the host's RDMA device, which moves the data
- * between guest memory and the wire itself. The guest sees the host
- * objects' names: its MR keys are the host MRs' keys and its QPNs the
- * host QPs' numbers, so remote peers reach guest memory directly.
+ * to another host and each of its user UD QPs, a QP of the host's RDMA
+ * device, which moves the data between guest memory and the wire
+ * itself. The guest sees the host objects' names: its MR keys are the
+ * host MRs' keys and its QPNs the host QPs' numbers, so remote peers
+ * reach guest memory directly.
  *
  *   hv_device.c  the host device and port, its completion channel and
  *                async events; which host GID a tenant's VM sends from
@@ -14,10 +15,13 @@
  *   hv_qp.c      host QPs: create, modify, and the engine (engine.h)
  *                that posts guest WQEs on them
  *
- * Same-host pairs, UD and GSI QPs, kernel QPs, memory windows and
- * fast-reg MRs keep the software engine (local and overlay transports).
- * The host device is process-wide, like the configuration; its sources
- * are on the loop that opened it.
+ *   hv_srq.c     host SRQs: guest SRQ receives posted on them, their
+ *                completions to the receiving QP's CQ
+ *
+ * Same-host RC / UC pairs, GSI QPs, UD QPs with an SRQ, kernel QPs,
+ * memory windows and fast-reg MRs keep the software engine (local and
+ * overlay transports). The host device is process-wide, like the configuration;
+ * its sources are on the loop that opened it.
  */
 #ifndef PVO_HOSTVERBS_H
 #define PVO_HOSTVERBS_H
@@ -30,9 +34,11 @@
 
 struct pvo_vm;
 struct pvo_pd;
+struct pvo_ah;
 struct pvo_mr;
 struct pvo_cq;
 struct pvo_qp;
+struct pvo_srq;
 struct pvo_path;
 struct pvo_qp_attr;
 
@@ -73,20 +79,46 @@ struct pvo_mr *pvo_hv_mr_by_key(struct pvo_vm *vm, uint32_t key);
 void pvo_hv_take_key(struct pvo_vm *vm, struct pvo_mr *mr);
 void pvo_hv_pd_free(struct pvo_pd *pd);
 void pvo_hv_cq_free(struct pvo_cq *cq);
+/* The host AH of an AH (made by a host UD QP's first send with it). */
+void pvo_hv_ah_free(struct pvo_ah *ah);
 
 /*
- * A new RC / UC QP of a host-verbs VM (its rings mapped, its fields
- * set): creates the host QP, sets qp->qpn to its number and the engine
- * to the host-verbs one. PVO_STATUS_OK and nothing done for QPs that stay
- * in software.
+ * A new user SRQ of a host-verbs VM whose guest rings SRQ doorbells
+ * (PVO_SRQ_F_DOORBELL): a host SRQ of the same size on the host PD,
+ * srq->hv. PVO_STATUS_OK and nothing done for other SRQs.
+ *
+ * One SRQ serves either host QPs or software ones: the first QP on it
+ * that starts receiving (RC / UC: RTR; UD: INIT) decides. Receives the
+ * guest posted before stay in its ring until then; a host SRQ gets them
+ * when the first host QP connects. A QP that would need the other kind
+ * (a local peer on an SRQ of host QPs, or the reverse) is refused at that
+ * modify with EINVAL and a log line. The choice lasts as long as the SRQ.
+ */
+enum pvo_status pvo_hv_srq_create(struct pvo_vm *vm, struct pvo_srq *srq);
+void pvo_hv_srq_free(struct pvo_srq *srq);
+/* RESIZE_SRQ to entries, before the SRQ moves to the new ring: the host
+ * SRQ grows with it (it never shrinks). */
+enum pvo_status pvo_hv_srq_resize(struct pvo_vm *vm, struct pvo_srq *srq,
+				  uint32_t entries);
+/* Its doorbell rang: new receives go to the host SRQ (if it serves host
+ * QPs already). */
+void pvo_hv_srq_doorbell(struct pvo_vm *vm, struct pvo_srq *srq);
+
+/*
+ * A new user RC / UC / UD QP of a host-verbs VM (RC / UC: with no SRQ or
+ * one with a host SRQ; UD: no SRQ) (its rings
+ * mapped, its fields set): creates the host QP, sets qp->qpn to its
+ * number and the engine to the host-verbs one. PVO_STATUS_OK and nothing
+ * done for QPs that stay in software.
  */
 enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp);
 /*
  * Carries a checked modify to the host QP before the guest's QP takes it
  * (mask: PVO_QP_* bits but STATE; path: decoded AV if mask has AV). On
- * INIT -> RTR it picks the engine: software for a destination served by
- * this back-end, the host QP otherwise. An error status, with a log line
- * naming the host object, if the host refuses.
+ * INIT -> RTR of an RC / UC QP it picks the engine: software for a
+ * destination served by this back-end, the host QP otherwise; a UD QP
+ * follows the guest's from RESET -> INIT on. An error status, with a log
+ * line naming the host object, if the host refuses.
  */
 enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
 				 uint32_t mask, const struct pvo_qp_attr *a,

@@ -27,13 +27,45 @@ struct pvo_hv_wqe {
 	uint64_t wr_id;
 	uint8_t opcode; /* PVO_WR_* (send), 0 (receive) */
 	bool signaled;	/* send: the guest wants a CQE on success */
+	bool used;	/* SRQ slot: on the host */
+	/* UD receive: its first SGE (as the guest wrote it), where the
+	 * host put the GRH */
+	uint32_t lkey, length;
+	uint64_t addr;
+};
+
+/* What a host SRQ serves (hostverbs.h: pvo_hv_srq_create). */
+enum pvo_hv_srq_mode {
+	PVO_HV_SRQ_UNSET, /* no QP on it receives yet */
+	PVO_HV_SRQ_HOST,  /* host QPs: receives go to the host SRQ */
+	PVO_HV_SRQ_SW,	  /* software QPs: the engine reads the ring */
+};
+
+struct pvo_hv_srq {
+	struct ibv_srq *srq;
+	struct pvo_hv_device *dev;
+	enum pvo_hv_srq_mode mode;
+	/* guest ring indices before this one went to the host; the ring's
+	 * cons passes them as they complete (in any order) */
+	uint32_t posted;
+	/* host WQEs by host wr_id (a slot); free slots on a stack */
+	uint32_t slots, nfree;
+	struct pvo_hv_wqe *wqe;
+	uint32_t *free;
+	bool broken; /* the guest broke its ring: logged, nothing more taken */
 };
 
 struct pvo_hv_qp {
 	struct ibv_qp *qp;
 	struct pvo_hv_device *dev;
-	/* the host QP carries the guest QP's work (RTR to a remote peer);
-	 * false while the software engine does */
+	/* receive completions its receive CQ was grown for */
+	uint32_t rcq_need;
+	/* being destroyed: its host completions release SRQ WQEs and
+	 * write no CQE */
+	bool gone;
+	/* the host QP carries the guest QP's work (RC / UC: RTR to a
+	 * remote peer; UD: from INIT on); false while the software engine
+	 * does */
 	bool active;
 	/* guest ring indices handed to the host and, in the same order,
 	 * what each one's completion needs (host wr_id: the index) */
@@ -90,5 +122,17 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc);
 struct pvo_qp *pvo_hv_qp_by_host_qpn(struct pvo_hv_device *d, uint32_t qpn);
 /* An async event on a host QP. */
 void pvo_hv_qp_event(struct pvo_qp *qp, enum ibv_event_type type);
+
+/* hv_srq.c: host wr_ids of SRQ receives carry this bit (and the slot) */
+#define HV_WR_SRQ (1ull << 33)
+/* The guest WQE of a host SRQ completion (its slot freed, the SRQ's
+ * cons passed, the limit checked), or false if the wr_id names no WQE
+ * on the host (logged). *e is a copy. */
+bool pvo_hv_srq_take(struct pvo_vm *vm, struct pvo_srq *srq, uint64_t wr_id,
+		     struct pvo_hv_wqe *e);
+/* A QP on srq starts receiving: host (true) or software. False, logged,
+ * if the SRQ serves the other kind. A host SRQ then gets the receives
+ * waiting in the ring. */
+bool pvo_hv_srq_claim(struct pvo_qp *qp, bool host);
 
 #endif

@@ -2,31 +2,41 @@
 /*
  * Host QPs of host-verbs VMs and the engine that runs guest work on them.
  *
- * A guest RC / UC QP gets a host QP when it is created, so its QPN is the
- * host QP's number, the one remote peers address. The host QP stays in
- * RESET until the guest's INIT -> RTR names the destination: a GID this
- * back-end serves keeps the software engine (local transport), any other
- * takes the host QP through INIT and RTR, and from then on guest WQEs are
- * posted on it as the doorbell rings. Each posted WQE is signaled on the
- * host, its host wr_id is its guest ring index, and completions advance
- * the guest's ring cons in order before the guest CQE is written (the
- * device's ordering rules, pvo-device.h). Send WQEs are checked first
- * against the VM's own MRs; one that the host does not get (a bad SGE,
- * an operation the host QP does not carry) completes in its turn with
- * the status the software engine would give and moves the QP to error.
+ * A guest RC / UC / UD QP gets a host QP when it is created, so its QPN
+ * is the host QP's number, the one remote peers address. An RC / UC host
+ * QP stays in RESET until the guest's INIT -> RTR names the destination:
+ * a GID this back-end serves keeps the software engine (local transport),
+ * any other takes the host QP through INIT and RTR, and from then on
+ * guest WQEs are posted on it as the doorbell rings. A UD host QP follows
+ * the guest's from INIT on and carries all its work: its receives are the
+ * host's, so every datagram goes through the host device, to this
+ * back-end's VMs too (the device loops them back); the guest AH of a send
+ * becomes a host AH on first use, checked as a connection's destination.
+ * Each posted WQE is signaled on the host, its host wr_id is its guest
+ * ring index, and completions advance the guest's ring cons in order
+ * before the guest CQE is written (the device's ordering rules,
+ * pvo-device.h). Send WQEs are checked first against the VM's own MRs;
+ * one that the host does not get (a bad SGE, an operation the host QP
+ * does not carry, an AH it cannot use) completes in its turn with the
+ * status the software engine would give and moves the QP to error (UD:
+ * its send queue, SQE).
  */
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
 #include <glib.h>
 
+#include "ah.h"
 #include "cq.h"
+#include "dma.h"
 #include "engine.h"
 #include "event.h"
+#include "grh.h"
 #include "hv.h"
 #include "log.h"
 #include "mr.h"
 #include "qp.h"
+#include "srq.h"
 #include "transport.h"
 #include "vm.h"
 
@@ -48,6 +58,22 @@ static const char *devname(const struct pvo_qp *qp)
 	return qp->hv->dev->name;
 }
 
+static const char *type_name(unsigned int type)
+{
+	return type == PVO_QPT_RC ? "RC" : type == PVO_QPT_UC ? "UC" : "UD";
+}
+
+/* The host QP's state, or -1 if the device does not say. */
+static int host_state(struct pvo_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp->hv->qp, &a, IBV_QP_STATE, &init))
+		return -1;
+	return a.qp_state;
+}
+
 /* ---- creation ---- */
 
 static void host_qp_destroy(struct ibv_qp *q)
@@ -66,25 +92,37 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 	struct pvo_hv_qp *h;
 	unsigned int nstale = 0, i;
 	struct ibv_pd *pd;
+	uint32_t rq_need;
 
 	/* what stays in software (hostverbs.h) */
 	if (!d || qp->ctx == PVO_CTX_KERNEL ||
-	    (qp->type != PVO_QPT_RC && qp->type != PVO_QPT_UC) || qp->srq)
+	    (qp->type != PVO_QPT_RC && qp->type != PVO_QPT_UC &&
+	     qp->type != PVO_QPT_UD) ||
+	    (qp->srq && (!qp->srq->hv || qp->type == PVO_QPT_UD)))
 		return PVO_STATUS_OK;
+	/* its receive CQ takes the completions of its RQ or of any WQE of
+	 * its SRQ */
+	rq_need = qp->srq ? qp->srq->hv->slots : qp->rq.entries;
 	pd = pvo_hv_pd(vm, qp->pd);
 	ia.send_cq = pvo_hv_cq(vm, qp->scq);
 	ia.recv_cq = pvo_hv_cq(vm, qp->rcq);
 	if (!pd || !ia.send_cq || !ia.recv_cq)
 		return PVO_STATUS_ENOSPC;
-	ia.qp_type = qp->type == PVO_QPT_RC ? IBV_QPT_RC : IBV_QPT_UC;
+	ia.qp_type = qp->type == PVO_QPT_RC   ? IBV_QPT_RC
+		     : qp->type == PVO_QPT_UC ? IBV_QPT_UC
+					      : IBV_QPT_UD;
 	ia.cap.max_send_wr = qp->sq.entries;
-	ia.cap.max_recv_wr = qp->rq.entries;
 	ia.cap.max_send_sge = qp->max_send_sge ? qp->max_send_sge : 1;
-	ia.cap.max_recv_sge = qp->max_recv_sge ? qp->max_recv_sge : 1;
 	ia.cap.max_inline_data = qp->max_inline;
+	if (qp->srq) {
+		ia.srq = qp->srq->hv->srq;
+	} else {
+		ia.cap.max_recv_wr = qp->rq.entries;
+		ia.cap.max_recv_sge = qp->max_recv_sge ? qp->max_recv_sge : 1;
+	}
 	if (!pvo_hv_cq_grow(vm, qp->scq, qp->sq.entries))
 		return PVO_STATUS_ENOSPC;
-	if (!pvo_hv_cq_grow(vm, qp->rcq, qp->rq.entries)) {
+	if (!pvo_hv_cq_grow(vm, qp->rcq, rq_need)) {
 		qp->scq->hv->need -= qp->sq.entries;
 		return PVO_STATUS_ENOSPC;
 	}
@@ -103,14 +141,14 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 		pvo_vm_warn(vm,
 			    "hostverbs: %s: %s QP (%u send, %u receive WQEs): "
 			    "%s",
-			    d->name, qp->type == PVO_QPT_RC ? "RC" : "UC",
-			    qp->sq.entries, qp->rq.entries,
+			    d->name, type_name(qp->type), qp->sq.entries,
+			    qp->rq.entries,
 			    h->qp ? "no free QP number" : g_strerror(errno));
 		if (h->qp)
 			host_qp_destroy(h->qp);
 		g_free(h);
 		qp->scq->hv->need -= qp->sq.entries;
-		qp->rcq->hv->need -= qp->rq.entries;
+		qp->rcq->hv->need -= rq_need;
 		return PVO_STATUS_ENOSPC;
 	}
 	h->sq = g_new0(struct pvo_hv_wqe, qp->sq.entries);
@@ -119,6 +157,7 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 	h->sq_posted = qp->req.cons;
 	h->rq_posted = qp->resp.rq_cons;
 	h->dev = d;
+	h->rcq_need = rq_need;
 	qp->hv = h;
 	qp->qpn = h->qp->qp_num;
 	qp->engine = &pvo_engine_hostverbs;
@@ -132,18 +171,20 @@ void pvo_hv_qp_free(struct pvo_qp *qp)
 
 	if (!h)
 		return;
-	g_hash_table_remove(h->dev->by_qpn, GUINT_TO_POINTER(h->qp->qp_num));
 	host_qp_destroy(h->qp);
-	/* Its completions still in CQs that stay are dropped now (no QP has
-	 * its number): a new host QP may soon get the same number. A VM that
-	 * went frees its CQs next. */
+	/* Its completions still in CQs that stay are taken now, while it
+	 * still has its number, and write no CQE (h->gone): a new host QP
+	 * may soon get the same number, and the WQEs of an SRQ it took are
+	 * consumed. A VM that went frees its CQs next. */
+	h->gone = true;
 	if (qp->vm->connected) {
 		pvo_hv_cq_poll(qp->scq);
 		if (qp->rcq != qp->scq)
 			pvo_hv_cq_poll(qp->rcq);
 	}
+	g_hash_table_remove(h->dev->by_qpn, GUINT_TO_POINTER(qp->qpn));
 	qp->scq->hv->need -= qp->sq.entries;
-	qp->rcq->hv->need -= qp->rq.entries;
+	qp->rcq->hv->need -= h->rcq_need;
 	g_free(h->sq);
 	g_free(h->rq);
 	g_free(h);
@@ -162,6 +203,8 @@ uint32_t pvo_hv_objects(const struct pvo_vm *vm)
 	COUNT(mrs, struct pvo_mr);
 	COUNT(cqs, struct pvo_cq);
 	COUNT(pds, struct pvo_pd);
+	COUNT(srqs, struct pvo_srq);
+	COUNT(ahs, struct pvo_ah);
 #undef COUNT
 	return n;
 }
@@ -264,6 +307,57 @@ static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
 	return st;
 }
 
+/* A UD host QP to INIT with the guest's Q_Key: from then on it carries
+ * the guest QP's work. */
+static enum pvo_status ud_init(struct pvo_qp *qp, const struct pvo_qp_attr *ga)
+{
+	struct ibv_qp_attr a = {0};
+
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = qp->hv->dev->port;
+	a.qkey = le32toh(ga->qkey);
+	return host_modify(qp, &a,
+			   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			       IBV_QP_QKEY,
+			   "INIT");
+}
+
+/*
+ * The host AH of a guest AH for a send of qp (same PD), made on first use
+ * with the destination and source GID checked as a connection's
+ * (host_av). NULL if that fails: the AH is then refused for good (logged
+ * once), so a guest cannot make the back-end ask the host again and
+ * again for an address nobody answers.
+ */
+static struct ibv_ah *host_ah(struct pvo_qp *qp, struct pvo_ah *ah)
+{
+	struct ibv_ah_attr a = {0};
+	struct ibv_pd *pd = qp->pd->hv; /* the host QP's */
+
+	if (ah->hv || ah->hv_refused)
+		return ah->hv;
+	if (!host_av(qp, &ah->path, &a)) {
+		ah->hv = ibv_create_ah(pd, &a);
+		if (!ah->hv)
+			pvo_vm_warn(qp->vm,
+				    "hostverbs: %s QP 0x%x: AH 0x%x: "
+				    "ibv_create_ah: %s",
+				    devname(qp), qp->qpn, ah->handle,
+				    g_strerror(errno));
+	}
+	ah->hv_refused = !ah->hv;
+	return ah->hv;
+}
+
+void pvo_hv_ah_free(struct pvo_ah *ah)
+{
+	if (ah->hv && ibv_destroy_ah(ah->hv))
+		pvo_log(NULL, "hostverbs: ibv_destroy_ah: %s",
+			g_strerror(errno));
+	ah->hv = NULL;
+}
+
 /* A modify of an active host QP: the guest's attributes, as they are
  * the host's (PVO_QP_* are IBV_QP_* bits, PVO_QPS_* IBV_QPS_*). */
 static enum pvo_status pass_modify(struct pvo_qp *qp, unsigned int next,
@@ -286,6 +380,7 @@ static enum pvo_status pass_modify(struct pvo_qp *qp, unsigned int next,
 	a.max_dest_rd_atomic = ga->max_dest_rd_atomic;
 	a.en_sqd_async_notify = ga->en_sqd_async_notify;
 	a.path_mtu = path_mtu(qp, le32toh(ga->path_mtu));
+	a.qkey = le32toh(ga->qkey);
 	if (mask & PVO_QP_AV) {
 		st = host_av(qp, path, &a.ah_attr);
 		if (st)
@@ -295,7 +390,11 @@ static enum pvo_status pass_modify(struct pvo_qp *qp, unsigned int next,
 		PVO_QP_TIMEOUT | PVO_QP_RETRY_CNT | PVO_QP_RNR_RETRY |
 		PVO_QP_SQ_PSN | PVO_QP_MAX_QP_RD_ATOMIC | PVO_QP_MIN_RNR_TIMER |
 		PVO_QP_MAX_DEST_RD_ATOMIC | PVO_QP_EN_SQD_ASYNC_NOTIFY |
-		PVO_QP_CUR_STATE;
+		PVO_QP_CUR_STATE | PVO_QP_QKEY;
+	/* a UD guest QP may be in SQE alone (a send the back-end refused):
+	 * the host knows its own state */
+	if (qp->type == PVO_QPT_UD)
+		mask &= ~PVO_QP_CUR_STATE;
 	if (mask & PVO_QP_CUR_STATE)
 		a.cur_qp_state = qp->state;
 	return host_modify(qp, &a, (int)(mask | IBV_QP_STATE),
@@ -310,8 +409,14 @@ enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
 	struct ibv_qp_attr r = {.qp_state = IBV_QPS_RESET};
 	enum pvo_status st;
 
-	if (!h)
+	if (!h) {
+		/* a software QP on a host-verbs SRQ (UD): receives from its
+		 * INIT on */
+		if (qp->srq && qp->state == PVO_QPS_RESET &&
+		    next == PVO_QPS_INIT && !pvo_hv_srq_claim(qp, false))
+			return PVO_STATUS_EINVAL;
 		return PVO_STATUS_OK;
+	}
 	if (next == PVO_QPS_RESET) {
 		if (h->active && ibv_modify_qp(h->qp, &r, IBV_QP_STATE))
 			return PVO_STATUS_EINVAL;
@@ -320,15 +425,37 @@ enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
 		qp->engine = &pvo_engine_hostverbs;
 		return PVO_STATUS_OK;
 	}
-	if (qp->state == PVO_QPS_INIT && next == PVO_QPS_RTR) {
-		if (pvo_served_by_gid(qp->vm->cfg->tenant->vni, path->dgid)) {
+	if (qp->type == PVO_QPT_UD && qp->state == PVO_QPS_RESET &&
+	    next == PVO_QPS_INIT) {
+		st = ud_init(qp, a);
+		if (!st)
+			h->active = true;
+		return st;
+	}
+	if (qp->type != PVO_QPT_UD && qp->state == PVO_QPS_INIT &&
+	    next == PVO_QPS_RTR) {
+		bool local =
+		    pvo_served_by_gid(qp->vm->cfg->tenant->vni, path->dgid);
+
+		/* an SRQ serves host QPs or software ones (hostverbs.h) */
+		if (qp->srq && qp->srq->hv &&
+		    ((qp->srq->hv->mode == PVO_HV_SRQ_HOST && local) ||
+		     (qp->srq->hv->mode == PVO_HV_SRQ_SW && !local))) {
+			pvo_hv_srq_claim(qp, !local); /* logs why */
+			return PVO_STATUS_EINVAL;
+		}
+		if (local) {
 			/* same host: the local transport copies */
+			pvo_hv_srq_claim(qp, false);
 			qp->engine = &pvo_engine_sw;
 			return PVO_STATUS_OK;
 		}
 		st = connect_host(qp, mask, a, path);
-		if (!st)
+		if (!st) {
 			h->active = true;
+			/* the SRQ's waiting receives go to the host */
+			pvo_hv_srq_claim(qp, true);
+		}
 		return st;
 	}
 	if (!h->active)
@@ -400,6 +527,31 @@ static enum pvo_wc_status check_sges(struct pvo_qp *qp, struct ibv_sge *s,
 	return PVO_WC_SUCCESS;
 }
 
+/* A UD send's destination: the guest AH (of the QP's PD) as a host AH,
+ * the remote QPN and Q_Key; the statuses the software engine gives. */
+static enum pvo_wc_status ud_dest(struct pvo_qp *qp,
+				  const struct pvo_send_wqe *w,
+				  struct ibv_send_wr *wr, uint64_t len)
+{
+	struct pvo_ah *ah =
+	    pvo_table_get(&qp->vm->ahs, le32toh(w->u.ud.ah), qp->ctx);
+	uint32_t qkey = le32toh(w->u.ud.remote_qkey);
+	uint32_t mtu = 128u << qp->hv->dev->port_attr.active_mtu;
+
+	if (!ah || ah->pd != qp->pd)
+		return PVO_WC_LOC_QP_OP_ERR;
+	/* one packet: of the guest's port and of the host's */
+	if (len > MIN(pvo_qp_mtu_bytes(qp), mtu))
+		return PVO_WC_LOC_LEN_ERR;
+	wr->wr.ud.ah = host_ah(qp, ah);
+	if (!wr->wr.ud.ah)
+		return PVO_WC_LOC_QP_OP_ERR;
+	wr->wr.ud.remote_qpn = le32toh(w->u.ud.remote_qpn) & PVO_QPN_MAX;
+	/* IB: a Q_Key with the high bit set stands for the QP's own */
+	wr->wr.ud.remote_qkey = (qkey & 0x80000000u) ? qp->attr.qkey : qkey;
+	return PVO_WC_SUCCESS;
+}
+
 /* The send WQE in buf as a host work request: PVO_WC_SUCCESS, or the
  * status it completes with without reaching the host. */
 static enum pvo_wc_status send_wr(struct pvo_qp *qp, const uint8_t *buf,
@@ -431,6 +583,8 @@ static enum pvo_wc_status send_wr(struct pvo_qp *qp, const uint8_t *buf,
 		break;
 	case PVO_WR_RDMA_WRITE:
 	case PVO_WR_RDMA_WRITE_WITH_IMM:
+		if (qp->type == PVO_QPT_UD)
+			return PVO_WC_LOC_QP_OP_ERR;
 		wr->opcode = w->opcode == PVO_WR_RDMA_WRITE
 				 ? IBV_WR_RDMA_WRITE
 				 : IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -485,6 +639,8 @@ static enum pvo_wc_status send_wr(struct pvo_qp *qp, const uint8_t *buf,
 	}
 	if (len > qp->hv->dev->port_attr.max_msg_sz)
 		return PVO_WC_LOC_LEN_ERR;
+	if (qp->type == PVO_QPT_UD)
+		return ud_dest(qp, w, wr, len);
 	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
 		return len == 8 ? PVO_WC_SUCCESS : PVO_WC_LOC_LEN_ERR;
@@ -516,15 +672,19 @@ static void ring_broken(struct pvo_qp *qp, const char *which)
 static void post_rq(struct pvo_qp *qp)
 {
 	struct pvo_hv_qp *h = qp->hv;
-	int64_t n = published(qp, &qp->rq, qp->resp.rq_cons, h->rq_posted);
+	int64_t n;
 	uint8_t buf[sizeof(struct pvo_recv_wqe) +
 		    PVO_DEV_MAX_SGE * sizeof(struct pvo_sge)]
 	    __attribute__((aligned(8)));
 	const struct pvo_recv_wqe *w = (const void *)buf;
-	struct ibv_sge sge[PVO_DEV_MAX_SGE];
+	struct ibv_sge sge[PVO_DEV_MAX_SGE] = {{0}};
 	struct ibv_recv_wr wr, *bad;
+	struct pvo_hv_wqe *e;
 	int err;
 
+	if (qp->srq)
+		return; /* the SRQ's doorbell posts its receives */
+	n = published(qp, &qp->rq, qp->resp.rq_cons, h->rq_posted);
 	if (n < 0) {
 		ring_broken(qp, "RQ");
 		return;
@@ -545,7 +705,11 @@ static void post_rq(struct pvo_qp *qp)
 		wr.wr_id = h->rq_posted | HV_WR_RECV;
 		wr.sg_list = sge;
 		wr.num_sge = w->num_sge;
-		h->rq[h->rq_posted & (qp->rq.entries - 1)].wr_id = w->wr_id;
+		e = &h->rq[h->rq_posted & (qp->rq.entries - 1)];
+		e->wr_id = w->wr_id;
+		e->length = w->num_sge ? sge[0].length : 0;
+		e->addr = sge[0].addr;
+		e->lkey = sge[0].lkey;
 		err = ibv_post_recv(h->qp, &wr, &bad);
 		if (err) {
 			pvo_vm_warn(qp->vm,
@@ -582,9 +746,13 @@ static void complete_stuck(struct pvo_qp *qp)
 	c.wr_id = e->wr_id;
 	c.opcode = pvo_wc_opcode_of(e->opcode);
 	put_cqe(qp, qp->scq, &c);
-	/* a WQE that is not guest RAM: the QP is broken, as in software */
-	pvo_qp_set_error(qp, c.status == PVO_WC_FATAL_ERR ? PVO_EV_QP_FATAL : 0,
-			 false);
+	/* a WQE that is not guest RAM: the QP is broken, as in software;
+	 * otherwise a UD QP's send queue alone goes to error (SQE), as in
+	 * software, and the host QP goes on receiving */
+	if (c.status == PVO_WC_FATAL_ERR)
+		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+	else
+		pvo_qp_set_error(qp, 0, qp->type == PVO_QPT_UD);
 }
 
 /* Send WQEs handed to the host in one ibv_post_send. */
@@ -700,13 +868,15 @@ static uint8_t status_of(enum ibv_wc_status s)
  * back-end flushes the rest itself, in ring order, whether the host holds
  * them or never saw them (a host device need not flush its receive queue
  * promptly; rdma_rxe of Linux 6.1 does not). Host completions that come
- * later for flushed WQEs are dropped (pvo_hv_qp_complete).
+ * later for flushed WQEs are dropped (pvo_hv_qp_complete). In SQE (UD)
+ * the same goes for the send queue alone.
  */
 static void flush_rest(struct pvo_qp *qp)
 {
 	struct pvo_hv_qp *h = qp->hv;
 
-	if (qp->state != PVO_QPS_ERR || h->flushing)
+	if ((qp->state != PVO_QPS_ERR && qp->state != PVO_QPS_SQE) ||
+	    h->flushing)
 		return;
 	h->flushing = true;
 	pvo_hv_cq_poll(qp->scq);
@@ -716,8 +886,101 @@ static void flush_rest(struct pvo_qp *qp)
 	h->stuck = 0;
 	pvo_qp_flush_sq(qp);
 	h->sq_posted = qp->req.cons;
+	if (qp->state != PVO_QPS_ERR)
+		return; /* SQE: the receive queue works on */
 	pvo_qp_flush_rq(qp);
 	h->rq_posted = qp->resp.rq_cons;
+}
+
+/*
+ * The network header of a UD receive, told as rdma-core's
+ * ibv_init_ah_from_wc tells it: IPv4 if the last 20 bytes of the GRH are
+ * an IPv4 header with a valid checksum, IPv6 otherwise. Read where the
+ * host put the GRH, the start of the WQE's first SGE (checked as any
+ * SGE); IPv4, the tenant network's, if that SGE cannot hold it.
+ */
+static uint8_t ud_net_type(struct pvo_qp *qp, const struct pvo_hv_wqe *e)
+{
+	struct pvo_sge g = {.addr = htole64(e->addr),
+			    .length = htole32(PVO_GRH_LEN),
+			    .lkey = htole32(e->lkey)};
+	uint8_t grh[PVO_GRH_LEN];
+	struct pvo_dma src, dst;
+
+	if (e->length < PVO_GRH_LEN)
+		return PVO_NET_IPV4;
+	pvo_dma_init(&src, qp->vm);
+	pvo_dma_init(&dst, NULL);
+	if (pvo_dma_from_sges(&src, qp->vm, qp->pd, false,
+			      PVO_ACCESS_LOCAL_WRITE, &g, 1) ||
+	    !pvo_dma_add(&dst, PVO_DMA_HOST, NULL, 0, grh, sizeof(grh)) ||
+	    !pvo_dma_copy(&dst, &src, sizeof(grh)))
+		return PVO_NET_IPV4;
+	if (grh[20] == 0x45 && pvo_ipv4_csum(grh + 20) == 0)
+		return PVO_NET_IPV4;
+	return (grh[0] >> 4) == 6 ? PVO_NET_IPV6 : PVO_NET_IPV4;
+}
+
+/* A UD QP's error completion: what follows is the host QP's state. A
+ * receive that failed leaves a working QP working (the software engine's
+ * rule too); a device that moved to SQE takes the guest's there. */
+static void ud_error(struct pvo_qp *qp, bool recv)
+{
+	int st = host_state(qp);
+
+	if (st == IBV_QPS_SQE)
+		pvo_qp_set_error(qp, 0, true);
+	else if (!recv ||
+		 (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD))
+		pvo_qp_set_error(qp, 0, false);
+}
+
+/* The receive CQE of the guest WQE e (its wr_id and first SGE). */
+static void recv_cqe(struct pvo_qp *qp, const struct ibv_wc *wc,
+		     const struct pvo_hv_wqe *e, struct pvo_cqe *c)
+{
+	c->wr_id = e->wr_id;
+	c->opcode = PVO_WC_RECV;
+	/* a host completion does not say whether the SEND was solicited: a
+	 * CQ armed for solicited events wakes for every receive rather than
+	 * miss one */
+	c->flags = PVO_WC_F_SOLICITED;
+	if (wc->status != IBV_WC_SUCCESS)
+		return;
+	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
+		c->opcode = PVO_WC_RECV_RDMA_WITH_IMM;
+	c->byte_len = htole32(wc->byte_len);
+	if (wc->wc_flags & IBV_WC_WITH_IMM) {
+		c->flags |= PVO_WC_F_IMM;
+		c->imm_data = wc->imm_data;
+	}
+	c->src_qp = htole32(wc->src_qp);
+	if (qp->type == PVO_QPT_UD) {
+		/* RoCE: the GRH leads every UD buffer */
+		c->flags |= PVO_WC_F_GRH;
+		c->network_hdr_type = ud_net_type(qp, e);
+		c->sl = wc->sl;
+	}
+}
+
+/* A receive from the QP's SRQ: its WQE is consumed whatever became of
+ * the QP; the CQE goes to the QP's receive CQ while the QP is there. */
+static void srq_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
+{
+	struct pvo_cqe c = {0};
+	struct pvo_hv_wqe e;
+
+	if (!qp->srq || !pvo_hv_srq_take(qp->vm, qp->srq, wc->wr_id, &e) ||
+	    qp->hv->gone)
+		return;
+	c.status = status_of(wc->status);
+	c.vendor_err = htole32(wc->vendor_err);
+	recv_cqe(qp, wc, &e, &c);
+	put_cqe(qp, qp->rcq, &c);
+	if (wc->status != IBV_WC_SUCCESS && qp->state != PVO_QPS_ERR)
+		pvo_qp_set_error(qp, 0, false);
+	else
+		flush_rest(qp);
 }
 
 void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
@@ -730,8 +993,13 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 	uint32_t cons = recv ? qp->resp.rq_cons : qp->req.cons;
 	uint32_t entries = recv ? qp->rq.entries : qp->sq.entries;
 
-	/* a WQE the back-end flushed already (flush_rest) */
-	if (cons - (uint32_t)wc->wr_id - 1 < entries)
+	if (wc->wr_id & HV_WR_SRQ) {
+		srq_complete(qp, wc);
+		return;
+	}
+	/* a WQE the back-end flushed already (flush_rest), or a QP being
+	 * destroyed */
+	if (cons - (uint32_t)wc->wr_id - 1 < entries || h->gone)
 		return;
 	if ((uint32_t)wc->wr_id != cons) {
 		pvo_vm_warn(qp->vm,
@@ -748,22 +1016,7 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 		qp->resp.rq_cons++;
 		pvo_ring_store(qp->vm, &qp->rq, PVO_RING_CONS,
 			       qp->resp.rq_cons);
-		c.wr_id = e->wr_id;
-		c.opcode = PVO_WC_RECV;
-		/* a host completion does not say whether the SEND was
-		 * solicited: a CQ armed for solicited events wakes for
-		 * every receive rather than miss one */
-		c.flags = PVO_WC_F_SOLICITED;
-		if (wc->status == IBV_WC_SUCCESS) {
-			if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
-				c.opcode = PVO_WC_RECV_RDMA_WITH_IMM;
-			c.byte_len = htole32(wc->byte_len);
-			if (wc->wc_flags & IBV_WC_WITH_IMM) {
-				c.flags |= PVO_WC_F_IMM;
-				c.imm_data = wc->imm_data;
-			}
-			c.src_qp = htole32(wc->src_qp);
-		}
+		recv_cqe(qp, wc, e, &c);
 		put_cqe(qp, qp->rcq, &c);
 	} else {
 		e = &h->sq[qp->req.cons & (qp->sq.entries - 1)];
@@ -782,25 +1035,30 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 	}
 	/* an error completion: the host QP is in error, and so is the
 	 * guest's (flushes complete the rest) */
-	if (wc->status != IBV_WC_SUCCESS && qp->state != PVO_QPS_ERR)
-		pvo_qp_set_error(qp, 0, false);
-	else
+	if (wc->status != IBV_WC_SUCCESS && qp->state != PVO_QPS_ERR) {
+		if (qp->type == PVO_QPT_UD)
+			ud_error(qp, recv);
+		else
+			pvo_qp_set_error(qp, 0, false);
+	} else {
 		flush_rest(qp);
+	}
 }
 
 void pvo_hv_qp_sync_state(struct pvo_qp *qp)
 {
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr a;
+	int st;
 
 	if (!qp->hv || !qp->hv->active || qp->state == PVO_QPS_ERR ||
 	    qp->engine != &pvo_engine_hostverbs)
 		return;
 	/* the responder's errors move the host QP to error with no
 	 * completion on this side */
-	if (!ibv_query_qp(qp->hv->qp, &a, IBV_QP_STATE, &init) &&
-	    a.qp_state == IBV_QPS_ERR)
+	st = host_state(qp);
+	if (st == IBV_QPS_ERR)
 		pvo_qp_set_error(qp, 0, false);
+	else if (st == IBV_QPS_SQE && qp->state != PVO_QPS_SQE)
+		pvo_qp_set_error(qp, 0, true);
 }
 
 void pvo_hv_qp_event(struct pvo_qp *qp, enum ibv_event_type type)
@@ -866,6 +1124,11 @@ static void hv_doorbell(struct pvo_qp *qp)
 	case PVO_QPS_ERR:
 		flush_rest(qp);
 		break;
+	case PVO_QPS_SQE:
+		/* receives go on; sends are flushed */
+		post_rq(qp);
+		flush_rest(qp);
+		break;
 	case PVO_QPS_RTR:
 	case PVO_QPS_RTS:
 	case PVO_QPS_SQD:
@@ -885,8 +1148,9 @@ static void hv_flush(struct pvo_qp *qp, bool rq_too)
 	struct pvo_hv_qp *h = qp->hv;
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
 
-	/* the host flushes what it holds; the rest follows it */
-	if (h->active)
+	/* the host flushes what it holds; the rest follows it (SQE: the
+	 * host QP goes on receiving, the back-end flushes the sends) */
+	if (h->active && rq_too)
 		ibv_modify_qp(h->qp, &a, IBV_QP_STATE);
 	flush_rest(qp);
 }
