@@ -187,10 +187,10 @@ static void ud_recover(struct ud_pair *u, uint64_t wr_id, uint32_t seed,
  * the sender (the AH stays refused); nothing moves. */
 static void ud_outside(struct ud_pair *u)
 {
-	uint64_t sum = buf_sum(&B.buf);
 	struct sim_peer peer;
 	struct pvo_av av;
 	struct sim_wr w;
+	uint64_t sum;
 	uint32_t ah;
 	int st;
 
@@ -203,6 +203,7 @@ static void ud_outside(struct ud_pair *u)
 	prepare_dst(&B.buf, 8192 + 100, 40 + 600);
 	post_recv1(&u->b, &B, 0x9210, 8192 + 100, 40 + 600);
 	fill_pattern(&A.buf, 4096, 300, 7020);
+	sum = buf_sum(&B.buf);
 	w = ud_wr(0x9310, ah, u->b.qpn, QKEY, 4096, 300);
 	post1(&u->a, &w);
 	expect_cqe(&A.scq, 0x9310, PVO_WC_SEND, PVO_WC_LOC_QP_OP_ERR,

@@ -67,7 +67,7 @@ static const char *const vm_names_host1[] = {"a", "c", "q", NULL};
  * T_DATAPATH_HOSTVERBS=DEV:NETDEV (with the overlay's two hosts): tenant
  * blue has transport = hostverbs on the host RDMA device DEV, its VMs'
  * GIDs those of NETDEV (which must hold 10.0.0.1/24 and 10.0.0.2/24):
- * a <-> b RC and UC QPs ride host QPs of DEV. Run where DEV exists
+ * a <-> b RC and UC QPs and blue's UD QPs ride host QPs of DEV. Run where DEV exists
  * (tests/vm/t-hostverbs-datapath: a TCG guest with rdma_rxe).
  */
 char hv_dev[64], hv_netdev[16];
