@@ -15,7 +15,8 @@
  * buffer fills, receives, completions, byte checks) and prints the TAP.
  *
  * Cases (T_XHOST_CASES, comma separated; default all but the cross-tenant
- * and benchmark ones): send, write, read, atomic, uc, ud, errors, rnr;
+ * and benchmark ones): send, write, read, atomic, uc, ud, srq, errors,
+ * rnr;
  * cross (the client's tenant is not the server's: nothing may cross);
  * bench (WRITE bandwidth and SEND half round trip, printed as
  * "# bench: ..." lines for bench/hostverbs.py).
@@ -94,12 +95,15 @@ struct ep {
 	struct sim_buf buf;
 	struct sim_mr mr[NREGIONS];
 	uint32_t ah; /* UD: the AH to the peer, 0 if none */
+	struct sim_srq srq;
+	bool has_srq;
 	/* plain */
 	struct ibv_context *ibv;
 	struct ibv_pd *ipd;
 	struct ibv_cq *icq;
 	struct ibv_mr *imr[NREGIONS];
 	struct ibv_ah *iah;
+	struct ibv_srq *isrq;
 	uint8_t *mem;
 };
 
@@ -322,6 +326,8 @@ static void close_ep(void)
 	if (me.plain) {
 		if (me.iah)
 			ibv_destroy_ah(me.iah);
+		if (me.isrq)
+			ibv_destroy_srq(me.isrq);
 		for (i = 0; i < NREGIONS; i++)
 			ibv_dereg_mr(me.imr[i]);
 		ibv_destroy_cq(me.icq);
@@ -330,6 +336,8 @@ static void close_ep(void)
 		free(me.mem);
 		return;
 	}
+	if (me.has_srq)
+		sim_destroy_srq(&me.srq);
 	for (i = 0; i < NREGIONS; i++)
 		sim_dereg_mr(&me.mr[i]);
 	sim_vm_close(me.vm);
@@ -355,9 +363,27 @@ static void qp_destroy(void)
 	qp.qpn = 0;
 }
 
-static int qp_create(uint8_t type)
+/* The end's SRQ (made once, kept until the end). */
+static int srq_create(void)
+{
+	if (me.plain) {
+		struct ibv_srq_init_attr a = {
+		    .attr = {.max_wr = 64, .max_sge = 2}};
+
+		if (!me.isrq)
+			me.isrq = ibv_create_srq(me.ipd, &a);
+		return me.isrq ? 0 : -errno;
+	}
+	if (!me.has_srq && sim_create_srq(&me.pd, 64, 2, 0, &me.srq) == 0)
+		me.has_srq = true;
+	return me.has_srq ? 0 : -EIO;
+}
+
+static int qp_create(uint8_t type, bool srq)
 {
 	qp_destroy();
+	if (srq && srq_create())
+		return -EIO;
 	qp.type = type;
 	qp.psn = (uint32_t)(rand() & 0xffffff);
 	if (me.plain) {
@@ -368,6 +394,7 @@ static int qp_create(uint8_t type)
 			    .max_recv_wr = 64,
 			    .max_send_sge = 2,
 			    .max_recv_sge = 2},
+		    .srq = srq ? me.isrq : NULL,
 		    .qp_type = type == PVO_QPT_RC   ? IBV_QPT_RC
 			       : type == PVO_QPT_UC ? IBV_QPT_UC
 						    : IBV_QPT_UD};
@@ -383,7 +410,8 @@ static int qp_create(uint8_t type)
 					 .sq_entries = 64,
 					 .rq_entries = 64,
 					 .max_send_sge = 2,
-					 .max_recv_sge = 2};
+					 .max_recv_sge = 2,
+					 .srq = srq ? &me.srq : NULL};
 		int st = sim_create_qp(&me.pd, &qi, &qp.sim);
 
 		if (st != PVO_STATUS_OK)
@@ -396,7 +424,11 @@ static int qp_create(uint8_t type)
 /* Connection knobs a case may change (0: defaults). */
 struct knobs {
 	uint8_t retry_cnt, rnr_retry, min_rnr_timer;
+	bool server_srq; /* the server's QP takes its receives from its SRQ */
 };
+
+/* In a QP request's type: the server's QP is on its SRQ. */
+#define XQP_SRQ 0x100
 
 static int plain_connect(const uint8_t gid[16], uint32_t rqpn, uint32_t rpsn,
 			 const struct knobs *k)
@@ -498,7 +530,8 @@ struct xsge {
 	enum region r;
 };
 
-static int post_recv(uint64_t wr_id, const struct xsge *s, unsigned int n)
+static int post_recv_to(bool srq, uint64_t wr_id, const struct xsge *s,
+			unsigned int n)
 {
 	unsigned int i;
 
@@ -512,15 +545,22 @@ static int post_recv(uint64_t wr_id, const struct xsge *s, unsigned int n)
 		for (i = 0; i < n && i < 2; i++)
 			g[i] = (struct ibv_sge){me.base + s[i].off, s[i].len,
 						me.imr[s[i].r]->lkey};
-		return -ibv_post_recv(qp.ibv, &w, &bad);
+		return srq ? -ibv_post_srq_recv(me.isrq, &w, &bad)
+			   : -ibv_post_recv(qp.ibv, &w, &bad);
 	} else {
 		struct sim_sge g[2];
 
 		for (i = 0; i < n && i < 2; i++)
 			g[i] = (struct sim_sge){me.base + s[i].off, s[i].len,
 						me.key[s[i].r]};
-		return sim_post_recv(&qp.sim, wr_id, g, n);
+		return srq ? sim_post_srq_recv(&me.srq, wr_id, g, n)
+			   : sim_post_recv(&qp.sim, wr_id, g, n);
 	}
+}
+
+static int post_recv(uint64_t wr_id, const struct xsge *s, unsigned int n)
+{
+	return post_recv_to(false, wr_id, s, n);
 }
 
 /* A send WR; addresses in sge[] are buffer offsets, lkeys region numbers
@@ -801,9 +841,10 @@ static void serve(void)
 		if (n < 1)
 			lost("empty request");
 		if (!strcmp(w, "QP") && n == 5) {
-			/* type, client QPN, client PSN, rnr timer */
+			/* type (| XQP_SRQ), client QPN, client PSN, rnr
+			 * timer */
 			struct knobs k = {.min_rnr_timer = (uint8_t)d};
-			int st = qp_create((uint8_t)a);
+			int st = qp_create((uint8_t)a, a & XQP_SRQ);
 
 			if (!st)
 				st = qp_connect(peer.gid, (uint32_t)b,
@@ -818,11 +859,13 @@ static void serve(void)
 
 			say("CHECK %llx %llx", (unsigned long long)bad,
 			    (unsigned long long)first);
-		} else if (!strcmp(w, "RECV") && n == 5 && in_buf(b, c) &&
-			   d < NREGIONS) {
+		} else if (!strcmp(w, "SRQ") && n == 1) {
+			say("SRQ %d", srq_create());
+		} else if ((!strcmp(w, "RECV") || !strcmp(w, "SRECV")) &&
+			   n == 5 && in_buf(b, c) && d < NREGIONS) {
 			struct xsge s = {b, (uint32_t)c, (enum region)d};
 
-			say("RECV %d", post_recv(a, &s, 1));
+			say("RECV %d", post_recv_to(w[0] == 'S', a, &s, 1));
 		} else if (!strcmp(w, "WC") && n == 2) {
 			/* the next completion within a ms, or none */
 			if (poll_wc(&x, 1, (int)a) == 1)
@@ -896,15 +939,21 @@ static unsigned long long remote_check(uint64_t off, uint64_t len,
 	return bad;
 }
 
-static int remote_recv(uint64_t wr_id, uint64_t off, uint32_t len,
-		       enum region r)
+static int remote_recv_to(bool srq, uint64_t wr_id, uint64_t off, uint32_t len,
+			  enum region r)
 {
 	int st = -1;
 
-	say("RECV %llx %llx %x %x", (unsigned long long)wr_id,
-	    (unsigned long long)off, len, r);
+	say("%s %llx %llx %x %x", srq ? "SRECV" : "RECV",
+	    (unsigned long long)wr_id, (unsigned long long)off, len, r);
 	sscanf(hear(), "RECV %d", &st);
 	return st;
+}
+
+static int remote_recv(uint64_t wr_id, uint64_t off, uint32_t len,
+		       enum region r)
+{
+	return remote_recv_to(false, wr_id, off, len, r);
 }
 
 /* The server's next completion within @ms; false if none. */
@@ -933,14 +982,15 @@ static uint64_t remote_u64(uint64_t off)
 /* A fresh QP of @type at both ends, connected to each other. */
 static bool pair(uint8_t type, const struct knobs *k)
 {
-	int st = qp_create(type), rst = -1;
+	int st = qp_create(type, false), rst = -1;
 	unsigned int rqpn = 0, rpsn = 0;
 
 	if (st) {
 		tap_diag("creating the local QP: %d", st);
 		return false;
 	}
-	say("QP %x %x %x %x", type, qp.qpn, qp.psn, k->min_rnr_timer);
+	say("QP %x %x %x %x", type | (k->server_srq ? XQP_SRQ : 0), qp.qpn,
+	    qp.psn, k->min_rnr_timer);
 	if (sscanf(hear(), "QP %d %x %x", &rst, &rqpn, &rpsn) != 3 || rst) {
 		tap_diag("the server's QP: %d", rst);
 		return false;
@@ -1241,6 +1291,78 @@ static void case_ud(void)
 	       bad);
 }
 
+/*
+ * SENDs into the server's SRQ, which got its receives before any QP
+ * used it: two QPs one after the other take them in order from the one
+ * queue, each payload checked.
+ */
+static void case_srq(uint8_t type)
+{
+	static const uint32_t sizes[] = {1, 4097, 30000, 200};
+	const struct knobs k = {.server_srq = true};
+	unsigned long long bad = 0;
+	unsigned int i, wrong = 0, round;
+	int st = -1;
+
+	say("SRQ");
+	sscanf(hear(), "SRQ %d", &st);
+	if (!tap_ok(st == 0, "%s: the server has an SRQ", qpt_name(type)))
+		return;
+	remote_fill(RW_OFF, RW_LEN, 1, 0);
+	for (i = 0; i < 4; i++)
+		wrong +=
+		    remote_recv_to(true, 0x50 + i, i * 65536, 65536, RW) != 0;
+	for (round = 0; round < 2; round++) {
+		struct xwr w[2];
+		struct xwc c[2];
+		int got;
+
+		if (!pair(type, &k)) {
+			wrong++;
+			break;
+		}
+		for (i = 0; i < 2; i++) {
+			unsigned int m = round * 2 + i;
+
+			fill(LOC_OFF + m * 32768, sizes[m], 70 + m, 0);
+			w[i] = (struct xwr){
+			    .wr_id = i,
+			    .opcode = PVO_WR_SEND,
+			    .signaled = true,
+			    .num_sge = 1,
+			    .sge = {{LOC_OFF + m * 32768, sizes[m], LOC}}};
+		}
+		got = post_send(w, 2) ? 0 : local_wcs(c, 2);
+		wrong += !all_ok(c, got, 2, PVO_WC_SEND);
+		for (i = 0; i < 2; i++) {
+			unsigned int m = round * 2 + i;
+			struct xwc r;
+
+			if (!remote_wc(&r, WAIT_MS) || r.status ||
+			    r.wr_id != 0x50 + m || r.opcode != PVO_WC_RECV ||
+			    r.byte_len != sizes[m]) {
+				wrong++;
+				tap_diag("SRQ receive %u: wr_id %llx, %s, %u "
+					 "bytes",
+					 m, (unsigned long long)r.wr_id,
+					 sim_wc_status_name(r.status),
+					 r.byte_len);
+			}
+			bad += remote_check(m * 65536, sizes[m], 70 + m, 0);
+			bad += remote_check(m * 65536 + sizes[m], 64, 1,
+					    m * 65536 + sizes[m]);
+		}
+	}
+	tap_ok(!wrong,
+	       "%s: two QPs in turn take the SRQ's receives in order (wr_id, "
+	       "length)",
+	       qpt_name(type));
+	tap_ok(!bad,
+	       "%s: every payload is in its SRQ receive's buffer, "
+	       "nothing past it changed (%llu wrong)",
+	       qpt_name(type), bad);
+}
+
 /* One failing WR on fresh RC QPs: its status at the sender, the next
  * one flushed, the server's MRs unchanged. */
 static void expect_error(const char *what, struct xwr w,
@@ -1509,6 +1631,8 @@ static void client(const char *cases)
 	}
 	if (wanted(cases, "ud"))
 		case_ud();
+	if (wanted(cases, "srq"))
+		case_srq(PVO_QPT_RC);
 	if (wanted(cases, "errors")) {
 		case_errors();
 		case_length();
@@ -1592,7 +1716,7 @@ int main(void)
 		serve();
 	else
 		client(cases ? cases
-			     : "send,write,read,atomic,uc,ud,errors,rnr");
+			     : "send,write,read,atomic,uc,ud,srq,errors,rnr");
 	qp_destroy();
 	fclose(rx);
 	close(tx);
