@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Adaptive busy polling of hot QPs; see busy_poll.h. */
 #include <glib.h>
+#include <sched.h>
+#include <stdbool.h>
 
 #include "busy_poll.h"
+#include "engine.h"
 #include "loop.h"
 #include "qp.h"
 #include "ring.h"
@@ -70,6 +73,7 @@ static gboolean poll_hot(gpointer opaque)
 	struct busy_poll *bp = opaque;
 	GArray *hot = bp->hot;
 	gint64 now = g_get_monotonic_time(), end = now + SLICE_US;
+	bool found = false;
 	unsigned int i;
 
 	do {
@@ -93,7 +97,11 @@ static gboolean poll_hot(gpointer opaque)
 			    prod != h->prod) {
 				h->prod = prod;
 				h->last = now;
+				found = true;
 				pvo_qp_doorbell(qp);
+			} else if (qp->engine->poll && qp->engine->poll(qp)) {
+				h->last = now;
+				found = true;
 			} else if (now - h->last > bp->window_us) {
 				g_array_remove_index_fast(hot, i);
 				cool(qp);
@@ -103,6 +111,11 @@ static gboolean poll_hot(gpointer opaque)
 		}
 		now = g_get_monotonic_time();
 	} while (hot->len && now < end);
+	/* A slice with nothing to do gives the CPU away once: on a host
+	 * with fewer cores than spinners, the process that writes our next
+	 * WQE (or the device's completion) may be waiting for it. */
+	if (!found)
+		sched_yield();
 	if (hot->len)
 		return G_SOURCE_CONTINUE;
 	g_source_unref(bp->idle);

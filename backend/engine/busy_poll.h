@@ -8,7 +8,10 @@
  * VMs and the overlay socket are still served). When the QP stays idle
  * for the window, db_pending is cleared (then the producer read once more,
  * as after a kick) and the QP waits for doorbells again: CPU is spent only
- * while traffic flows.
+ * while traffic flows. An engine with a poll hook (host verbs) also gets
+ * its other doorbell-free work polled: receives posted meanwhile and the
+ * host device's completions. A slice that found nothing yields the CPU
+ * once, for hosts with fewer cores than spinning processes.
  */
 #ifndef PVO_BUSY_POLL_H
 #define PVO_BUSY_POLL_H

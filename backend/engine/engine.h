@@ -32,6 +32,10 @@ struct pvo_engine_ops {
 	void (*modify)(struct pvo_qp *qp, unsigned int cur);
 	/* The guest rang the QP's doorbell. */
 	void (*doorbell)(struct pvo_qp *qp);
+	/* Latency mode (busy_poll.h), optional: work on a hot QP that no
+	 * doorbell announces while db_pending stays set (receives a doorbell
+	 * would bring, completions of a device); true if there was some. */
+	bool (*poll)(struct pvo_qp *qp);
 	/* Complete outstanding send (and receive) WQEs with WR_FLUSH_ERR. */
 	void (*flush)(struct pvo_qp *qp, bool rq_too);
 	void (*destroy)(struct pvo_qp *qp);

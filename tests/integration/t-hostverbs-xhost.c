@@ -23,7 +23,8 @@
  *
  * T_XHOST_TRANSPORT=overlay runs the vm ends on the software overlay
  * instead (T_XHOST_OVERLAY=LOCAL_VTEP:REMOTE_VTEP:PEER_IP), for the
- * benchmark's comparison.
+ * benchmark's comparison; T_XHOST_BUSY_POLL_US=N puts the vm ends'
+ * back-ends in latency mode (busy-poll-us).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -260,9 +261,16 @@ static void open_vm(const char *dev, const char *netdev, const char *ip,
 	    PVO_ACCESS_LOCAL_WRITE};
 	static const char *const vms[] = {"x", NULL};
 	struct sim_vm_opts o = {.name = "x", .ram_size = 64 << 20};
-	const char *ov = getenv("T_XHOST_OVERLAY");
+	const char *ov = getenv("T_XHOST_OVERLAY"),
+		   *busy = getenv("T_XHOST_BUSY_POLL_US");
 	char cfg[1024], err[512], lv[64] = "", rv[64] = "", pip[64] = "";
+	char daemon[64] = "";
 	int i, st;
+
+	/* latency mode (busy_poll.h) for the benchmark */
+	if (busy)
+		snprintf(daemon, sizeof(daemon), "busy-poll-us = %d\n",
+			 atoi(busy));
 
 	if (overlay) {
 		if (!ov || sscanf(ov, "%63[^:]:%63[^:]:%63s", lv, rv, pip) != 3)
@@ -270,21 +278,22 @@ static void open_vm(const char *dev, const char *netdev, const char *ip,
 				 "PEER_IP needed with the overlay");
 		/* 4789 belongs to the hosts' own VXLAN netdevs */
 		snprintf(cfg, sizeof(cfg),
-			 "[daemon]\nvtep = %s\nvxlan-port = 4790\n"
+			 "[daemon]\n%svtep = %s\nvxlan-port = 4790\n"
 			 "[tenant t]\nvni = 7\n"
 			 "[vm x]\ntenant = t\nmac = 52:54:00:00:07:0%d\n"
 			 "ips = %s\n"
 			 "[remote p]\ntenant = t\nvtep = %s\nips = %s\n"
 			 "mac = 52:54:00:00:07:0%d\n",
-			 lv, server ? 2 : 1, ip, rv, pip, server ? 1 : 2);
+			 daemon, lv, server ? 2 : 1, ip, rv, pip,
+			 server ? 1 : 2);
 	} else {
 		snprintf(cfg, sizeof(cfg),
-			 "[daemon]\nhostverbs-device = %s\n"
+			 "[daemon]\n%shostverbs-device = %s\n"
 			 "[tenant t]\nvni = 7\ntransport = hostverbs\n"
 			 "hostverbs-netdev = %s\n"
 			 "[vm x]\ntenant = t\nmac = 52:54:00:00:07:01\n"
 			 "ips = %s\n",
-			 dev, netdev, ip);
+			 daemon, dev, netdev, ip);
 	}
 	if (backend_start_config(&me.bp, cfg, vms, NULL, 10000, err,
 				 sizeof(err)) < 0)

@@ -112,7 +112,7 @@ struct ibv_cq *pvo_hv_cq(struct pvo_vm *vm, struct pvo_cq *cq);
  * device refuses to grow (logged). */
 bool pvo_hv_cq_grow(struct pvo_vm *vm, struct pvo_cq *cq, uint32_t more);
 /* Takes every completion the host CQ of cq holds (none: nothing). */
-void pvo_hv_cq_poll(struct pvo_cq *cq);
+unsigned int pvo_hv_cq_poll(struct pvo_cq *cq);
 /* The completion channel fired: polls every CQ that has an event. */
 void pvo_hv_cq_events(struct pvo_hv_device *d);
 

@@ -63,9 +63,10 @@ void pvo_hv_cq_free(struct pvo_cq *cq)
 	cq->hv = NULL;
 }
 
-static void poll_cq(struct pvo_hv_device *d, struct ibv_cq *c)
+static unsigned int poll_cq(struct pvo_hv_device *d, struct ibv_cq *c)
 {
 	struct ibv_wc wc[16];
+	unsigned int got = 0;
 	int i, n;
 
 	do {
@@ -77,13 +78,14 @@ static void poll_cq(struct pvo_hv_device *d, struct ibv_cq *c)
 			if (qp)
 				pvo_hv_qp_complete(qp, &wc[i]);
 		}
+		got += n > 0 ? (unsigned int)n : 0;
 	} while (n == (int)G_N_ELEMENTS(wc));
+	return got;
 }
 
-void pvo_hv_cq_poll(struct pvo_cq *cq)
+unsigned int pvo_hv_cq_poll(struct pvo_cq *cq)
 {
-	if (cq->hv)
-		poll_cq(cq->hv->dev, cq->hv->cq);
+	return cq->hv ? poll_cq(cq->hv->dev, cq->hv->cq) : 0;
 }
 
 void pvo_hv_cq_events(struct pvo_hv_device *d)

@@ -1143,6 +1143,26 @@ static void hv_doorbell(struct pvo_qp *qp)
 	}
 }
 
+/* Latency mode (busy_poll.h): the receives the guest posted without a
+ * doorbell (db_pending stays set while the QP is hot) and the host's
+ * completions, so no event of the host device has to wake the loop. */
+static bool hv_poll(struct pvo_qp *qp)
+{
+	struct pvo_hv_qp *h = qp->hv;
+	uint32_t posted = h->rq_posted;
+	unsigned int got;
+
+	if (!h->active)
+		return false;
+	if (qp->state == PVO_QPS_RTR || qp->state == PVO_QPS_RTS ||
+	    qp->state == PVO_QPS_SQD)
+		post_rq(qp);
+	got = pvo_hv_cq_poll(qp->scq);
+	if (qp->rcq != qp->scq)
+		got += pvo_hv_cq_poll(qp->rcq);
+	return got || h->rq_posted != posted;
+}
+
 static void hv_flush(struct pvo_qp *qp, bool rq_too)
 {
 	struct pvo_hv_qp *h = qp->hv;
@@ -1165,6 +1185,7 @@ const struct pvo_engine_ops pvo_engine_hostverbs = {
     .create = hv_create,
     .modify = hv_modify,
     .doorbell = hv_doorbell,
+    .poll = hv_poll,
     .flush = hv_flush,
     .destroy = hv_destroy,
 };
