@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "pvo_cmd.h"
@@ -672,13 +673,42 @@ void *sim_rq_slot(struct sim_qp *qp, uint32_t ahead)
 	return sim_ring_entry(&qp->rq, qp->rq_prod + ahead);
 }
 
+bool sim_settle_receives;
+
+int sim_ctx_settle(struct sim_ctx *ctx, int timeout_ms)
+{
+	struct pvo_ring_hdr *h = sim_ctx_db_hdr(ctx);
+	uint32_t prod = le32toh(sim_load_acquire(&h->prod));
+	struct pvo_resp_query_port port;
+	int waited = 0;
+
+	while ((int32_t)(le32toh(sim_load_acquire(&h->cons)) - prod) < 0) {
+		if (waited++ >= timeout_ms * 10)
+			return -ETIMEDOUT;
+		usleep(100);
+	}
+	/* the back-end pops a record and does its work in one go: an
+	 * answer after the pop comes after the work */
+	return pvo_query_port(ctx->vm->fe, 1, &port) < 0 ? -EIO : 0;
+}
+
+/* A receive doorbell rang: with sim_settle_receives, wait as above. */
+static void settle(struct sim_ctx *ctx)
+{
+	if (sim_settle_receives && sim_ctx_settle(ctx, 20000))
+		snprintf(ctx->vm->err, sizeof(ctx->vm->err),
+			 "the device did not take the doorbell records");
+}
+
 void sim_rq_publish(struct sim_qp *qp, uint32_t n)
 {
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	qp->rq_prod += n;
 	sim_store_release(&qp->rq.hdr->prod, htole32(qp->rq_prod));
-	if (qp->resp_flags & PVO_QP_RESP_F_RQ_DOORBELL)
+	if (qp->resp_flags & PVO_QP_RESP_F_RQ_DOORBELL) {
 		sim_qp_doorbell(qp);
+		settle(qp->ctx);
+	}
 }
 
 int sim_post_recv(struct sim_qp *qp, uint64_t wr_id, const struct sim_sge *sge,
@@ -710,8 +740,10 @@ int sim_post_srq_recv(struct sim_srq *srq, uint64_t wr_id,
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	srq->prod++;
 	sim_store_release(&srq->ring.hdr->prod, htole32(srq->prod));
-	if (srq->resp_flags & PVO_SRQ_RESP_F_DOORBELL)
+	if (srq->resp_flags & PVO_SRQ_RESP_F_DOORBELL) {
 		sim_srq_doorbell(srq);
+		settle(srq->ctx);
+	}
 	return 0;
 }
 

@@ -213,6 +213,19 @@ void sim_srq_doorbell(struct sim_srq *srq);
 void *sim_rq_slot(struct sim_qp *qp, uint32_t ahead);
 void sim_rq_publish(struct sim_qp *qp, uint32_t n);
 
+/*
+ * Queues that ring for receives (host verbs) hand them to the device
+ * asynchronously, so a UC or UD message sent right after post_recv may
+ * find none (real hardware has the WQE when post_recv returns).
+ * sim_ctx_settle() waits until the device took @ctx's doorbell records
+ * (the record ring's cons reached its prod) and then answered a command,
+ * which the back-end does only after the records' work: 0, -ETIMEDOUT or
+ * -EIO. With sim_settle_receives set, posting receives on such a queue
+ * does it (a test's choice: the guest's provider cannot).
+ */
+int sim_ctx_settle(struct sim_ctx *ctx, int timeout_ms);
+extern bool sim_settle_receives;
+
 /* Up to @max CQEs, in host order fields as in the ring (le on x86). */
 int sim_poll_cq(struct sim_cq *cq, struct pvo_cqe *out, int max);
 /* Poll until @n CQEs arrived or @timeout_ms passed; returns how many. */

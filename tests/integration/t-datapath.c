@@ -844,6 +844,9 @@ int main(void)
 		if (sscanf(env, "%63[^:]:%15s", hv_dev, hv_netdev) != 2)
 			tap_bail("T_DATAPATH_HOSTVERBS: expected DEV:NETDEV");
 		overlay = true;
+		/* a UC or UD message right after post_recv finds the
+		 * receive, as on hardware (sim_verbs.h) */
+		sim_settle_receives = true;
 		if (asprintf(&hv_config,
 			     "[tenant blue]\nvni = 100\ntransport = hostverbs\n"
 			     "hostverbs-netdev = %s\n%s",
