@@ -597,7 +597,9 @@ static int post_send(const struct xwr *x, unsigned int n)
 		struct ibv_send_wr w[32], *bad;
 		struct ibv_sge g[32][2];
 
-		for (i = 0; i < n && i < 32; i++) {
+		if (n > 32)
+			return -EINVAL;
+		for (i = 0; i < n; i++) {
 			memset(&w[i], 0, sizeof(w[i]));
 			w[i].wr_id = x[i].wr_id;
 			w[i].opcode = (enum ibv_wr_opcode)x[i].opcode;
