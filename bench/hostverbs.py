@@ -60,6 +60,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--iters", type=int, default=1500,
                     help="64 KiB WRITEs per transport (a quarter as many ping-pongs)")
+    ap.add_argument("--smp", type=int, default=1,
+                    help="vCPUs of each host guest (default 1)")
     ap.add_argument("--rounds", type=int, default=2,
                     help="rounds of the three transports; the table shows each one's best")
     args = ap.parse_args()
@@ -68,7 +70,8 @@ def main():
         missing.append("%s (make backend)" % XHOST)
     if missing:
         sys.exit("bench-hostverbs: missing: " + "; ".join(missing))
-    nodes = [Node("h1", "10.0.72.1", memory=2048), Node("h2", "10.0.72.2", memory=2048)]
+    nodes = [Node("h1", "10.0.72.1", memory=2048, smp=args.smp),
+             Node("h2", "10.0.72.2", memory=2048, smp=args.smp)]
     print("bench-hostverbs: booting two TCG guests with rdma_rxe (about a minute)", flush=True)
     with RdmaGuests(nodes, kind="rxe") as rg:
         h1, h2 = rg.nodes

@@ -103,8 +103,9 @@ class Node:
     socket} of every back-end that serves it)."""
 
     def __init__(self, name, ip, tenant="blue", quotas=None, memory=1024, host=None,
-                 ram_root=False, also_on=()):
+                 ram_root=False, also_on=(), smp=1):
         self.name = name
+        self.smp = smp  # vCPUs
         self.also_on = [h for h in also_on if h != host]
         # boot the ram root (migratable: Guest(ram_root=True))
         self.ram_root = ram_root
@@ -298,7 +299,8 @@ class RdmaGuests:
             else:
                 n.guest = Guest(n.name, logdir=self.logdir,
                                 ip="%s/%d" % (n.ip, self.subnet_bits), mac=n.mac, netdev=net,
-                                extra_args=extra, memory=n.memory, ram_root=n.ram_root)
+                                extra_args=extra, memory=n.memory, ram_root=n.ram_root,
+                                smp=n.smp)
             n.guest.start()
         for n in self.nodes:
             n.guest.wait_boot()
