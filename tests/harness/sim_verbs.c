@@ -521,15 +521,19 @@ void *sim_sq_slot(struct sim_qp *qp, uint32_t ahead)
 	return sim_ring_entry(&qp->sq, qp->sq_prod + ahead);
 }
 
-void sim_qp_doorbell(struct sim_qp *qp)
+/* The db_pending exchange of a queue (SQ, SRQ): true if the caller must
+ * append its record, false if one already waits. */
+static bool take_db_pending(struct pvo_ring_hdr *hdr)
 {
-	uint32_t was;
-
 	/* prod is visible before we look at db_pending (full barrier) */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	was = __atomic_exchange_n((uint32_t *)&qp->sq.hdr->db_pending,
-				  htole32(1), __ATOMIC_SEQ_CST);
-	if (was == 0) {
+	return __atomic_exchange_n((uint32_t *)&hdr->db_pending, htole32(1),
+				   __ATOMIC_SEQ_CST) == 0;
+}
+
+void sim_qp_doorbell(struct sim_qp *qp)
+{
+	if (take_db_pending(qp->sq.hdr)) {
 		qp->doorbells++;
 		sim_ctx_ring(qp->ctx, qp->handle);
 	}
@@ -749,13 +753,7 @@ int sim_post_srq_recv(struct sim_srq *srq, uint64_t wr_id,
 
 void sim_srq_doorbell(struct sim_srq *srq)
 {
-	uint32_t was;
-
-	/* prod is visible before we look at db_pending (full barrier) */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	was = __atomic_exchange_n((uint32_t *)&srq->ring.hdr->db_pending,
-				  htole32(1), __ATOMIC_SEQ_CST);
-	if (was == 0) {
+	if (take_db_pending(srq->ring.hdr)) {
 		srq->doorbells++;
 		sim_ctx_ring(srq->ctx, PVO_DB_REC_SRQ(srq->srqn));
 	}

@@ -27,6 +27,7 @@
 
 #include "backend_proc.h"
 #include "pvo_cmd.h"
+#include "side_channel.h"
 #include "sim_verbs.h"
 #include "sim_vm.h"
 #include "tap.h"
@@ -48,48 +49,6 @@ static void __attribute__((noreturn)) lost(const char *what)
 static uint8_t pattern(uint32_t iter, uint32_t i)
 {
 	return (uint8_t)(iter * 37 + i * 11 + (i >> 9));
-}
-
-/* ibv_rc_pingpong's wire GID: the 16 bytes as hex, in order. */
-static void wire_gid(const uint8_t gid[16], char out[33])
-{
-	int i;
-
-	for (i = 0; i < 16; i++)
-		sprintf(out + 2 * i, "%02x", gid[i]);
-}
-
-static bool parse_wire_gid(const char *s, uint8_t gid[16])
-{
-	unsigned int b, i;
-
-	if (strlen(s) != 32)
-		return false;
-	for (i = 0; i < 16; i++) {
-		if (sscanf(s + 2 * i, "%2x", &b) != 1)
-			return false;
-		gid[i] = (uint8_t)b;
-	}
-	return true;
-}
-
-static int tcp_connect(const char *server)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons(TCP_PORT)};
-	int i, fd;
-
-	if (inet_pton(AF_INET, server, &a.sin_addr) != 1)
-		return -1;
-	for (i = 0; i < 50; i++) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (fd >= 0 && !connect(fd, (void *)&a, sizeof(a)))
-			return fd;
-		if (fd >= 0)
-			close(fd);
-		usleep(100000);
-	}
-	return -1;
 }
 
 /* A ping, then its echo, ITERS times: the server sends back the buffer
@@ -266,11 +225,11 @@ int main(void)
 		    qp.resp_flags & PVO_QP_RESP_F_RQ_DOORBELL ? "yes" : "no"))
 		lost("setup");
 
-	fd = tcp_connect(srv);
+	fd = side_connect(srv, TCP_PORT, 50);
 	if (!tap_ok(fd >= 0, "ibv_rc_pingpong answers on %s port %d", srv,
 		    TCP_PORT))
 		lost("no server");
-	wire_gid(vm->gid[gidx], gid_s);
+	side_gid_hex(vm->gid[gidx], gid_s);
 	snprintf(msg, sizeof(msg), "%04x:%06x:%06x:%s", 0, qp.qpn, conn.sq_psn,
 		 gid_s);
 	n = 0;
@@ -279,7 +238,7 @@ int main(void)
 	    write(fd, "done", sizeof("done")) != sizeof("done") ||
 	    (n = sscanf(msg, "%x:%x:%x:%39s", &lid, &rqpn, &rpsn, rgid_s)) !=
 		4 ||
-	    !parse_wire_gid(rgid_s, peer.gid))
+	    !side_gid_parse(rgid_s, peer.gid))
 		n = -1;
 	close(fd);
 	if (!tap_ok(n == 4,

@@ -43,6 +43,7 @@
 
 #include "backend_proc.h"
 #include "pvo_cmd.h"
+#include "side_channel.h"
 #include "sim_verbs.h"
 #include "sim_vm.h"
 #include "tap.h"
@@ -753,26 +754,6 @@ static char *hear(void)
 	return peer_line;
 }
 
-static void gid_hex(const uint8_t gid[16], char out[33])
-{
-	int i;
-
-	for (i = 0; i < 16; i++)
-		sprintf(out + 2 * i, "%02x", gid[i]);
-}
-
-static bool gid_parse(const char *s, uint8_t gid[16])
-{
-	unsigned int b, i;
-
-	for (i = 0; i < 16; i++) {
-		if (sscanf(s + 2 * i, "%2x", &b) != 1)
-			return false;
-		gid[i] = (uint8_t)b;
-	}
-	return true;
-}
-
 /* What one end tells the other of itself. */
 struct wire_ep {
 	uint8_t gid[16];
@@ -784,7 +765,7 @@ static void say_hello(void)
 {
 	char g[33];
 
-	gid_hex(me.gid, g);
+	side_gid_hex(me.gid, g);
 	say("HELLO %s %llx %x %x %x", g, (unsigned long long)me.base,
 	    me.key[RW], me.key[RO], me.key[LOC]);
 }
@@ -796,7 +777,7 @@ static bool hear_hello(struct wire_ep *p)
 
 	if (sscanf(hear(), "HELLO %63s %llx %x %x %x", g, &base, &p->key[RW],
 		   &p->key[RO], &p->key[LOC]) != 5 ||
-	    !gid_parse(g, p->gid))
+	    !side_gid_parse(g, p->gid))
 		return false;
 	p->base = base;
 	return true;
@@ -1680,22 +1661,15 @@ static int tcp_server(int port)
 
 static int tcp_client(const char *server, int port)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET,
-				.sin_port = htons((uint16_t)port)};
-	int i, fd;
+	int fd = side_connect(server, port, 100);
 
-	if (inet_pton(AF_INET, server, &a.sin_addr) != 1)
+	if (fd < 0 && errno == EINVAL)
 		tap_bail("%s is not an IPv4 address", server);
-	for (i = 0; i < 100; i++) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (fd >= 0 && !connect(fd, (void *)&a, sizeof(a)))
-			return fd;
-		if (fd >= 0)
-			close(fd);
-		usleep(100000);
-	}
-	tap_bail("nobody listens on %s port %d: start the server side first",
-		 server, port);
+	if (fd < 0)
+		tap_bail("nobody listens on %s port %d: start the server side "
+			 "first",
+			 server, port);
+	return fd;
 }
 
 int main(void)
