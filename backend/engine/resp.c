@@ -51,13 +51,6 @@ static bool accepts(struct pvo_qp *qp, const struct pvo_pkt *pkt)
 	return false;
 }
 
-static size_t recv_tail_len(const void *hdr)
-{
-	const struct pvo_recv_wqe *h = hdr;
-
-	return MIN(h->num_sge, PVO_DEV_MAX_SGE) * sizeof(struct pvo_sge);
-}
-
 /*
  * Takes the next receive WQE (RQ or SRQ); false if none is posted. With
  * resolve, its SGEs are checked for local write into *st.
@@ -88,7 +81,7 @@ static bool take_recv(struct pvo_qp *qp, struct pvo_rwqe *rw, bool resolve,
 	if (!avail)
 		return false;
 	if (!pvo_ring_read_wqe(vm, ring, *cons, buf,
-			       sizeof(struct pvo_recv_wqe), recv_tail_len))
+			       sizeof(struct pvo_recv_wqe), pvo_recv_wqe_tail))
 		return false;
 	rw->wr_id = h->wr_id;
 	pvo_dma_init(&rw->dma, vm);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <glib.h>
 
+#include "device.h"
 #include "guest_mem.h"
 #include "ring.h"
 #include "vm.h"
@@ -100,6 +101,13 @@ bool pvo_ring_read(struct pvo_vm *vm, const struct pvo_ring *r, uint32_t idx,
 		return false;
 	memcpy(buf, p, len);
 	return true;
+}
+
+size_t pvo_recv_wqe_tail(const void *hdr)
+{
+	const struct pvo_recv_wqe *w = hdr;
+
+	return MIN(w->num_sge, PVO_DEV_MAX_SGE) * sizeof(struct pvo_sge);
 }
 
 bool pvo_ring_read_wqe(struct pvo_vm *vm, const struct pvo_ring *r,

@@ -84,6 +84,8 @@ static inline uint64_t pvo_ring_hdr_gpa(const struct pvo_ring *r, size_t field)
 bool pvo_ring_read_wqe(struct pvo_vm *vm, const struct pvo_ring *r,
 		       uint32_t idx, void *buf, size_t hdr_len,
 		       size_t (*tail_len)(const void *hdr));
+/* tail_len() of a receive WQE (RQ, SRQ): its SGEs. */
+size_t pvo_recv_wqe_tail(const void *hdr);
 /* Copies len (<= stride) bytes of entry idx; false if not guest RAM. */
 bool pvo_ring_read(struct pvo_vm *vm, const struct pvo_ring *r, uint32_t idx,
 		   void *buf, size_t len);

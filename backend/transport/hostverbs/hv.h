@@ -113,6 +113,9 @@ struct ibv_cq *pvo_hv_cq(struct pvo_vm *vm, struct pvo_cq *cq);
 bool pvo_hv_cq_grow(struct pvo_vm *vm, struct pvo_cq *cq, uint32_t more);
 /* Takes every completion the host CQ of cq holds (none: nothing). */
 unsigned int pvo_hv_cq_poll(struct pvo_cq *cq);
+/* Guest SGEs (little-endian) as host ones, n of them. */
+void pvo_hv_take_sges(struct ibv_sge *s, const struct pvo_sge *g,
+		      unsigned int n);
 /* The completion channel fired: polls every CQ that has an event. */
 void pvo_hv_cq_events(struct pvo_hv_device *d);
 

@@ -480,14 +480,7 @@ static size_t send_tail(const void *hdr)
 	return MIN(w->num_sge, PVO_DEV_MAX_SGE) * sizeof(struct pvo_sge);
 }
 
-static size_t recv_tail(const void *hdr)
-{
-	const struct pvo_recv_wqe *w = hdr;
-
-	return MIN(w->num_sge, PVO_DEV_MAX_SGE) * sizeof(struct pvo_sge);
-}
-
-static void take_sges(struct ibv_sge *s, const struct pvo_sge *g,
+void pvo_hv_take_sges(struct ibv_sge *s, const struct pvo_sge *g,
 		      unsigned int n)
 {
 	unsigned int i;
@@ -629,7 +622,7 @@ static enum pvo_wc_status send_wr(struct pvo_qp *qp, const uint8_t *buf,
 	} else {
 		if (w->num_sge > qp->max_send_sge)
 			return PVO_WC_LOC_QP_OP_ERR;
-		take_sges(sge, (const void *)tail, w->num_sge);
+		pvo_hv_take_sges(sge, (const void *)tail, w->num_sge);
 		wr->num_sge = w->num_sge;
 		st =
 		    check_sges(qp, sge, &wr->num_sge,
@@ -691,7 +684,7 @@ static void post_rq(struct pvo_qp *qp)
 	}
 	while (n-- > 0) {
 		if (!pvo_ring_read_wqe(qp->vm, &qp->rq, h->rq_posted, buf,
-				       sizeof(*w), recv_tail)) {
+				       sizeof(*w), pvo_recv_wqe_tail)) {
 			pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
 			return;
 		}
@@ -700,7 +693,8 @@ static void post_rq(struct pvo_qp *qp)
 			ring_broken(qp, "RQ");
 			return;
 		}
-		take_sges(sge, (const void *)(buf + sizeof(*w)), w->num_sge);
+		pvo_hv_take_sges(sge, (const void *)(buf + sizeof(*w)),
+				 w->num_sge);
 		memset(&wr, 0, sizeof(wr));
 		wr.wr_id = h->rq_posted | HV_WR_RECV;
 		wr.sg_list = sge;

@@ -117,13 +117,6 @@ enum pvo_status pvo_hv_srq_resize(struct pvo_vm *vm, struct pvo_srq *srq,
 	return PVO_STATUS_OK;
 }
 
-static size_t recv_tail(const void *hdr)
-{
-	const struct pvo_recv_wqe *w = hdr;
-
-	return MIN(w->num_sge, PVO_DEV_MAX_SGE) * sizeof(struct pvo_sge);
-}
-
 static void broken(struct pvo_vm *vm, struct pvo_srq *srq, const char *why)
 {
 	pvo_vm_warn(vm,
@@ -146,7 +139,7 @@ static void post(struct pvo_vm *vm, struct pvo_srq *srq)
 	struct ibv_recv_wr wr, *bad;
 	struct pvo_hv_wqe *e;
 	uint32_t prod, slot;
-	int i, err;
+	int err;
 
 	if (h->broken || !pvo_ring_load(vm, &srq->ring, PVO_RING_PROD, &prod))
 		return;
@@ -157,7 +150,7 @@ static void post(struct pvo_vm *vm, struct pvo_srq *srq)
 	}
 	while (h->posted != prod) {
 		if (!pvo_ring_read_wqe(vm, &srq->ring, h->posted, buf,
-				       sizeof(*w), recv_tail)) {
+				       sizeof(*w), pvo_recv_wqe_tail)) {
 			broken(vm, srq, "a WQE outside guest RAM");
 			return;
 		}
@@ -170,11 +163,7 @@ static void post(struct pvo_vm *vm, struct pvo_srq *srq)
 			broken(vm, srq, "more WQEs out than the ring holds");
 			return;
 		}
-		for (i = 0; i < w->num_sge; i++) {
-			sge[i].addr = le64toh(g[i].addr);
-			sge[i].length = le32toh(g[i].length);
-			sge[i].lkey = le32toh(g[i].lkey);
-		}
+		pvo_hv_take_sges(sge, g, w->num_sge);
 		slot = h->free[--h->nfree];
 		e = &h->wqe[slot];
 		*e = (struct pvo_hv_wqe){.wr_id = w->wr_id, .used = true};
