@@ -40,8 +40,11 @@ struct pvo_loop_state {
 	void (*fini)(void *data);
 };
 
+struct pvo_fd_set;
+
 struct pvo_loop {
 	GMainContext *ctx; /* where the modules attach their sources */
+	struct pvo_fd_set *fds; /* the fds it waits on (pvo_loop_add_fd) */
 	struct pvo_loop_state slot[PVO_LOOP_NSLOTS];
 };
 
@@ -79,13 +82,27 @@ static inline void *pvo_loop_state(enum pvo_loop_slot s, size_t size,
 }
 
 /*
+ * fds the calling thread's loop waits on. They share one epoll set, which
+ * one source polls: a wake-up costs the same with one VM's kicks as with a
+ * hundred, where glib's own fd sources would poll() every fd each time and
+ * rewrite its poll set around each dispatch. fn runs for the events of
+ * cond that occurred (and G_IO_ERR / G_IO_HUP); returning G_SOURCE_REMOVE
+ * ends the watch as pvo_loop_remove_fd() does. NULL with errno if fd
+ * cannot be watched (EPERM: a regular file; EEXIST: watched already).
+ * Remove a watch before closing its fd; removing one from any callback,
+ * its own included, is safe.
+ */
+struct pvo_watch;
+struct pvo_watch *pvo_loop_add_fd(int fd, GIOCondition cond,
+				  GUnixFDSourceFunc fn, void *data);
+void pvo_loop_remove_fd(struct pvo_watch *w);
+
+/*
  * Sources on the calling thread's loop. Each returns the caller's
  * reference: pvo_loop_remove() destroys the source and drops it, also from
  * within its own callback; a callback that ends its source by returning
  * G_SOURCE_REMOVE still drops the reference with g_source_unref().
  */
-GSource *pvo_loop_add_fd(int fd, GIOCondition cond, GUnixFDSourceFunc fn,
-			 void *data);
 GSource *pvo_loop_add_timeout_s(unsigned int seconds, GSourceFunc fn,
 				void *data);
 GSource *pvo_loop_add_idle(GSourceFunc fn, void *data);

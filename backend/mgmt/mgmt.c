@@ -23,7 +23,7 @@
 /* A loop's management socket: the VMs it reports on and its clients. */
 struct mgmt {
 	int fd;
-	GSource *src;
+	struct pvo_watch *src;
 	char path[108];
 	const struct pvo_mgmt_daemon *daemon; /* NULL: mappings only */
 	GPtrArray *clients; /* struct client */
@@ -262,7 +262,8 @@ void pvo_mgmt_execute(const char *line, void *out)
  */
 struct client {
 	int fd;
-	GSource *io, *timer;
+	struct pvo_watch *io;
+	GSource *timer;
 	char line[LINE_MAX_LEN + 1];
 	size_t got, sent;
 	GString *answer; /* NULL while the request is still coming in */
@@ -273,7 +274,7 @@ struct client {
 
 static void client_close(struct client *cl)
 {
-	pvo_loop_remove(cl->io);
+	pvo_loop_remove_fd(cl->io);
 	pvo_loop_remove(cl->timer);
 	close(cl->fd);
 	if (cl->answer)
@@ -317,8 +318,10 @@ static void client_answer(struct client *cl, bool too_long)
 		g_string_append(cl->answer, "error: empty request\n");
 	else
 		pvo_mgmt_execute(cl->line, cl->answer);
-	pvo_loop_remove(cl->io);
+	pvo_loop_remove_fd(cl->io);
 	cl->io = pvo_loop_add_fd(cl->fd, G_IO_OUT, on_writable, cl);
+	if (!cl->io)
+		client_close(cl); /* out of epoll watches: no answer */
 }
 
 static gboolean on_readable(gint fd, GIOCondition cond, gpointer opaque)
@@ -398,6 +401,13 @@ static gboolean on_connect(gint fd, GIOCondition cond, gpointer opaque)
 	cl = g_new0(struct client, 1);
 	cl->fd = c;
 	cl->io = pvo_loop_add_fd(c, G_IO_IN, on_readable, cl);
+	if (!cl->io) {
+		pvo_log(NULL, "management: cannot wait on a connection: %s",
+			strerror(errno));
+		close(c);
+		g_free(cl);
+		return G_SOURCE_CONTINUE;
+	}
 	cl->timer = pvo_loop_add_timeout_s(CLIENT_TIMEOUT_S, on_timeout, cl);
 	g_ptr_array_add(mg->clients, cl);
 	return G_SOURCE_CONTINUE;
@@ -437,8 +447,17 @@ bool pvo_mgmt_start(const char *path, const struct pvo_mgmt_daemon *d,
 	}
 	mg->fd = fd;
 	g_strlcpy(mg->path, path, sizeof(mg->path));
-	mg->clients = g_ptr_array_new();
 	mg->src = pvo_loop_add_fd(fd, G_IO_IN, on_connect, mg);
+	if (!mg->src) {
+		*err = g_strdup_printf("management socket %s: cannot wait "
+				       "on it: %s",
+				       path, strerror(errno));
+		close(fd);
+		unlink(path);
+		mg->fd = -1;
+		return false;
+	}
+	mg->clients = g_ptr_array_new();
 	return true;
 }
 
@@ -452,7 +471,7 @@ void pvo_mgmt_stop(void)
 		client_close(g_ptr_array_index(mg->clients, 0));
 	g_ptr_array_free(mg->clients, TRUE);
 	mg->clients = NULL;
-	pvo_loop_remove(mg->src);
+	pvo_loop_remove_fd(mg->src);
 	mg->src = NULL;
 	close(mg->fd);
 	unlink(mg->path);

@@ -447,6 +447,8 @@ static void end_session(struct pvo_vhost *vh)
 {
 	vu_deinit(&vh->vug.parent); /* closes the socket too */
 	vug_deinit(&vh->vug);
+	g_hash_table_destroy(vh->kicks); /* vu_deinit removed them all */
+	vh->kicks = NULL;
 	vh->conn_fd = -1;
 	pvo_vhost_state_forget(vh);
 }
@@ -515,22 +517,63 @@ static void panic(VuDev *dev, const char *msg)
 }
 
 /*
- * glib takes the fds of a non-recursive source out of the poll set while
- * it dispatches the source and puts them back after, writing the main
- * context's wake-up eventfd each time: two system calls per doorbell.
- * Nothing here runs the main loop from inside a callback, so the
- * vhost-user sources (messages and kicks) may "recurse" and keep their
- * fds in place.
+ * libvhost-user's fd watches (the rings' kick eventfds) go into the loop's
+ * epoll set (pvo_loop_add_fd), where a doorbell costs one wake-up and one
+ * read, however many rings the back-end serves.
  */
-static vu_set_watch_cb vug_set_watch; /* libvhost-user-glib's */
+struct kick_watch {
+	VuDev *dev;
+	vu_watch_cb cb;
+	void *pvt;
+	struct pvo_watch *w;
+};
+
+static void kick_watch_free(gpointer data)
+{
+	struct kick_watch *k = data;
+
+	pvo_loop_remove_fd(k->w);
+	g_free(k);
+}
+
+static gboolean on_kick(int fd, GIOCondition cond, void *data)
+{
+	struct kick_watch *k = data;
+
+	/* may remove this watch: k is not used after */
+	k->cb(k->dev, (int)cond, k->pvt);
+	return G_SOURCE_CONTINUE;
+}
+
+static void panic(VuDev *dev, const char *msg);
 
 static void set_watch(VuDev *dev, int fd, int evt, vu_watch_cb cb, void *pvt)
 {
-	VugDev *gdev = container_of(dev, VugDev, parent);
+	struct pvo_vhost *vh = session_of(dev);
+	struct kick_watch *k = g_new0(struct kick_watch, 1);
+	char msg[160];
 
-	vug_set_watch(dev, fd, evt, cb, pvt);
-	g_source_set_can_recurse(
-	    g_hash_table_lookup(gdev->fdmap, GINT_TO_POINTER(fd)), TRUE);
+	/* one watch per fd: a new handler replaces the old one */
+	g_hash_table_remove(vh->kicks, GINT_TO_POINTER(fd));
+	k->dev = dev;
+	k->cb = cb;
+	k->pvt = pvt;
+	k->w = pvo_loop_add_fd(fd, (GIOCondition)evt, on_kick, k);
+	if (!k->w) {
+		/* the front-end's fd: e.g. a regular file, not an eventfd */
+		snprintf(msg, sizeof(msg),
+			 "cannot wait on the ring eventfd it sent (fd %d): %s",
+			 fd, g_strerror(errno));
+		g_free(k);
+		panic(dev, msg);
+		return;
+	}
+	g_hash_table_insert(vh->kicks, GINT_TO_POINTER(fd), k);
+}
+
+static void remove_watch(VuDev *dev, int fd)
+{
+	g_hash_table_remove(session_of(dev)->kicks, GINT_TO_POINTER(fd));
 }
 
 static struct pvo_vhost *new_session(struct pvo_vm *vm);
@@ -590,15 +633,20 @@ static bool serve_session(struct pvo_vhost *vh, int conn)
 {
 	struct pvo_vm *vm = vh->vm;
 
+	vh->kicks = g_hash_table_new_full(NULL, NULL, NULL, kick_watch_free);
 	if (!vug_init(&vh->vug, pvo_device_max_queues(vm->cfg), conn, panic,
 		      &iface)) {
 		pvo_info(pvo_vm_name(vm), "cannot set up vhost-user session");
+		g_hash_table_destroy(vh->kicks);
+		vh->kicks = NULL;
 		close(conn);
 		return false;
 	}
 	vh->vug.parent.read_msg = pvo_vhost_msg_read;
-	vug_set_watch = vh->vug.parent.set_watch;
 	vh->vug.parent.set_watch = set_watch;
+	vh->vug.parent.remove_watch = remove_watch;
+	/* the socket stays a glib source: no poll-set churn around each
+	 * message (see loop.c) */
 	g_source_set_can_recurse(vh->vug.src, TRUE);
 	vh->conn_fd = conn;
 	return true;
@@ -683,6 +731,12 @@ bool pvo_vhost_listen(struct pvo_vm *vm, char **err)
 	vm->vhost = new_session(vm);
 	vm->vhost->listen_fd = fd;
 	vm->vhost->listen_src = pvo_loop_add_fd(fd, G_IO_IN, on_accept, vm);
+	if (!vm->vhost->listen_src) {
+		*err = g_strdup_printf("vm %s: cannot wait on %s: %s",
+				       pvo_vm_name(vm), path, strerror(errno));
+		pvo_vhost_close(vm);
+		return false;
+	}
 	pvo_info(pvo_vm_name(vm), "listening on %s (tenant %s, vni %u)", path,
 		 vm->cfg->tenant->name, vm->cfg->tenant->vni);
 	return true;
@@ -700,7 +754,7 @@ void pvo_vhost_close(struct pvo_vm *vm)
 		drop_connection(vm->retired);
 	vh->dropping = false;
 	drop_connection(vh);
-	pvo_loop_remove(vh->listen_src);
+	pvo_loop_remove_fd(vh->listen_src);
 	if (vh->listen_fd >= 0) {
 		close(vh->listen_fd);
 		unlink(vm->cfg->socket_path);

@@ -25,7 +25,8 @@ struct pvo_state_xfer;
 struct pvo_vhost {
 	struct pvo_vm *vm;
 	int listen_fd;
-	GSource *listen_src;
+	struct pvo_watch *listen_src;
+	GHashTable *kicks;	/* fd -> struct kick_watch: libvhost-user's */
 	GSource *drop_src; /* tears the session down after a panic */
 	VugDev vug;
 	int conn_fd;

@@ -1175,6 +1175,54 @@ static void test_set_config_ignored(void)
 
 /* A front-end that lies about the memory table must not take the daemon
  * (and every other VM it serves) down. */
+/* Whether the back-end's log has @what. */
+static bool log_has(const char *what)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen(bp.log_path, "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * A started ring's kick fd that epoll cannot wait on (a memfd, as a
+ * regular file would be): the back-end ends the session and says why; it
+ * neither crashes nor spins on an always-readable fd.
+ */
+static void test_kick_not_eventfd(void)
+{
+	struct vu_frontend *fe = must_open(0, "kick fd that is a memfd");
+	int fd = memfd_create("t-vhost-kick", MFD_CLOEXEC), ret;
+	uint64_t idx = 0;
+	struct vu_msg_hdr h;
+	uint8_t payload[64];
+
+	ret = vu_send_msg(fe, VU_SET_VRING_KICK, need, &idx, sizeof(idx), &fd,
+			  1);
+	if (fd >= 0)
+		close(fd);
+	if (ret >= 0)
+		ret = vu_recv_msg(fe, &h, payload, sizeof(payload), VERDICT_MS);
+	tap_ok(ret == -ECONNRESET && dropped_within(fe, 100),
+	       "SET_VRING_KICK with a memfd for a started ring: the session "
+	       "is dropped without an answer (%s)",
+	       ret == -ECONNRESET ? "dropped"
+	       : ret < 0	  ? vu_frontend_error(fe)
+				  : "answered");
+	vu_frontend_free(fe);
+	sleep_ms(150);
+	tap_ok(backend_running(&bp) &&
+		       log_has("cannot wait on the ring eventfd it sent"),
+	       "  ... the back-end lives on and its log says why");
+	tap_ok(fresh_session_works(), "  ... and the next session works");
+	check_fds_after("a memfd as a kick fd");
+}
+
 static void test_hostile_frontend(void)
 {
 	char err[512], why[256];
@@ -1221,6 +1269,7 @@ int main(void)
 	test_bad_chains();
 	test_bad_messages();
 	test_set_config_ignored();
+	test_kick_not_eventfd();
 
 	fds = settled_fd_count(base_fds);
 	if (fds != base_fds)
@@ -1228,7 +1277,7 @@ int main(void)
 	tap_ok(fds <= base_fds,
 	       "no fd leaked over %zu bad sessions (%d open, %d before)",
 	       sizeof(chain_cases) / sizeof(chain_cases[0]) +
-		   sizeof(msg_cases) / sizeof(msg_cases[0]),
+		   sizeof(msg_cases) / sizeof(msg_cases[0]) + 1,
 	       fds, base_fds);
 	st = backend_stop(&bp, 5000);
 	if (!tap_ok(st == 0, "back-end exits with status 0 on SIGTERM (it %s)",

@@ -85,7 +85,7 @@ struct pvo_hv_device {
 	struct ibv_comp_channel *channel;
 	uint8_t port;
 	struct ibv_port_attr port_attr;
-	GSource *comp_src, *async_src;
+	struct pvo_watch *comp_src, *async_src;
 	GHashTable *by_qpn; /* host QPN -> guest QP (hv_qp.c) */
 };
 

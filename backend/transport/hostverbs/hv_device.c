@@ -104,9 +104,9 @@ static char *device_names(struct ibv_device **list, int n)
 static void device_free(struct pvo_hv_device *d)
 {
 	if (d->comp_src)
-		pvo_loop_remove(d->comp_src);
+		pvo_loop_remove_fd(d->comp_src);
 	if (d->async_src)
-		pvo_loop_remove(d->async_src);
+		pvo_loop_remove_fd(d->async_src);
 	if (d->channel)
 		ibv_destroy_comp_channel(d->channel);
 	if (d->by_qpn)
@@ -179,6 +179,12 @@ static struct pvo_hv_device *device_open(const struct pvo_tenant *t, char **err)
 	d->by_qpn = g_hash_table_new(g_direct_hash, g_direct_equal);
 	d->comp_src = pvo_loop_add_fd(d->channel->fd, G_IO_IN, comp_ready, d);
 	d->async_src = pvo_loop_add_fd(ctx->async_fd, G_IO_IN, async_ready, d);
+	if (!d->comp_src || !d->async_src) {
+		*err = g_strdup_printf("hostverbs-device %s: cannot wait on "
+				       "its events: %s",
+				       d->name, g_strerror(errno));
+		goto fail;
+	}
 	pvo_log(NULL, "hostverbs: %s port %u (%s, MTU %d)", d->name, d->port,
 		ibv_port_state_str(d->port_attr.state),
 		128 << d->port_attr.active_mtu);

@@ -54,7 +54,7 @@ struct overlay {
 	const struct pvo_daemon_config *cfg;
 	int fd; /* bound to vtep:vxlan-port, receives */
 	int tx_fd[TX_SOCKETS];
-	GSource *src; /* watches fd on the loop */
+	struct pvo_watch *src; /* watches fd on the loop */
 	bool in_rx; /* taking in a receive batch: flushes wait for its end */
 	uint16_t ip_id;
 	struct pvo_overlay_stats stats;
@@ -937,9 +937,16 @@ bool pvo_overlay_start(const struct pvo_daemon_config *cfg, char **err)
 	ov->stats.gro = setsockopt(ov->fd, SOL_UDP, UDP_GRO, &(int){ 1 },
 			    sizeof(int)) == 0;
 	ov->src = pvo_loop_add_fd(ov->fd, G_IO_IN, on_readable, ov);
-	/* no poll-set churn (two wake-up writes) per batch received: see
-	 * set_watch in vhost.c */
-	g_source_set_can_recurse(ov->src, TRUE);
+	if (!ov->src) {
+		*err = g_strdup_printf("overlay: cannot wait on the VXLAN "
+				       "socket: %s",
+				       g_strerror(errno));
+		for (i = 0; i < TX_SOCKETS; i++)
+			close(ov->tx_fd[i]);
+		close(ov->fd);
+		ov->fd = -1;
+		return false;
+	}
 	pvo_timer_init(&ov->aging, on_aging, ov);
 	pvo_timer_arm(&ov->aging, aging_period_us(ov));
 	ov->on = true;
@@ -1022,7 +1029,7 @@ void pvo_overlay_stop(void)
 
 	if (ov->on) {
 		flush_now(ov);
-		pvo_loop_remove(ov->src);
+		pvo_loop_remove_fd(ov->src);
 		ov->src = NULL;
 		pvo_timer_destroy(&ov->aging);
 		close(ov->fd);
