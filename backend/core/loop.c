@@ -165,9 +165,9 @@ static gboolean fd_dispatch(GSource *src, GSourceFunc cb, gpointer unused)
 }
 
 static GSourceFuncs fd_funcs = {
-	.prepare = fd_prepare,
-	.check = fd_check,
-	.dispatch = fd_dispatch,
+    .prepare = fd_prepare,
+    .check = fd_check,
+    .dispatch = fd_dispatch,
 };
 
 static struct pvo_fd_set *loop_fds(void)
@@ -218,7 +218,7 @@ struct pvo_watch *pvo_loop_add_fd(int fd, GIOCondition cond,
 {
 	struct pvo_fd_set *fs = loop_fds();
 	struct pvo_watch *w;
-	struct epoll_event ev = { .events = cond & EPOLL_CONDS };
+	struct epoll_event ev = {.events = cond & EPOLL_CONDS};
 	int err;
 
 	if (!fs)

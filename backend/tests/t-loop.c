@@ -82,8 +82,8 @@ static void kick(int fd)
 static void test_fd_watches(GMainContext *ctx)
 {
 	int e1 = eventfd(0, EFD_NONBLOCK), e2 = eventfd(0, EFD_NONBLOCK);
-	struct fd_probe p1 = { .ret = G_SOURCE_CONTINUE },
-			p2 = { .ret = G_SOURCE_CONTINUE };
+	struct fd_probe p1 = {.ret = G_SOURCE_CONTINUE},
+			p2 = {.ret = G_SOURCE_CONTINUE};
 	struct pvo_watch *w1 = pvo_loop_add_fd(e1, G_IO_IN, on_fd, &p1);
 	struct pvo_watch *w2 = pvo_loop_add_fd(e2, G_IO_IN, on_fd, &p2);
 	char path[] = "/tmp/t-loop-XXXXXX";
@@ -110,7 +110,7 @@ static void test_fd_watches(GMainContext *ctx)
 	       p1.calls - 1, p2.calls);
 	pvo_loop_remove_fd(p1.calls == 2 ? w1 : w2);
 
-	p1 = (struct fd_probe){ .ret = G_SOURCE_REMOVE };
+	p1 = (struct fd_probe){.ret = G_SOURCE_REMOVE};
 	w1 = pvo_loop_add_fd(e1, G_IO_IN, on_fd, &p1);
 	kick(e1);
 	spin(ctx, 5);

@@ -1357,6 +1357,60 @@ static void case_srq(uint8_t type)
 	       qpt_name(type), bad);
 }
 
+/*
+ * One SRQ serves host QPs or software ones, decided by its first QP that
+ * starts receiving. Here a UD QP (software with an SRQ) decides first; an
+ * RC QP on the same SRQ that would connect through the host is refused
+ * at RTR with EINVAL. (VM ends only; t-datapath's srq section has host
+ * QPs deciding first.)
+ */
+static void case_srq_kind(void)
+{
+	const struct knobs k = {0};
+	struct sim_qp_init qi = {.type = PVO_QPT_UD,
+				 .send_cq = &me.cq,
+				 .recv_cq = &me.cq,
+				 .sq_entries = 8,
+				 .rq_entries = 8,
+				 .max_send_sge = 1,
+				 .max_recv_sge = 1,
+				 .srq = &me.srq};
+	struct sim_conn c = {.sgid_index = (uint8_t)me.gid_index,
+			     .qkey = UD_QKEY};
+	struct sim_qp ud;
+	unsigned int rqpn = 0, rpsn = 0;
+	int st, rst = -1;
+
+	if (me.plain)
+		return;
+	/* a fresh SRQ: earlier cases' QPs may have decided this one */
+	if (me.has_srq)
+		sim_destroy_srq(&me.srq);
+	me.has_srq = false;
+	st = qp_create(PVO_QPT_RC, true);
+	if (!tap_ok(!st && sim_create_qp(&me.pd, &qi, &ud) == PVO_STATUS_OK,
+		    "SRQ kinds: an RC and a UD QP on one fresh SRQ (%d)", st))
+		return;
+	st = sim_qp_connect(&ud, &c, NULL);
+	tap_ok(st == PVO_STATUS_OK,
+	       "SRQ kinds: the UD QP (software on an SRQ) starts receiving "
+	       "first (%d)",
+	       st);
+	say("QP %x %x %x %x", PVO_QPT_RC, qp.qpn, qp.psn, 0);
+	if (sscanf(hear(), "QP %d %x %x", &rst, &rqpn, &rpsn) != 3 || rst)
+		tap_diag("the server's QP: %d", rst);
+	st = qp_connect(peer.gid, rqpn, rpsn, &k);
+	tap_ok(st == PVO_STATUS_EINVAL,
+	       "SRQ kinds: the RC QP that would connect through the host on "
+	       "that SRQ is refused with EINVAL (%d)",
+	       st);
+	st = sim_destroy_qp(&ud);
+	qp_destroy();
+	tap_ok(st == PVO_STATUS_OK && sim_destroy_srq(&me.srq) == 0,
+	       "SRQ kinds: both QPs and the SRQ are destroyed");
+	me.has_srq = false;
+}
+
 /* One failing WR on fresh RC QPs: its status at the sender, the next
  * one flushed, the server's MRs unchanged. */
 static void expect_error(const char *what, struct xwr w,
@@ -1627,8 +1681,10 @@ static void client(const char *cases)
 	}
 	if (wanted(cases, "ud"))
 		case_ud();
-	if (wanted(cases, "srq"))
+	if (wanted(cases, "srq")) {
 		case_srq(PVO_QPT_RC);
+		case_srq_kind();
+	}
 	if (wanted(cases, "errors")) {
 		case_errors();
 		case_length();

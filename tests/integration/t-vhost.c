@@ -1202,8 +1202,8 @@ static void test_kick_not_eventfd(void)
 	struct vu_msg_hdr h;
 	uint8_t payload[64];
 
-	ret = vu_send_msg(fe, VU_SET_VRING_KICK, need, &idx, sizeof(idx), &fd,
-			  1);
+	ret =
+	    vu_send_msg(fe, VU_SET_VRING_KICK, need, &idx, sizeof(idx), &fd, 1);
 	if (fd >= 0)
 		close(fd);
 	if (ret >= 0)
@@ -1217,7 +1217,7 @@ static void test_kick_not_eventfd(void)
 	vu_frontend_free(fe);
 	sleep_ms(150);
 	tap_ok(backend_running(&bp) &&
-		       log_has("cannot wait on the ring eventfd it sent"),
+		   log_has("cannot wait on the ring eventfd it sent"),
 	       "  ... the back-end lives on and its log says why");
 	tap_ok(fresh_session_works(), "  ... and the next session works");
 	check_fds_after("a memfd as a kick fd");
