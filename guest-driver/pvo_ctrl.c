@@ -95,6 +95,8 @@ static int pvo_status_to_errno(u32 status)
 		return -ENOMEM;
 	case PVO_STATUS_EFAULT:
 		return -EFAULT;
+	case PVO_STATUS_EHOSTUNREACH:
+		return -EHOSTUNREACH;
 	default:
 		return -EIO;
 	}

@@ -132,6 +132,8 @@ enum pvo_status {
 	PVO_STATUS_EBUSY = 6,		/* object still referenced */
 	PVO_STATUS_ENOMEM = 7,		/* back-end out of memory */
 	PVO_STATUS_EFAULT = 8,		/* guest address outside guest RAM */
+	PVO_STATUS_EHOSTUNREACH = 9,	/* host verbs: no host answers for the
+					 * destination (ARP); may be retried */
 };
 
 #define PVO_CTX_KERNEL 0	/* pvo_cmd_hdr.ctx for kernel-owned objects */

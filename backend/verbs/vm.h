@@ -103,6 +103,9 @@ struct pvo_vm {
 	/* host-verbs VMs: MR key -> MR for the MRs whose keys the host
 	 * device chose (hostverbs.h) */
 	GHashTable *hv_keys;
+	/* host-verbs VMs: until then, no connection waits for the host to
+	 * resolve an address (hv_neigh.c) */
+	gint64 hv_quiet_until;
 	/* bumped whenever a key may stop naming what it named (an MR freed
 	 * or invalidated, a window unbound): dma.h */
 	uint64_t mr_gen;

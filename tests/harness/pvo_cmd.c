@@ -464,6 +464,8 @@ const char *pvo_status_name(int status)
 		return "ENOMEM";
 	case PVO_STATUS_EFAULT:
 		return "EFAULT";
+	case PVO_STATUS_EHOSTUNREACH:
+		return "EHOSTUNREACH";
 	}
 	if (status < 0)
 		snprintf(buf, sizeof(buf), "no status (%s)", strerror(-status));

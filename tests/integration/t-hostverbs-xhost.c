@@ -1411,6 +1411,108 @@ static void case_srq_kind(void)
 	me.has_srq = false;
 }
 
+/* Whether the host's ARP table has an entry for a.b.c.d (any state). */
+static bool in_arp_table(const char *ip)
+{
+	char line[256], first[64];
+	bool found = false;
+	FILE *f = fopen("/proc/net/arp", "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%63s", first) == 1 && !strcmp(first, ip);
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Whether the back-end's log has @what. */
+static bool backend_log_has(const char *what)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen(me.bp.log_path, "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* RTR of a fresh RC QP toward @ip; its status, *secs the time it took. */
+static int connect_to(const char *ip, double *secs)
+{
+	const struct knobs k = {0};
+	uint8_t gid[16];
+	double t0;
+	int st;
+
+	pvo_gid_from_ipv4(gid, ip);
+	st = qp_create(PVO_QPT_RC, false);
+	if (st)
+		return st;
+	t0 = now_s();
+	st = qp_connect(gid, 0x11, 1, &k);
+	*secs = now_s() - t0;
+	return st;
+}
+
+/*
+ * Addresses in the tenant's subnet that no host answers ARP for. The
+ * host device resolves a destination's MAC inside RTR, waiting up to a
+ * second; the back-end lets a VM make its loop wait so once, then
+ * refuses such addresses at once for a while (hv_neigh.c), and a
+ * destination the host has resolved still connects. (VM ends only.)
+ */
+static void case_unreach(void)
+{
+	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN], what[96];
+	unsigned int last, got = 0;
+	double secs = 0;
+	int st;
+
+	if (me.plain)
+		return;
+	/* two addresses of the /24 the host never tried (no ARP entry) */
+	for (last = 100 + (unsigned int)(getpid() % 100); last < 250 && got < 2;
+	     last++) {
+		char *ip = got ? b : a;
+
+		snprintf(ip, INET_ADDRSTRLEN, "%u.%u.%u.%u", me.gid[12],
+			 me.gid[13], me.gid[14], last);
+		got += !in_arp_table(ip);
+	}
+	if (!tap_ok(got == 2, "unreachable: two addresses nobody has (%s, %s)",
+		    a, b))
+		return;
+	/* the server's address resolved before this VM's waits run out */
+	case_send(PVO_QPT_RC);
+	st = connect_to(a, &secs);
+	tap_ok(st == PVO_STATUS_EHOSTUNREACH && secs > 0.3 && secs < 5,
+	       "unreachable: RTR to %s fails with EHOSTUNREACH after the host "
+	       "waited for ARP (%s, %.2f s)",
+	       a, pvo_status_name(st), secs);
+	snprintf(what, sizeof(what), "no host answers for %s", a);
+	tap_ok(backend_log_has(what),
+	       "unreachable: the back-end's log says \"%s\"", what);
+	st = connect_to(a, &secs);
+	tap_ok(st == PVO_STATUS_EHOSTUNREACH && secs < 0.3,
+	       "unreachable: RTR to %s again fails at once (%s, %.3f s)", a,
+	       pvo_status_name(st), secs);
+	st = connect_to(b, &secs);
+	tap_ok(st == PVO_STATUS_EHOSTUNREACH && secs < 0.3,
+	       "unreachable: RTR to another new address %s fails at once: "
+	       "this VM waited in vain lately (%s, %.3f s)",
+	       b, pvo_status_name(st), secs);
+	qp_destroy();
+	tap_ok(in_arp_table(b),
+	       "unreachable: the refusal had the host resolve %s in the "
+	       "background",
+	       b);
+	/* a destination the host resolved still connects */
+	case_send(PVO_QPT_RC);
+}
+
 /* One failing WR on fresh RC QPs: its status at the sender, the next
  * one flushed, the server's MRs unchanged. */
 static void expect_error(const char *what, struct xwr w,
@@ -1693,6 +1795,8 @@ static void client(const char *cases)
 		case_rnr();
 	if (wanted(cases, "cross"))
 		case_cross();
+	if (wanted(cases, "unreach"))
+		case_unreach();
 	if (wanted(cases, "bench"))
 		case_bench();
 	qp_destroy();

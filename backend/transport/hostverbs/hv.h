@@ -100,6 +100,18 @@ int pvo_hv_sgid_index(struct pvo_vm *vm, uint8_t sgid_index, char **why);
  * False with *why. */
 bool pvo_hv_dgid_allowed(struct pvo_vm *vm, const uint8_t dgid[16], char **why);
 
+/*
+ * hv_neigh.c: before a host call that resolves dgid's link-layer address
+ * (ibv_modify_qp to RTR, ibv_create_ah). PVO_STATUS_EHOSTUNREACH (logged)
+ * to refuse it without waiting; else OK, *waits if the call may wait for
+ * ARP. After the call, with its error (0: none): EHOSTUNREACH (logged) if
+ * that was the address not resolving, else OK.
+ */
+enum pvo_status pvo_hv_resolve_begin(struct pvo_vm *vm,
+				     const uint8_t dgid[16], bool *waits);
+enum pvo_status pvo_hv_resolve_end(struct pvo_vm *vm, const uint8_t dgid[16],
+				   bool waited, int err);
+
 /* hv_mr.c: the host PD of a guest PD, made on first use (NULL: failed,
  * logged). */
 struct ibv_pd *pvo_hv_pd(struct pvo_vm *vm, struct pvo_pd *pd);

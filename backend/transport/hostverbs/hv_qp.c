@@ -220,6 +220,7 @@ static enum pvo_status host_modify(struct pvo_qp *qp, struct ibv_qp_attr *a,
 		return PVO_STATUS_OK;
 	pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x to %s: %s", devname(qp),
 		    qp->qpn, what, g_strerror(err));
+	errno = err; /* for pvo_hv_resolve_end */
 	return err == ENOMEM ? PVO_STATUS_ENOSPC : PVO_STATUS_EINVAL;
 }
 
@@ -265,8 +266,11 @@ static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
 	struct ibv_qp_attr a = {0};
 	struct ibv_ah_attr ah = {0};
 	enum pvo_status st;
+	bool waits;
 
 	st = host_av(qp, path, &ah);
+	if (!st)
+		st = pvo_hv_resolve_begin(qp->vm, path->dgid, &waits);
 	if (st)
 		return st;
 	a.qp_state = IBV_QPS_INIT;
@@ -300,6 +304,8 @@ static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
 	}
 	st = host_modify(qp, &a, (int)mask, "RTR");
 	if (st) {
+		if (pvo_hv_resolve_end(qp->vm, path->dgid, waits, errno))
+			st = PVO_STATUS_EHOSTUNREACH;
 		memset(&a, 0, sizeof(a));
 		a.qp_state = IBV_QPS_RESET;
 		ibv_modify_qp(qp->hv->qp, &a, IBV_QP_STATE);
@@ -334,17 +340,23 @@ static struct ibv_ah *host_ah(struct pvo_qp *qp, struct pvo_ah *ah)
 {
 	struct ibv_ah_attr a = {0};
 	struct ibv_pd *pd = qp->pd->hv; /* the host QP's */
+	bool waits;
 
 	if (ah->hv || ah->hv_refused)
 		return ah->hv;
-	if (!host_av(qp, &ah->path, &a)) {
+	if (!host_av(qp, &ah->path, &a) &&
+	    !pvo_hv_resolve_begin(qp->vm, ah->path.dgid, &waits)) {
 		ah->hv = ibv_create_ah(pd, &a);
-		if (!ah->hv)
+		if (!ah->hv) {
+			int err = errno;
+
 			pvo_vm_warn(qp->vm,
 				    "hostverbs: %s QP 0x%x: AH 0x%x: "
 				    "ibv_create_ah: %s",
 				    devname(qp), qp->qpn, ah->handle,
-				    g_strerror(errno));
+				    g_strerror(err));
+			pvo_hv_resolve_end(qp->vm, ah->path.dgid, waits, err);
+		}
 	}
 	ah->hv_refused = !ah->hv;
 	return ah->hv;
