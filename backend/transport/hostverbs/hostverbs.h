@@ -14,6 +14,8 @@
  *   hv_cq.c      host CQs per guest CQ; host completions to guest CQEs
  *   hv_qp.c      host QPs: create, modify, and the engine (engine.h)
  *                that posts guest WQEs on them
+ *   hv_neigh.c   destinations the host has no MAC for: refused before
+ *                a call that would wait for ARP on the loop
  *
  *   hv_srq.c     host SRQs: guest SRQ receives posted on them, their
  *                completions to the receiving QP's CQ

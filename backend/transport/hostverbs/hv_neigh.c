@@ -37,13 +37,13 @@
 
 #define QUIET_S 60
 /* the kernel's NUD_VALID (not in its UAPI): an address to send to */
-#define NEIGH_USABLE                                                          \
-	(NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | NUD_STALE |  \
+#define NEIGH_USABLE                                                           \
+	(NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | NUD_STALE |   \
 	 NUD_DELAY)
 
 enum neigh {
 	NEIGH_VALID,
-	NEIGH_NONE,    /* or incomplete */
+	NEIGH_NONE, /* or incomplete */
 	NEIGH_FAILED,
 	NEIGH_UNKNOWN, /* the kernel did not say: behave as before */
 };
@@ -101,8 +101,8 @@ static int nl_call(uint16_t type, uint16_t flags, uint8_t ndm_flags,
 	if (h->nlmsg_type == NLMSG_ERROR) {
 		const struct nlmsgerr *e = NLMSG_DATA(h);
 
-		ret = h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) ? e->error
-							       : -EIO;
+		ret =
+		    h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) ? e->error : -EIO;
 	} else if (h->nlmsg_type == RTM_NEWNEIGH &&
 		   h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct ndmsg))) {
 		ret = ((const struct ndmsg *)NLMSG_DATA(h))->ndm_state;
@@ -133,8 +133,8 @@ static void kick(int ifindex, uint32_t ip)
 	nl_call(RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_ACK, NTF_USE, ifindex, ip);
 }
 
-enum pvo_status pvo_hv_resolve_begin(struct pvo_vm *vm,
-				     const uint8_t dgid[16], bool *waits)
+enum pvo_status pvo_hv_resolve_begin(struct pvo_vm *vm, const uint8_t dgid[16],
+				     bool *waits)
 {
 	const char *netdev = vm->cfg->tenant->hv_netdev;
 	int ifindex = (int)if_nametoindex(netdev);
@@ -156,12 +156,10 @@ enum pvo_status pvo_hv_resolve_begin(struct pvo_vm *vm,
 	}
 	kick(ifindex, ip);
 	inet_ntop(AF_INET, &ip, buf, sizeof(buf));
-	pvo_vm_warn(vm,
-		    "hostverbs: %s on %s: refused without waiting: %s", buf,
-		    netdev,
-		    n == NEIGH_FAILED
-			? "nobody answered for it lately (asking again)"
-			: "this VM waited in vain for an address lately");
+	pvo_vm_warn(
+	    vm, "hostverbs: %s on %s: refused without waiting: %s", buf, netdev,
+	    n == NEIGH_FAILED ? "nobody answered for it lately (asking again)"
+			      : "this VM waited in vain for an address lately");
 	return PVO_STATUS_EHOSTUNREACH;
 }
 
@@ -174,14 +172,18 @@ enum pvo_status pvo_hv_resolve_end(struct pvo_vm *vm, const uint8_t dgid[16],
 	    err != ENODATA)
 		return PVO_STATUS_OK;
 	if (waited)
-		vm->hv_quiet_until = g_get_monotonic_time() + QUIET_S * G_USEC_PER_SEC;
+		vm->hv_quiet_until =
+		    g_get_monotonic_time() + QUIET_S * G_USEC_PER_SEC;
 	inet_ntop(AF_INET, dgid + 12, buf, sizeof(buf));
-	pvo_vm_warn(vm,
-		    "hostverbs: no host answers for %s on %s (%s)%s", buf,
-		    vm->cfg->tenant->hv_netdev, g_strerror(err),
-		    waited ? "; for " G_STRINGIFY(QUIET_S)
-			     " s this VM's connections to addresses the host "
-			     "has not resolved yet fail at once"
-			   : "");
+	if (waited)
+		pvo_vm_warn(vm,
+			    "hostverbs: no host answers for %s on %s (%s); for "
+			    "%d s this VM's connections to addresses the host "
+			    "has not resolved yet fail at once",
+			    buf, vm->cfg->tenant->hv_netdev, g_strerror(err),
+			    QUIET_S);
+	else
+		pvo_vm_warn(vm, "hostverbs: no host answers for %s on %s (%s)",
+			    buf, vm->cfg->tenant->hv_netdev, g_strerror(err));
 	return PVO_STATUS_EHOSTUNREACH;
 }
