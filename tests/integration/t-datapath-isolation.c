@@ -37,8 +37,9 @@ static bool cross_pair(struct pair *p, struct node *from, struct node *to,
 	if (st != PVO_STATUS_OK && hv_dev[0] &&
 	    (from == &A || from == &B || to == &A || to == &B)) {
 		/* tenant blue on host verbs: the host device finds nobody
-		 * at the address in blue's network and refuses to connect */
-		tap_ok(st == PVO_STATUS_EINVAL || st == PVO_STATUS_EPERM,
+		 * at the address in blue's network (EHOSTUNREACH), or the
+		 * address is outside it (EPERM) */
+		tap_ok(st == PVO_STATUS_EHOSTUNREACH || st == PVO_STATUS_EPERM,
 		       "QPs %s -> %s: the host device does not reach the "
 		       "address from tenant blue's network: MODIFY_QP to RTR "
 		       "refused (%s)",

@@ -7,6 +7,7 @@
  * them. So before such a call the back-end asks the kernel for the
  * neighbour entry (rtnetlink, answered at once):
  *
+ *   an address of this host         looped back, no ARP: go ahead
  *   valid (reachable, stale, ...)   the call will not wait: go ahead
  *   none, incomplete                first contact, or one being made: go
  *                                   ahead and wait, unless the VM waited
@@ -22,6 +23,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -127,6 +129,23 @@ static enum neigh lookup(int ifindex, uint32_t ip)
 	return NEIGH_NONE;
 }
 
+/* Whether ip is one of this host's addresses (it has no neighbour
+ * entry: the host loops it back). */
+static bool local_address(uint32_t ip)
+{
+	struct ifaddrs *ifa, *i;
+	bool local = false;
+
+	if (getifaddrs(&ifa))
+		return false;
+	for (i = ifa; i && !local; i = i->ifa_next)
+		local = i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+			((const struct sockaddr_in *)i->ifa_addr)
+				->sin_addr.s_addr == ip;
+	freeifaddrs(ifa);
+	return local;
+}
+
 /* Have the kernel resolve it in the background. */
 static void kick(int ifindex, uint32_t ip)
 {
@@ -144,8 +163,9 @@ enum pvo_status pvo_hv_resolve_begin(struct pvo_vm *vm, const uint8_t dgid[16],
 
 	*waits = false;
 	memcpy(&ip, dgid + 12, 4); /* v4-mapped: pvo_hv_dgid_allowed */
-	if (!ifindex)
-		return PVO_STATUS_OK; /* the caller's checks say why */
+	/* no netdev: the caller's checks say why */
+	if (!ifindex || local_address(ip))
+		return PVO_STATUS_OK;
 	n = lookup(ifindex, ip);
 	if (n == NEIGH_VALID)
 		return PVO_STATUS_OK;
