@@ -26,6 +26,7 @@
 
 #include "config.h"
 #include "fuzz.h"
+#include "loop.h"
 #include "vhost.h"
 #include "vhost_dev.h"
 #include "vhost_state.h"
@@ -189,6 +190,20 @@ static int count_fds(void)
 
 static int session(const uint8_t *data, size_t size);
 
+static gboolean never(int fd, GIOCondition cond, void *data)
+{
+	return G_SOURCE_CONTINUE;
+}
+
+/* The loop's epoll set, made by its first fd watch (a ring's kick). */
+static void make_fd_set(void)
+{
+	int e = eventfd(0, EFD_CLOEXEC);
+
+	pvo_loop_remove_fd(pvo_loop_add_fd(e, G_IO_IN, never, NULL));
+	close(e);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool warm;
@@ -198,6 +213,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* what the first session sets up for good (the loop's
 		 * state) is not a session's fd */
 		session(NULL, 0);
+		make_fd_set();
 		warm = true;
 	}
 	before = count_fds();
