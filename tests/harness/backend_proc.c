@@ -292,6 +292,29 @@ int backend_sanitizer_report(const struct backend_proc *bp, char *line,
 	return found;
 }
 
+bool backend_log_has(const struct backend_proc *bp, const char *what,
+		     int wait_ms)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+
+	for (;;) {
+		FILE *f = fopen(bp->log_path, "r");
+
+		while (f && !found && getline(&line, &cap, f) >= 0)
+			found = strstr(line, what) != NULL;
+		if (f)
+			fclose(f);
+		if (found || wait_ms <= 0)
+			break;
+		sleep_ms(100);
+		wait_ms -= 100;
+	}
+	free(line);
+	return found;
+}
+
 void backend_dump_log(const struct backend_proc *bp, int lines)
 {
 	char *buf = NULL, *p, *start;

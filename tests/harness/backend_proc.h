@@ -61,6 +61,10 @@ void backend_dump_log(const struct backend_proc *bp, int lines);
  * first line in @line, 0 if not, -1 if the log cannot be read. */
 int backend_sanitizer_report(const struct backend_proc *bp, char *line,
 			     size_t len);
+/* Whether a line of the log contains @what, looking again every 100 ms
+ * for up to @wait_ms (0: once). */
+bool backend_log_has(const struct backend_proc *bp, const char *what,
+		     int wait_ms);
 /* A connection to the back-end's management socket, or -1. */
 int backend_mgmt_connect(const struct backend_proc *bp);
 /* Reads @fd to its end (or @len - 1 bytes) into @buf, NUL-terminated;

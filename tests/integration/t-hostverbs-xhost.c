@@ -1425,20 +1425,6 @@ static bool in_arp_table(const char *ip)
 	return found;
 }
 
-/* Whether the back-end's log has @what. */
-static bool backend_log_has(const char *what)
-{
-	char line[512];
-	bool found = false;
-	FILE *f = fopen(me.bp.log_path, "r");
-
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, what) != NULL;
-	if (f)
-		fclose(f);
-	return found;
-}
-
 /* RTR of a fresh RC QP toward @ip; its status, *secs the time it took. */
 static int connect_to(const char *ip, double *secs)
 {
@@ -1493,7 +1479,7 @@ static void case_unreach(void)
 	       "waited for ARP (%s, %.2f s)",
 	       a, pvo_status_name(st), secs);
 	snprintf(what, sizeof(what), "no host answers for %s", a);
-	tap_ok(backend_log_has(what),
+	tap_ok(backend_log_has(&me.bp, what, 0),
 	       "unreachable: the back-end's log says \"%s\"", what);
 	st = connect_to(a, &secs);
 	tap_ok(st == PVO_STATUS_EHOSTUNREACH && secs < 0.3,

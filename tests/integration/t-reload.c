@@ -36,13 +36,6 @@ static struct backend_proc bp;
 static int port;
 static char answer[65536];
 
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 static void __attribute__((noreturn)) lost(const char *what)
 {
 	backend_running(&bp);
@@ -155,26 +148,6 @@ static bool socket_exists(const char *vm)
 	       S_ISSOCK(st.st_mode);
 }
 
-static bool log_has(const char *needle, int wait_ms)
-{
-	char buf[1 << 16];
-
-	for (;;) {
-		FILE *f = fopen(bp.log_path, "r");
-		bool found = false;
-
-		if (f) {
-			while (!found && fgets(buf, sizeof(buf), f))
-				found = strstr(buf, needle) != NULL;
-			fclose(f);
-		}
-		if (found || wait_ms <= 0)
-			return found;
-		sleep_ms(100);
-		wait_ms -= 100;
-	}
-}
-
 static struct sim_vm *open_vm(const char *name)
 {
 	struct sim_vm_opts o = {.name = name,
@@ -260,7 +233,8 @@ static void test_add_remove_quota(void)
 	       "reload: the answer sums up VMs, quotas, tenants, [remote] "
 	       "entries");
 	s = strdup(answer);
-	tap_ok(log_has(strtok(s, "\n"), 0), "the log has the same summary");
+	tap_ok(backend_log_has(&bp, strtok(s, "\n"), 0),
+	       "the log has the same summary");
 	free(s);
 	tap_ok(socket_exists("c") && !socket_exists("b"),
 	       "c's socket appeared, b's is gone");
@@ -290,7 +264,7 @@ static void test_add_remove_quota(void)
 	       "max-pd 6 -> 2 with 6 PDs: they stay, a 7th is refused");
 	tap_ok(free_pds(a, &pa, 5) && alloc_pds(a, &pa, MAX_PDS) == 1,
 	       "after freeing down to 1, one more PD fits (2)");
-	tap_ok(log_has("vm a: quotas changed: max-pd 6 -> 2", 0),
+	tap_ok(backend_log_has(&bp, "vm a: quotas changed: max-pd 6 -> 2", 0),
 	       "the log names the quota change");
 }
 
@@ -340,7 +314,8 @@ static void test_refused(void)
 		 bp.config_path);
 	if (kill(bp.pid, SIGHUP) != 0)
 		lost("SIGHUP");
-	tap_ok(log_has(before, 5000) && log_has("SIGHUP: reading", 0),
+	tap_ok(backend_log_has(&bp, before, 5000) &&
+		   backend_log_has(&bp, "SIGHUP: reading", 0),
 	       "SIGHUP with a bad file: the log says why");
 	tap_ok(c && pvo_alloc_pd(c->fe, PVO_CTX_KERNEL, &(uint32_t){0}) ==
 			PVO_STATUS_OK,
@@ -360,7 +335,8 @@ static void test_remove_connected(void)
 				  "connected"),
 	       "removing connected vm a is accepted");
 	tap_ok(!socket_exists("a") &&
-		   log_has("vm a: removed from the config: its socket", 0),
+		   backend_log_has(
+		       &bp, "vm a: removed from the config: its socket", 0),
 	       "a's socket is gone, and the log says what happens to a");
 	/* its 2 PDs (max-pd 2) are still there */
 	tap_ok(pvo_query_device(a->fe, &dev) == PVO_STATUS_OK &&
@@ -388,9 +364,10 @@ static void test_remove_connected(void)
 
 	sim_vm_close(a);
 	a = NULL;
-	tap_ok(log_has("vm a: its front-end has disconnected: the VM, "
-		       "removed from the config by a reload, is gone",
-		       5000),
+	tap_ok(backend_log_has(&bp,
+			       "vm a: its front-end has disconnected: the VM, "
+			       "removed from the config by a reload, is gone",
+			       5000),
 	       "a's front-end leaves: the VM goes (logged)");
 	tap_ok(show_vm("a") == NULL, "show: vm a no longer listed");
 	write_config(TENANT_BLUE TENANT_RED VM_A(2) VM_C("52:54:00:00:0c:01")

@@ -1175,20 +1175,6 @@ static void test_set_config_ignored(void)
 
 /* A front-end that lies about the memory table must not take the daemon
  * (and every other VM it serves) down. */
-/* Whether the back-end's log has @what. */
-static bool log_has(const char *what)
-{
-	char line[512];
-	bool found = false;
-	FILE *f = fopen(bp.log_path, "r");
-
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, what) != NULL;
-	if (f)
-		fclose(f);
-	return found;
-}
-
 /*
  * A started ring's kick fd that epoll cannot wait on (a memfd, as a
  * regular file would be): the back-end ends the session and says why; it
@@ -1217,7 +1203,8 @@ static void test_kick_not_eventfd(void)
 	vu_frontend_free(fe);
 	sleep_ms(150);
 	tap_ok(backend_running(&bp) &&
-		   log_has("cannot wait on the ring eventfd it sent"),
+		   backend_log_has(
+		       &bp, "cannot wait on the ring eventfd it sent", 0),
 	       "  ... the back-end lives on and its log says why");
 	tap_ok(fresh_session_works(), "  ... and the next session works");
 	check_fds_after("a memfd as a kick fd");
