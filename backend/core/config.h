@@ -33,7 +33,7 @@ struct pvo_tenant {
 	bool no_learn;		/* learn = no: only [remote] / managed entries */
 	/* transport = hostverbs: inter-host RC / UC QPs ride the host's
 	 * RDMA device ([daemon] hostverbs-device) with the GIDs of this
-	 * netdev (transport/hostverbs/hv_device.h) */
+	 * netdev (engine/hostverbs/hv_device.h) */
 	bool hostverbs;
 	char hv_netdev[16];	/* IFNAMSIZ */
 	char hv_device[64];	/* its device and port ([daemon]'s if unset) */
