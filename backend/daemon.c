@@ -24,7 +24,7 @@
 
 #include "busy_poll.h"
 #include "daemon.h"
-#include "hostverbs.h"
+#include "engine.h"
 #include "log.h"
 #include "loop.h"
 #include "mgmt.h"
@@ -199,7 +199,7 @@ bool pvo_daemon_start(struct pvo_daemon_config *cfg,
 	    .reload = pvo_daemon_reload,
 	};
 	pvo_busy_poll_init(cfg->busy_poll_us);
-	if (!pvo_hv_open(cfg, err))
+	if (!pvo_engines_open(cfg, err))
 		return false;
 	for (i = 0; i < cfg->num_vms; i++) {
 		struct pvo_vm *vm = pvo_vm_new(&cfg->vms[i]);
@@ -237,7 +237,7 @@ void pvo_daemon_stop(void)
 	pvo_loop_remove(d.reaper);
 	d.reaper = NULL;
 	free_dying();
-	pvo_hv_close();
+	pvo_engines_close();
 	g_ptr_array_free(d.vms, TRUE);
 	g_ptr_array_free(d.removed, TRUE);
 	g_ptr_array_free(d.dying, TRUE);
@@ -409,7 +409,7 @@ static bool plan(struct plan *p, char **err)
 	unsigned int k;
 	int i;
 
-	if (!pvo_hv_reloadable(cfg, err))
+	if (!pvo_engines_reloadable(cfg, err))
 		return false;
 	if (!pvo_config_daemon_reloadable(d.cfg, cfg, err))
 		return false;
@@ -543,6 +543,7 @@ static void commit(struct plan *p)
 		g_free(q);
 		vm->cfg = &p->cfg->vms[i];
 		pvo_vm_apply_quota(vm);
+		pvo_vm_set_engine(vm);
 		g_ptr_array_add(d.vms, vm);
 	}
 	for (k = 0; k < p->closing->len; k++) {

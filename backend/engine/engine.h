@@ -1,10 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The QP engine's roles, as in Linux rxe: the requester (req.c) turns
- * send WQEs into messages, the completer (comp.c) turns the answers into
- * send completions, retries and errors, the responder (resp.c) executes
- * incoming messages against receive WQEs and MRs. Everything runs on the
- * main loop; per-VM state is touched from that thread only.
+ * The engines that run a VM's verbs objects, and the interfaces the verbs
+ * layer calls them through:
+ *
+ *   sw/         the software engine, after Linux rxe's roles: the
+ *               requester (req.c) turns send WQEs into messages, the
+ *               completer (comp.c) turns the answers into send
+ *               completions, retries and errors, the responder (resp.c)
+ *               executes incoming messages against receive WQEs and MRs;
+ *               the local and overlay transports carry its messages
+ *   hostverbs/  host RDMA verbs (hostverbs.h): the VM's objects on the
+ *               host's device, which moves the data itself
+ *
+ * Every VM's QPs have a QP engine (struct pvo_engine_ops). A VM whose
+ * tenant uses host verbs also has an object engine (struct
+ * pvo_vm_engine), told of every PD, MR, CQ, SRQ, AH and QP the guest
+ * makes. Everything runs on the main loop; per-VM state is touched from
+ * that thread only.
  */
 #ifndef PVO_ENGINE_H
 #define PVO_ENGINE_H
@@ -14,15 +26,29 @@
 
 #include "pvo-device.h"
 
+struct pvo_vm;
+struct pvo_vm_config;
+struct pvo_daemon_config;
+struct pvo_pd;
+struct pvo_mr;
+struct pvo_cq;
+struct pvo_srq;
+struct pvo_ah;
 struct pvo_qp;
+struct pvo_qp_attr;
+struct pvo_path;
 
 /*
  * A QP engine runs a QP's work once verbs/qp.c has checked the command:
- * the software engine (sw_qp.c with req / comp / resp) executes WQEs
- * itself; an engine on host RDMA verbs would hand them to a host QP.
+ * the software engine (sw/sw_qp.c with req / comp / resp) executes WQEs
+ * itself; the host-verbs engine (hostverbs/hv_post.c) hands them to a
+ * host QP.
  */
 struct pvo_engine_ops {
 	const char *name;
+	/* The QP's receives are the engine's device's: the software
+	 * responder gives it no message (a software sender reaches none). */
+	bool device_rq;
 	/* The QP's rings are mapped and its attributes decoded. */
 	void (*create)(struct pvo_qp *qp);
 	/* The QP was loaded from a migrated VM's state (counters and
@@ -42,6 +68,83 @@ struct pvo_engine_ops {
 };
 
 extern const struct pvo_engine_ops pvo_engine_sw;
+
+/*
+ * A VM's object engine (vm->eng; NULL for VMs whose objects are all
+ * software's): the verbs layer calls it as the guest makes and frees
+ * objects, after its own checks. Each verbs object has an engine_part
+ * pointer the engine fills with what it keeps of it (NULL: the object is
+ * software only); the VM's own is vm->engine_part. A hook that returns a
+ * status refuses the command with it; PVO_STATUS_OK with nothing done
+ * keeps the object in software. Every hook is optional.
+ */
+struct pvo_vm_engine {
+	const char *name;
+	/* vm->eng was set (start-up, or a reload that set the VM up
+	 * again) / is cleared: the VM's own part. */
+	void (*vm_init)(struct pvo_vm *vm);
+	void (*vm_fini)(struct pvo_vm *vm);
+	/* Whether the VM's state can be saved for a migration: false, with
+	 * a log line saying why, if it holds objects of the engine's. */
+	bool (*migratable)(struct pvo_vm *vm);
+
+	void (*pd_free)(struct pvo_pd *pd);
+
+	/* A user MR of npages 4 KiB guest pages (GPAs), before it is
+	 * published; mr_take_key then gives it the engine's key (lkey ==
+	 * rkey), by which mr_by_key finds it. mr_rereg makes the new MR
+	 * of REREG_MR (pages NULL: the MR's own) before anything of the
+	 * old one changes; on failure the old one stays. */
+	enum pvo_status (*mr_reg)(struct pvo_vm *vm, struct pvo_mr *mr,
+				  const uint64_t *pages, uint32_t npages);
+	enum pvo_status (*mr_rereg)(struct pvo_vm *vm, struct pvo_mr *mr,
+				    struct pvo_pd *pd, uint32_t access,
+				    uint64_t iova, uint64_t length,
+				    const uint64_t *pages, uint32_t npages);
+	void (*mr_take_key)(struct pvo_vm *vm, struct pvo_mr *mr);
+	struct pvo_mr *(*mr_by_key)(struct pvo_vm *vm, uint32_t key);
+	void (*mr_free)(struct pvo_vm *vm, struct pvo_mr *mr);
+
+	void (*cq_free)(struct pvo_cq *cq);
+	void (*ah_free)(struct pvo_ah *ah);
+
+	/* A new SRQ whose guest rings SRQ doorbells; resize before the SRQ
+	 * moves to its new ring of entries; the doorbell rang. */
+	enum pvo_status (*srq_create)(struct pvo_vm *vm, struct pvo_srq *srq);
+	enum pvo_status (*srq_resize)(struct pvo_vm *vm, struct pvo_srq *srq,
+				      uint32_t entries);
+	void (*srq_doorbell)(struct pvo_vm *vm, struct pvo_srq *srq);
+	void (*srq_free)(struct pvo_srq *srq);
+
+	/*
+	 * A new QP (rings mapped, fields set, the software engine created):
+	 * the engine may take it (set qp->engine) and give it its device's
+	 * QPN (qp->qpn). qp_modify carries a checked modify to the engine
+	 * before the QP takes it (mask: PVO_QP_* bits but STATE; path: the
+	 * decoded AV if mask has AV) and may refuse it. qp_sync_state
+	 * brings the QP's state up to date before QUERY_QP. qp_resp_flags:
+	 * PVO_QP_RESP_F_* bits of CREATE_QP's answer. qp_attach_mcast may
+	 * refuse ATTACH_MCAST. qp_free runs after qp->engine->destroy.
+	 */
+	enum pvo_status (*qp_create)(struct pvo_qp *qp);
+	enum pvo_status (*qp_modify)(struct pvo_qp *qp, unsigned int next,
+				     uint32_t mask, const struct pvo_qp_attr *a,
+				     const struct pvo_path *path);
+	void (*qp_sync_state)(struct pvo_qp *qp);
+	uint32_t (*qp_resp_flags)(const struct pvo_qp *qp);
+	enum pvo_status (*qp_attach_mcast)(struct pvo_qp *qp);
+	void (*qp_free)(struct pvo_qp *qp);
+};
+
+/* engine.c: the object engine of a VM of that config, or NULL. */
+const struct pvo_vm_engine *pvo_vm_engine_for(const struct pvo_vm_config *cfg);
+
+/* engine.c: the engines' devices, opened at start-up for the tenants
+ * that name one; false with *err (g_free) saying what is missing and
+ * what to do. A reload may use only devices opened at start-up. */
+bool pvo_engines_open(const struct pvo_daemon_config *cfg, char **err);
+void pvo_engines_close(void);
+bool pvo_engines_reloadable(const struct pvo_daemon_config *cfg, char **err);
 
 /* Completes every outstanding WQE with WR_FLUSH_ERR. */
 void pvo_qp_flush_sq(struct pvo_qp *qp);

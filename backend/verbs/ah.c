@@ -5,7 +5,7 @@
 #include <glib.h>
 
 #include "ah.h"
-#include "hostverbs.h"
+#include "engine.h"
 #include "vm.h"
 
 enum pvo_status pvo_path_from_av(struct pvo_vm *vm, const struct pvo_av *av,
@@ -87,22 +87,9 @@ enum pvo_status pvo_cmd_create_ah(struct pvo_vm *vm, uint32_t ctx,
 void pvo_ah_free(struct pvo_vm *vm, struct pvo_ah *ah)
 {
 	pvo_table_remove(&vm->ahs, ah->handle, ah->ctx);
-	pvo_hv_ah_free(ah);
+	if (pvo_vm_eng_has(vm, ah_free))
+		vm->eng->ah_free(ah);
 	ah->pd->refcnt--;
 	g_free(ah);
 }
 
-enum pvo_status pvo_cmd_destroy_ah(struct pvo_vm *vm, uint32_t ctx,
-				   const void *req, void *resp)
-{
-	const struct pvo_cmd_handle *c = req;
-	struct pvo_ah *ah;
-
-	if (c->reserved)
-		return PVO_STATUS_EINVAL;
-	ah = pvo_table_get(&vm->ahs, le32toh(c->handle), ctx);
-	if (!ah)
-		return PVO_STATUS_ENOENT;
-	pvo_ah_free(vm, ah);
-	return PVO_STATUS_OK;
-}

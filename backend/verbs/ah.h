@@ -31,11 +31,7 @@ struct pvo_ah {
 	uint32_t ctx;
 	struct pvo_pd *pd;
 	struct pvo_path path;
-	/* host-verbs VMs: its host AH, made when a host UD QP first sends
-	 * with it; refused: that failed (the tenant's network does not
-	 * reach the destination), and sends with it fail */
-	struct ibv_ah *hv;
-	bool hv_refused;
+	void *engine_part; /* the VM engine's (engine.h), or NULL */
 };
 
 /* EINVAL unless sgid_index names an installed GID, flow_label fits 20
@@ -46,8 +42,6 @@ void pvo_path_to_av(const struct pvo_path *p, struct pvo_av *av);
 
 enum pvo_status pvo_cmd_create_ah(struct pvo_vm *vm, uint32_t ctx,
 				  const void *req, void *resp);
-enum pvo_status pvo_cmd_destroy_ah(struct pvo_vm *vm, uint32_t ctx,
-				   const void *req, void *resp);
 void pvo_ah_free(struct pvo_vm *vm, struct pvo_ah *ah);
 
 #endif

@@ -7,7 +7,7 @@
 #include "device.h"
 #include "event.h"
 #include "guest_mem.h"
-#include "hostverbs.h"
+#include "engine.h"
 #include "vm.h"
 
 #define CQE_SHIFT 6
@@ -104,26 +104,10 @@ void pvo_cq_free(struct pvo_vm *vm, struct pvo_cq *cq)
 {
 	pvo_event_purge(vm, PVO_EVOBJ_CQ, cq->handle);
 	pvo_table_remove(&vm->cqs, cq->handle, cq->ctx);
-	pvo_hv_cq_free(cq);
+	if (pvo_vm_eng_has(vm, cq_free))
+		vm->eng->cq_free(cq);
 	pvo_ring_fini(&cq->ring);
 	g_free(cq);
-}
-
-enum pvo_status pvo_cmd_destroy_cq(struct pvo_vm *vm, uint32_t ctx,
-				   const void *req, void *resp)
-{
-	const struct pvo_cmd_handle *c = req;
-	struct pvo_cq *cq;
-
-	if (c->reserved)
-		return PVO_STATUS_EINVAL;
-	cq = pvo_table_get(&vm->cqs, le32toh(c->handle), ctx);
-	if (!cq)
-		return PVO_STATUS_ENOENT;
-	if (cq->refcnt)
-		return PVO_STATUS_EBUSY;
-	pvo_cq_free(vm, cq);
-	return PVO_STATUS_OK;
 }
 
 static void notify(struct pvo_vm *vm, struct pvo_cq *cq,

@@ -12,7 +12,6 @@
 #include "ring.h"
 
 struct pvo_vm;
-struct pvo_hv_cq;
 
 struct pvo_cq {
 	uint32_t handle;
@@ -23,13 +22,11 @@ struct pvo_cq {
 	uint32_t refcnt; /* QPs using it */
 	bool error;	 /* overrun: no more CQEs */
 	bool no_events;	 /* PVO_CQ_F_NO_EVENTS: arm is never looked at */
-	struct pvo_hv_cq *hv; /* host-verbs QPs use it: its host CQ */
+	void *engine_part; /* the VM engine's (engine.h), or NULL */
 };
 
 enum pvo_status pvo_cmd_create_cq(struct pvo_vm *vm, uint32_t ctx,
 				  const void *req, void *resp);
-enum pvo_status pvo_cmd_destroy_cq(struct pvo_vm *vm, uint32_t ctx,
-				   const void *req, void *resp);
 enum pvo_status pvo_cmd_resize_cq(struct pvo_vm *vm, uint32_t ctx,
 				  const void *req, void *resp);
 void pvo_cq_free(struct pvo_vm *vm, struct pvo_cq *cq);

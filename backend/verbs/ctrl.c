@@ -13,11 +13,12 @@
 #include "ctrl.h"
 #include "device.h"
 #include "doorbell.h"
-#include "hostverbs.h"
+#include "engine.h"
 #include "log.h"
 #include "mcast.h"
 #include "mr.h"
 #include "mw.h"
+#include "object_types.h"
 #include "qp.h"
 #include "srq.h"
 #include "transport.h"
@@ -31,6 +32,9 @@ struct cmd_desc {
 	size_t resp_min;
 	enum pvo_status (*fn)(struct pvo_vm *vm, uint32_t ctx,
 			      const void *req, void *resp);
+	/* DESTROY_*, DEALLOC_*, DEREG_MR: no fn, the kind it destroys */
+	bool destroys;
+	enum pvo_obj_kind kind;
 };
 
 static enum pvo_status check_port(const struct pvo_cmd_port *c,
@@ -242,29 +246,13 @@ static enum pvo_status cmd_alloc_pd(struct pvo_vm *vm, uint32_t ctx,
 	return PVO_STATUS_OK;
 }
 
-static enum pvo_status cmd_dealloc_pd(struct pvo_vm *vm, uint32_t ctx,
-				      const void *req, void *resp)
-{
-	const struct pvo_cmd_dealloc_pd *c = req;
-	struct pvo_pd *pd;
-
-	if (c->reserved)
-		return PVO_STATUS_EINVAL;
-	pd = pvo_table_get(&vm->pds, le32toh(c->pd), ctx);
-	if (!pd)
-		return PVO_STATUS_ENOENT;
-	if (pd->refcnt)
-		return PVO_STATUS_EBUSY;
-	pvo_table_remove(&vm->pds, pd->handle, ctx);
-	pvo_hv_pd_free(pd);
-	g_free(pd);
-	return PVO_STATUS_OK;
-}
-
 #define CMD(op, fn, req, resp) \
 	[PVO_CMD_##op] = { #op, req, resp, 0, fn }
 #define CMD_GREW(op, fn, req, resp, min) \
 	[PVO_CMD_##op] = { #op, req, resp, min, fn }
+#define CMD_DESTROY(op, obj)                                   \
+	[PVO_CMD_##op] = { #op, sizeof(struct pvo_cmd_handle), 0, 0, NULL, \
+			   true, PVO_OBJ_##obj }
 
 static const struct cmd_desc cmds[PVO_CMD_MAX] = {
 	CMD(QUERY_DEVICE, cmd_query_device, 0,
@@ -281,7 +269,7 @@ static const struct cmd_desc cmds[PVO_CMD_MAX] = {
 	    sizeof(struct pvo_resp_alloc_ucontext)),
 	CMD(DEALLOC_UCONTEXT, cmd_dealloc_ucontext, 0, 0),
 	CMD(ALLOC_PD, cmd_alloc_pd, 0, sizeof(struct pvo_resp_alloc_pd)),
-	CMD(DEALLOC_PD, cmd_dealloc_pd, sizeof(struct pvo_cmd_dealloc_pd), 0),
+	CMD_DESTROY(DEALLOC_PD, PD),
 	CMD(SET_DB_RING, pvo_cmd_set_db_ring,
 	    sizeof(struct pvo_cmd_set_db_ring), 0),
 	CMD(SET_NOTIFY_AREA, pvo_cmd_set_notify_area,
@@ -295,21 +283,21 @@ static const struct cmd_desc cmds[PVO_CMD_MAX] = {
 	    sizeof(struct pvo_resp_reg_mr)),
 	CMD(ALLOC_MW, pvo_cmd_alloc_mw, sizeof(struct pvo_cmd_alloc_mw),
 	    sizeof(struct pvo_resp_alloc_mw)),
-	CMD(DEALLOC_MW, pvo_cmd_dealloc_mw, sizeof(struct pvo_cmd_handle), 0),
+	CMD_DESTROY(DEALLOC_MW, MW),
 	CMD(RESIZE_SRQ, pvo_cmd_resize_srq, sizeof(struct pvo_cmd_resize_srq),
 	    0),
 	CMD(CREATE_CQ, pvo_cmd_create_cq, sizeof(struct pvo_cmd_create_cq),
 	    sizeof(struct pvo_resp_create_cq)),
-	CMD(DESTROY_CQ, pvo_cmd_destroy_cq, sizeof(struct pvo_cmd_handle), 0),
+	CMD_DESTROY(DESTROY_CQ, CQ),
 	CMD(REG_MR, pvo_cmd_reg_mr, sizeof(struct pvo_cmd_reg_mr),
 	    sizeof(struct pvo_resp_reg_mr)),
-	CMD(DEREG_MR, pvo_cmd_dereg_mr, sizeof(struct pvo_cmd_handle), 0),
+	CMD_DESTROY(DEREG_MR, MR),
 	CMD(CREATE_QP, pvo_cmd_create_qp, sizeof(struct pvo_cmd_create_qp),
 	    sizeof(struct pvo_resp_create_qp)),
 	CMD(MODIFY_QP, pvo_cmd_modify_qp, sizeof(struct pvo_cmd_modify_qp), 0),
 	CMD(QUERY_QP, pvo_cmd_query_qp, sizeof(struct pvo_cmd_handle),
 	    sizeof(struct pvo_qp_attr)),
-	CMD(DESTROY_QP, pvo_cmd_destroy_qp, sizeof(struct pvo_cmd_handle), 0),
+	CMD_DESTROY(DESTROY_QP, QP),
 	CMD_GREW(CREATE_SRQ, pvo_cmd_create_srq,
 		 sizeof(struct pvo_cmd_create_srq),
 		 sizeof(struct pvo_resp_create_srq), PVO_RESP_CREATE_SRQ_MIN),
@@ -317,11 +305,10 @@ static const struct cmd_desc cmds[PVO_CMD_MAX] = {
 	    0),
 	CMD(QUERY_SRQ, pvo_cmd_query_srq, sizeof(struct pvo_cmd_handle),
 	    sizeof(struct pvo_resp_query_srq)),
-	CMD(DESTROY_SRQ, pvo_cmd_destroy_srq, sizeof(struct pvo_cmd_handle),
-	    0),
+	CMD_DESTROY(DESTROY_SRQ, SRQ),
 	CMD(CREATE_AH, pvo_cmd_create_ah, sizeof(struct pvo_cmd_create_ah),
 	    sizeof(struct pvo_resp_create_ah)),
-	CMD(DESTROY_AH, pvo_cmd_destroy_ah, sizeof(struct pvo_cmd_handle), 0),
+	CMD_DESTROY(DESTROY_AH, AH),
 };
 
 const char *pvo_cmd_name(unsigned int opcode)
@@ -349,7 +336,8 @@ static enum pvo_status dispatch(struct pvo_vm *vm, const uint8_t *req,
 	memcpy(&hdr, req, sizeof(hdr));
 	opcode = le16toh(h->opcode);
 	ctx = le32toh(h->ctx);
-	if (opcode >= PVO_CMD_MAX || !cmds[opcode].fn)
+	if (opcode >= PVO_CMD_MAX ||
+	    (!cmds[opcode].fn && !cmds[opcode].destroys))
 		return PVO_STATUS_EOPNOTSUPP;
 	d = &cmds[opcode];
 	if (h->flags)
@@ -363,7 +351,8 @@ static enum pvo_status dispatch(struct pvo_vm *vm, const uint8_t *req,
 	/* Handlers see the bodies as their structs: aligned copies. */
 	memcpy(in, req + sizeof(*h), d->req_len);
 	memset(out, 0, d->resp_len);
-	st = d->fn(vm, ctx, in, out);
+	st = d->destroys ? pvo_obj_destroy(vm, ctx, d->kind, in) :
+			   d->fn(vm, ctx, in, out);
 	/* a guest that gave the old room gets the old response */
 	*body_len = d->resp_len < body_room ? d->resp_len : body_room;
 	memcpy(body, out, *body_len);

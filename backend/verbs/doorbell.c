@@ -7,7 +7,7 @@
 #include "device.h"
 #include "doorbell.h"
 #include "guest_mem.h"
-#include "hostverbs.h"
+#include "engine.h"
 #include "qp.h"
 #include "ring.h"
 #include "srq.h"
@@ -82,7 +82,8 @@ static void srq_doorbell(struct pvo_vm *vm, struct pvo_ucontext *uctx,
 	pvo_ring_store(vm, &srq->ring, PVO_RING_DB_PENDING, 0);
 	/* ... and clear db_pending before reading the SRQ prod */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	pvo_hv_srq_doorbell(vm, srq);
+	if (pvo_vm_eng_has(vm, srq_doorbell))
+		vm->eng->srq_doorbell(vm, srq);
 }
 
 /*

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <glib.h>
 
+#include "engine.h"
 #include "mcast.h"
 #include "qp.h"
 #include "vm.h"
@@ -57,13 +58,10 @@ enum pvo_status pvo_cmd_attach_mcast(struct pvo_vm *vm, uint32_t ctx,
 	st = lookup(vm, ctx, c, &qp);
 	if (st)
 		return st;
-	if (qp->hv) {
-		/* its receives are the host device's (docs/hostverbs.md) */
-		pvo_vm_warn(vm,
-			    "QP 0x%x is a host QP: multicast groups are not "
-			    "supported on the host-verbs transport",
-			    qp->qpn);
-		return PVO_STATUS_EOPNOTSUPP;
+	if (pvo_vm_eng_has(vm, qp_attach_mcast)) {
+		st = vm->eng->qp_attach_mcast(qp);
+		if (st)
+			return st;
 	}
 	if (find(qp, c->gid) >= 0)
 		return PVO_STATUS_OK;

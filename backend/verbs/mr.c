@@ -6,7 +6,7 @@
 
 #include "device.h"
 #include "guest_mem.h"
-#include "hostverbs.h"
+#include "engine.h"
 #include "mr.h"
 #include "vm.h"
 
@@ -46,7 +46,8 @@ static enum pvo_status publish(struct pvo_vm *vm, struct pvo_mr *mr,
 {
 	mr->handle = pvo_table_add(&vm->mrs, mr, mr->ctx);
 	if (!mr->handle) {
-		pvo_hv_dereg_mr(vm, mr);
+		if (pvo_vm_eng_has(vm, mr_free))
+			vm->eng->mr_free(vm, mr);
 		g_free(mr->blocks);
 		g_free(mr->run);
 		g_free(mr);
@@ -94,9 +95,9 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 	mr->iova = iova;
 	mr->length = length;
 	mr->valid = true;
-	if (ctx != PVO_CTX_KERNEL && pvo_hv_vm(vm)) {
-		/* the host device's key: remote peers reach the MR by it */
-		st = pvo_hv_reg_mr(vm, mr, pages, npages);
+	if (ctx != PVO_CTX_KERNEL && pvo_vm_eng_has(vm, mr_reg)) {
+		/* the engine's device's key: remote peers reach the MR by it */
+		st = vm->eng->mr_reg(vm, mr, pages, npages);
 		if (st) {
 			g_free(pages);
 			g_free(mr);
@@ -105,10 +106,10 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 	}
 	pvo_mr_set_pages(mr, pages, npages);
 	st = publish(vm, mr, resp);
-	if (!st && mr->hv) {
+	if (!st && mr->engine_part) {
 		struct pvo_resp_reg_mr *r = resp;
 
-		pvo_hv_take_key(vm, mr);
+		vm->eng->mr_take_key(vm, mr);
 		r->key = htole32(mr->key);
 	}
 	return st;
@@ -236,12 +237,12 @@ enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
 		if (st)
 			return st;
 	}
-	if (mr->hv) {
-		/* a new host MR; the old key dies with the old one */
-		st = pvo_hv_rereg_mr(vm, mr, pd ? pd : mr->pd, access,
-				     pages ? iova : mr->iova,
-				     pages ? length : mr->length, pages,
-				     (uint32_t)npages);
+	if (mr->engine_part) {
+		/* a new MR of the engine's; the old key dies with the old one */
+		st = vm->eng->mr_rereg(vm, mr, pd ? pd : mr->pd, access,
+				       pages ? iova : mr->iova,
+				       pages ? length : mr->length, pages,
+				       (uint32_t)npages);
 		if (st) {
 			g_free(pages);
 			return st;
@@ -261,8 +262,8 @@ enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
 		pd->refcnt++;
 	}
 	mr->access = access;
-	if (mr->hv) {
-		pvo_hv_take_key(vm, mr);
+	if (mr->engine_part) {
+		vm->eng->mr_take_key(vm, mr);
 	} else {
 		/* a new low byte: the old key must not reach the MR */
 		if (++vm->mr_tag == (mr->key & 0xff))
@@ -277,30 +278,14 @@ enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
 
 void pvo_mr_free(struct pvo_vm *vm, struct pvo_mr *mr)
 {
-	pvo_hv_dereg_mr(vm, mr);
+	if (pvo_vm_eng_has(vm, mr_free))
+		vm->eng->mr_free(vm, mr);
 	pvo_table_remove(&vm->mrs, mr->handle, mr->ctx);
 	vm->mr_gen++; /* cursors holding MR pointers look them up again */
 	mr->pd->refcnt--;
 	g_free(mr->blocks);
 	g_free(mr->run);
 	g_free(mr);
-}
-
-enum pvo_status pvo_cmd_dereg_mr(struct pvo_vm *vm, uint32_t ctx,
-				 const void *req, void *resp)
-{
-	const struct pvo_cmd_handle *c = req;
-	struct pvo_mr *mr;
-
-	if (c->reserved)
-		return PVO_STATUS_EINVAL;
-	mr = pvo_table_get(&vm->mrs, le32toh(c->handle), ctx);
-	if (!mr)
-		return PVO_STATUS_ENOENT;
-	if (mr->mw_binds)
-		return PVO_STATUS_EBUSY; /* IB: unbind its windows first */
-	pvo_mr_free(vm, mr);
-	return PVO_STATUS_OK;
 }
 
 bool pvo_mr_covers(const struct pvo_mr *mr, uint64_t addr, uint64_t len)
@@ -314,10 +299,10 @@ struct pvo_mr *pvo_mr_get(struct pvo_vm *vm, uint32_t key,
 {
 	struct pvo_mr *mr = NULL;
 
-	/* host-verbs VMs: keys of host MRs are the host device's (a key
-	 * of a software MR that equals one is shadowed; both are the VM's) */
-	if (g_hash_table_size(vm->hv_keys))
-		mr = pvo_hv_mr_by_key(vm, key);
+	/* keys of the engine's MRs are its device's (a key of a software
+	 * MR that equals one is shadowed; both are the VM's) */
+	if (pvo_vm_eng_has(vm, mr_by_key))
+		mr = vm->eng->mr_by_key(vm, key);
 	if (!mr)
 		mr = pvo_table_at(&vm->mrs, key >> 8);
 	if (!mr || mr->key != key || !mr->valid || mr->pd != pd ||

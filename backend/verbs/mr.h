@@ -14,7 +14,6 @@
 
 struct pvo_vm;
 struct pvo_pd;
-struct pvo_hv_mr;
 
 struct pvo_mr {
 	uint32_t handle;
@@ -41,8 +40,9 @@ struct pvo_mr {
 	uint32_t *run;	  /* blocks from each one on that follow in GPA */
 	uint32_t nblocks;
 	unsigned int block_shift; /* 12 (4 KiB) .. PVO_MR_MAX_BLOCK_SHIFT */
-	/* host-verbs VMs: the host MR whose key this is (hostverbs.h) */
-	struct pvo_hv_mr *hv;
+	/* the VM engine's (engine.h), or NULL; the MR's key is then the
+	 * engine's */
+	void *engine_part;
 };
 
 /* 1 GiB blocks at most: a few per MR (4 GiB at most), and no sum of
@@ -57,8 +57,6 @@ struct pvo_mr {
 enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 			       void *resp);
 enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
-				 const void *req, void *resp);
-enum pvo_status pvo_cmd_dereg_mr(struct pvo_vm *vm, uint32_t ctx,
 				 const void *req, void *resp);
 enum pvo_status pvo_cmd_alloc_mr(struct pvo_vm *vm, uint32_t ctx,
 				 const void *req, void *resp);

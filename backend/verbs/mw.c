@@ -76,21 +76,6 @@ void pvo_mw_free(struct pvo_vm *vm, struct pvo_mw *mw)
 	g_free(mw);
 }
 
-enum pvo_status pvo_cmd_dealloc_mw(struct pvo_vm *vm, uint32_t ctx,
-				   const void *req, void *resp)
-{
-	const struct pvo_cmd_handle *c = req;
-	struct pvo_mw *mw;
-
-	if (c->reserved)
-		return PVO_STATUS_EINVAL;
-	mw = pvo_table_get(&vm->mws, le32toh(c->handle), ctx);
-	if (!mw)
-		return PVO_STATUS_ENOENT;
-	pvo_mw_free(vm, mw);
-	return PVO_STATUS_OK;
-}
-
 enum pvo_wc_status pvo_mw_bind(struct pvo_vm *vm, const struct pvo_pd *pd,
 			       uint32_t qpn, uint32_t rkey, uint32_t lkey,
 			       uint64_t addr, uint64_t length, uint32_t access)

@@ -39,8 +39,6 @@ static inline bool pvo_key_is_mw(uint32_t key)
 
 enum pvo_status pvo_cmd_alloc_mw(struct pvo_vm *vm, uint32_t ctx,
 				 const void *req, void *resp);
-enum pvo_status pvo_cmd_dealloc_mw(struct pvo_vm *vm, uint32_t ctx,
-				   const void *req, void *resp);
 void pvo_mw_free(struct pvo_vm *vm, struct pvo_mw *mw);
 
 /*

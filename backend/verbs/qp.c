@@ -10,7 +10,7 @@
 #include "engine.h"
 #include "event.h"
 #include "guest_mem.h"
-#include "hostverbs.h"
+#include "engine.h"
 #include "mr.h"
 #include "mw.h"
 #include "transport.h"
@@ -162,8 +162,10 @@ enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,
 	pvo_qp_update_mtu(qp);
 	qp->engine = &pvo_engine_sw;
 	qp->engine->create(qp);
-	/* host-verbs VMs: a host QP, whose number this QP takes */
-	st = pvo_hv_qp_create(qp);
+	/* the VM's engine may take it (host verbs: a host QP, whose number
+	 * this QP takes) */
+	st = pvo_vm_eng_has(vm, qp_create) ? vm->eng->qp_create(qp) :
+					     PVO_STATUS_OK;
 	if (st) {
 		qp->engine->destroy(qp);
 		pvo_table_remove(&vm->qps, qp->handle, ctx);
@@ -175,7 +177,7 @@ enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,
 	if (qp->type == PVO_QPT_GSI) {
 		qp->qpn = PVO_QPN_GSI;
 		vm->gsi_qp = qp;
-	} else if (!qp->hv) {
+	} else if (!qp->qpn) {
 		qp->qpn = alloc_qpn(vm);
 	}
 	g_hash_table_insert(vm->qpn_map, GUINT_TO_POINTER(qp->qpn), qp);
@@ -187,7 +189,8 @@ enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,
 	uctx->nqps++;
 	r->qp = htole32(qp->handle);
 	r->qpn = htole32(qp->qpn);
-	r->flags = htole32(pvo_hv_qp_resp_flags(qp));
+	if (pvo_vm_eng_has(vm, qp_resp_flags))
+		r->flags = htole32(vm->eng->qp_resp_flags(qp));
 	return PVO_STATUS_OK;
 }
 
@@ -204,7 +207,8 @@ void pvo_qp_free(struct pvo_vm *vm, struct pvo_qp *qp)
 	if (vm->mws.count)
 		pvo_mw_forget_qp(vm, qp->qpn);
 	qp->engine->destroy(qp);
-	pvo_hv_qp_free(qp);
+	if (pvo_vm_eng_has(vm, qp_free))
+		vm->eng->qp_free(qp);
 	pvo_transport_forget_qp(qp);
 	pvo_event_purge(vm, PVO_EVOBJ_QP, qp->handle);
 	pvo_table_remove(&vm->qps, qp->handle, qp->ctx);
@@ -219,21 +223,6 @@ void pvo_qp_free(struct pvo_vm *vm, struct pvo_qp *qp)
 	pvo_ring_fini(&qp->rq);
 	pvo_prof_report(qp);
 	g_free(qp);
-}
-
-enum pvo_status pvo_cmd_destroy_qp(struct pvo_vm *vm, uint32_t ctx,
-				   const void *req, void *resp)
-{
-	const struct pvo_cmd_handle *c = req;
-	struct pvo_qp *qp;
-
-	if (c->reserved)
-		return PVO_STATUS_EINVAL;
-	qp = pvo_table_get(&vm->qps, le32toh(c->handle), ctx);
-	if (!qp)
-		return PVO_STATUS_ENOENT;
-	pvo_qp_free(vm, qp);
-	return PVO_STATUS_OK;
 }
 
 /* ---- state machine ---- */
@@ -481,10 +470,12 @@ enum pvo_status pvo_cmd_modify_qp(struct pvo_vm *vm, uint32_t ctx,
 	st = check_attr_values(qp, mask, a, &path);
 	if (st)
 		return st;
-	/* a host QP takes it first: it may refuse */
-	st = pvo_hv_qp_modify(qp, next, mask, a, &path);
-	if (st)
-		return st;
+	/* the VM's engine takes it first: it may refuse */
+	if (pvo_vm_eng_has(qp->vm, qp_modify)) {
+		st = qp->vm->eng->qp_modify(qp, next, mask, a, &path);
+		if (st)
+			return st;
+	}
 
 	if (next == PVO_QPS_RESET) {
 		/* IB: in RESET a QP forgets its work and its attributes */
@@ -517,7 +508,8 @@ enum pvo_status pvo_cmd_query_qp(struct pvo_vm *vm, uint32_t ctx,
 	qp = pvo_table_get(&vm->qps, le32toh(c->handle), ctx);
 	if (!qp)
 		return PVO_STATUS_ENOENT;
-	pvo_hv_qp_sync_state(qp);
+	if (pvo_vm_eng_has(vm, qp_sync_state))
+		vm->eng->qp_sync_state(qp);
 	a->qp_state = htole32(qp->state);
 	a->cur_qp_state = htole32(qp->state);
 	a->path_mtu = htole32(qp->attr.path_mtu);

@@ -24,7 +24,6 @@ struct pvo_pd;
 struct pvo_cq;
 struct pvo_srq;
 struct pvo_engine_ops;
-struct pvo_hv_qp;
 
 #define PVO_QPN_GSI 1
 #define PVO_QPN_MAX 0xffffff
@@ -76,7 +75,7 @@ struct pvo_qp {
 	struct pvo_qp_route route;	/* local transport: last lookup */
 	struct pvo_overlay_qp net;	/* overlay transport: wire state */
 	const struct pvo_engine_ops *engine; /* runs the QP's work */
-	struct pvo_hv_qp *hv;		/* host-verbs: its host QP */
+	void *engine_part;	/* the VM engine's (engine.h), or NULL */
 
 #ifdef PVO_PROFILE
 	struct pvo_prof prof;
@@ -89,8 +88,6 @@ enum pvo_status pvo_cmd_modify_qp(struct pvo_vm *vm, uint32_t ctx,
 				  const void *req, void *resp);
 enum pvo_status pvo_cmd_query_qp(struct pvo_vm *vm, uint32_t ctx,
 				 const void *req, void *resp);
-enum pvo_status pvo_cmd_destroy_qp(struct pvo_vm *vm, uint32_t ctx,
-				   const void *req, void *resp);
 void pvo_qp_free(struct pvo_vm *vm, struct pvo_qp *qp);
 
 /* The QP a peer reaches by QPN in this VM, or NULL. */

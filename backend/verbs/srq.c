@@ -5,7 +5,7 @@
 
 #include "device.h"
 #include "event.h"
-#include "hostverbs.h"
+#include "engine.h"
 #include "srq.h"
 #include "vm.h"
 
@@ -66,19 +66,20 @@ enum pvo_status pvo_cmd_create_srq(struct pvo_vm *vm, uint32_t ctx,
 	srq->pd = pd;
 	srq->max_sge = max_sge;
 	srq->limit = limit;
-	/* host-verbs VMs: a host SRQ for a guest that can ring for it, and
-	 * has room in its doorbell record ring */
+	/* the VM's engine (host verbs: a host SRQ) for a guest that can
+	 * ring for it, and has room in its doorbell record ring */
 	uctx = pvo_vm_ctx(vm, ctx);
 	if ((c->flags & PVO_SRQ_F_DOORBELL) && uctx &&
-	    uctx->nqps < PVO_DB_RING_ENTRIES) {
-		st = pvo_hv_srq_create(vm, srq);
+	    uctx->nqps < PVO_DB_RING_ENTRIES &&
+	    pvo_vm_eng_has(vm, srq_create)) {
+		st = vm->eng->srq_create(vm, srq);
 		if (st) {
 			pvo_table_remove(&vm->srqs, srq->handle, ctx);
 			pvo_ring_fini(&srq->ring);
 			g_free(srq);
 			return st;
 		}
-		srq->doorbell = srq->hv != NULL;
+		srq->doorbell = srq->engine_part != NULL;
 	}
 	if (srq->doorbell) {
 		uctx->nqps++;
@@ -144,7 +145,9 @@ enum pvo_status pvo_cmd_resize_srq(struct pvo_vm *vm, uint32_t ctx,
 		return PVO_STATUS_EINVAL;
 	}
 	/* a host SRQ grows first (it holds the posted part) */
-	st = pvo_hv_srq_resize(vm, srq, ring.entries);
+	st = pvo_vm_eng_has(vm, srq_resize) ?
+		     vm->eng->srq_resize(vm, srq, ring.entries) :
+		     PVO_STATUS_OK;
 	if (st) {
 		pvo_ring_fini(&ring);
 		return st;
@@ -191,7 +194,8 @@ void pvo_srq_free(struct pvo_vm *vm, struct pvo_srq *srq)
 {
 	struct pvo_ucontext *uctx = pvo_vm_ctx(vm, srq->ctx);
 
-	pvo_hv_srq_free(srq);
+	if (pvo_vm_eng_has(vm, srq_free))
+		vm->eng->srq_free(srq);
 	if (srq->doorbell && uctx)
 		uctx->nqps--;
 	pvo_event_purge(vm, PVO_EVOBJ_SRQ, srq->handle);
@@ -199,23 +203,6 @@ void pvo_srq_free(struct pvo_vm *vm, struct pvo_srq *srq)
 	srq->pd->refcnt--;
 	pvo_ring_fini(&srq->ring);
 	g_free(srq);
-}
-
-enum pvo_status pvo_cmd_destroy_srq(struct pvo_vm *vm, uint32_t ctx,
-				    const void *req, void *resp)
-{
-	const struct pvo_cmd_handle *c = req;
-	struct pvo_srq *srq;
-
-	if (c->reserved)
-		return PVO_STATUS_EINVAL;
-	srq = pvo_table_get(&vm->srqs, le32toh(c->handle), ctx);
-	if (!srq)
-		return PVO_STATUS_ENOENT;
-	if (srq->refcnt)
-		return PVO_STATUS_EBUSY;
-	pvo_srq_free(vm, srq);
-	return PVO_STATUS_OK;
 }
 
 void pvo_srq_check_limit(struct pvo_vm *vm, struct pvo_srq *srq)

@@ -10,7 +10,6 @@
 
 struct pvo_vm;
 struct pvo_pd;
-struct pvo_hv_srq;
 
 struct pvo_srq {
 	uint32_t handle;
@@ -26,7 +25,7 @@ struct pvo_srq {
 	/* PVO_SRQ_RESP_F_DOORBELL: the guest rings it (a doorbell record
 	 * of its context) */
 	bool doorbell;
-	struct pvo_hv_srq *hv; /* host-verbs VMs: its host SRQ */
+	void *engine_part; /* the VM engine's (engine.h), or NULL */
 };
 
 enum pvo_status pvo_cmd_create_srq(struct pvo_vm *vm, uint32_t ctx,
@@ -37,8 +36,6 @@ enum pvo_status pvo_cmd_resize_srq(struct pvo_vm *vm, uint32_t ctx,
 				   const void *req, void *resp);
 enum pvo_status pvo_cmd_query_srq(struct pvo_vm *vm, uint32_t ctx,
 				  const void *req, void *resp);
-enum pvo_status pvo_cmd_destroy_srq(struct pvo_vm *vm, uint32_t ctx,
-				    const void *req, void *resp);
 void pvo_srq_free(struct pvo_vm *vm, struct pvo_srq *srq);
 
 /* After a WQE was consumed: raises PVO_EV_SRQ_LIMIT (once per arming)

@@ -5,7 +5,8 @@
 
 #include "ah.h"
 #include "cq.h"
-#include "hostverbs.h"
+#include "engine.h"
+#include "object_types.h"
 #include "log.h"
 #include "mr.h"
 #include "mw.h"
@@ -38,10 +39,23 @@ struct pvo_vm *pvo_vm_new_detached(const struct pvo_vm_config *cfg)
 	pvo_table_init(&vm->srqs, "SRQ", q->max_srq);
 	pvo_table_init(&vm->ahs, "AH", q->max_ah);
 	vm->qpn_map = g_hash_table_new(g_direct_hash, g_direct_equal);
-	vm->hv_keys = g_hash_table_new(g_direct_hash, g_direct_equal);
 	vm->mcast_qps = g_ptr_array_new();
 	vm->next_qpn = 2;
+	pvo_vm_set_engine(vm);
 	return vm;
+}
+
+void pvo_vm_set_engine(struct pvo_vm *vm)
+{
+	const struct pvo_vm_engine *eng = pvo_vm_engine_for(vm->cfg);
+
+	if (eng == vm->eng)
+		return;
+	if (vm->eng && vm->eng->vm_fini)
+		vm->eng->vm_fini(vm);
+	vm->eng = eng;
+	if (eng && eng->vm_init)
+		eng->vm_init(vm);
 }
 
 void pvo_vm_apply_quota(struct pvo_vm *vm)
@@ -69,37 +83,17 @@ struct pvo_ucontext *pvo_vm_ctx(struct pvo_vm *vm, uint32_t ctx)
  * Frees every object of one context (all = every context), users before
  * what they use: QPs, then SRQs, AHs, MWs, MRs, CQs, PDs.
  */
-static void destroy_objects(struct pvo_vm *vm, uint32_t ctx, bool all)
+void pvo_pd_free(struct pvo_vm *vm, struct pvo_pd *pd)
 {
-	uint32_t h;
-	void *obj;
-
-#define EACH(table)                                           \
-	for (h = 0; (h = pvo_table_next(&vm->table, h, &obj));) \
-		if (all || pvo_handle_owner(&vm->table, h) == ctx)
-	EACH(qps)
-		pvo_qp_free(vm, obj);
-	EACH(srqs)
-		pvo_srq_free(vm, obj);
-	EACH(ahs)
-		pvo_ah_free(vm, obj);
-	EACH(mws)
-		pvo_mw_free(vm, obj);
-	EACH(mrs)
-		pvo_mr_free(vm, obj);
-	EACH(cqs)
-		pvo_cq_free(vm, obj);
-	EACH(pds) {
-		pvo_table_remove(&vm->pds, h, ((struct pvo_pd *)obj)->ctx);
-		pvo_hv_pd_free(obj);
-		g_free(obj);
-	}
-#undef EACH
+	pvo_table_remove(&vm->pds, pd->handle, pd->ctx);
+	if (pvo_vm_eng_has(vm, pd_free))
+		vm->eng->pd_free(pd);
+	g_free(pd);
 }
 
 void pvo_vm_destroy_ucontext(struct pvo_vm *vm, struct pvo_ucontext *uctx)
 {
-	destroy_objects(vm, uctx->handle, false);
+	pvo_obj_destroy_all(vm, uctx->handle, false);
 	if (uctx->db_queue < PVO_MAX_QUEUES &&
 	    vm->db_queue_ctx[uctx->db_queue] == uctx->handle)
 		vm->db_queue_ctx[uctx->db_queue] = 0;
@@ -117,9 +111,9 @@ void pvo_vm_reset_guest_state(struct pvo_vm *vm)
 	uint32_t h = 0;
 	void *obj;
 
-	/* QPs go first, inside destroy_objects: from here on no peer
+	/* QPs go first, inside pvo_obj_destroy_all: from here on no peer
 	 * reaches this VM. */
-	destroy_objects(vm, 0, true);
+	pvo_obj_destroy_all(vm, 0, true);
 	while ((h = pvo_table_next(&vm->ucontexts, h, &obj)))
 		pvo_vm_destroy_ucontext(vm, obj);
 	memset(&vm->kernel, 0, sizeof(vm->kernel));
@@ -148,7 +142,8 @@ void pvo_vm_free(struct pvo_vm *vm)
 	pvo_table_destroy(&vm->srqs);
 	pvo_table_destroy(&vm->ahs);
 	g_hash_table_destroy(vm->qpn_map);
-	g_hash_table_destroy(vm->hv_keys);
+	if (vm->eng && vm->eng->vm_fini)
+		vm->eng->vm_fini(vm);
 	g_ptr_array_free(vm->mcast_qps, TRUE);
 	g_free(vm);
 }

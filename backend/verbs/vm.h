@@ -30,7 +30,7 @@
 
 struct pvo_qp;
 struct pvo_vhost;
-struct ibv_pd;
+struct pvo_vm_engine;
 
 /* A user context (or, as vm->kernel, the guest kernel's own). */
 struct pvo_ucontext {
@@ -46,7 +46,7 @@ struct pvo_pd {
 	uint32_t handle;
 	uint32_t ctx;
 	uint32_t refcnt;	/* MRs, MWs, QPs, SRQs, AHs in it */
-	struct ibv_pd *hv;	/* host-verbs VMs: its host PD, once used */
+	void *engine_part;	/* the VM engine's (engine.h), or NULL */
 };
 
 struct pvo_vm_stats {
@@ -100,12 +100,10 @@ struct pvo_vm {
 	uint32_t next_qpn;
 	struct pvo_qp *gsi_qp;
 	uint8_t mr_tag;		/* low byte of the next MR / MW key */
-	/* host-verbs VMs: MR key -> MR for the MRs whose keys the host
-	 * device chose (hostverbs.h) */
-	GHashTable *hv_keys;
-	/* host-verbs VMs: until then, no connection waits for the host to
-	 * resolve an address (hv_neigh.c) */
-	gint64 hv_quiet_until;
+	/* its object engine, from its tenant (engine.h; NULL: software
+	 * only), and the engine's part of the VM */
+	const struct pvo_vm_engine *eng;
+	void *engine_part;
 	/* bumped whenever a key may stop naming what it named (an MR freed
 	 * or invalidated, a window unbound): dma.h */
 	uint64_t mr_gen;
@@ -126,11 +124,15 @@ void pvo_vm_free(struct pvo_vm *vm);
 /* Takes the quotas of vm->cfg (a config reload moved it): they count for
  * objects created from now on; existing ones stay. */
 void pvo_vm_apply_quota(struct pvo_vm *vm);
+/* Takes the object engine of vm->cfg's tenant (a reload may have set the
+ * VM up again on another): engine.h. */
+void pvo_vm_set_engine(struct pvo_vm *vm);
 
 /* Forget everything the guest created (device reset, disconnect). */
 void pvo_vm_reset_guest_state(struct pvo_vm *vm);
 
 /* Object lifetime, shared by commands and reset. */
+void pvo_pd_free(struct pvo_vm *vm, struct pvo_pd *pd);
 void pvo_vm_destroy_ucontext(struct pvo_vm *vm, struct pvo_ucontext *uctx);
 
 /* The context named by a command header (kernel or user), or NULL. */
@@ -142,6 +144,9 @@ struct pvo_ucontext *pvo_vm_ctx(struct pvo_vm *vm, uint32_t ctx);
 		if (pvo_ratelimit_ok(&(vm)->guest_log, (vm)->cfg->name)) \
 			pvo_log((vm)->cfg->name, __VA_ARGS__);        \
 	} while (0)
+
+/* Whether the VM's object engine has that hook (engine.h). */
+#define pvo_vm_eng_has(vm, hook) ((vm)->eng && (vm)->eng->hook)
 
 static inline const char *pvo_vm_name(const struct pvo_vm *vm)
 {

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hostverbs.h"
+#include "engine.h"
 #include "log.h"
 #include "state.h"
 #include "state_format.h"
@@ -113,15 +113,9 @@ static uint64_t set_fd(struct pvo_vhost *vh, VhostUserMsg *m)
 			 dir, phase);
 		return 1;
 	}
-	if (dir == DIR_SAVE && pvo_hv_objects(vm)) {
-		pvo_log(pvo_vm_name(vm),
-			"migration refused: the VM uses the host-verbs "
-			"transport (%u host objects: QPs, MRs, CQs, PDs), whose "
-			"state cannot move yet (docs/hostverbs.md); stop its "
-			"RDMA applications first, or use transport = overlay",
-			pvo_hv_objects(vm));
+	if (dir == DIR_SAVE && pvo_vm_eng_has(vm, migratable) &&
+	    !vm->eng->migratable(vm))
 		return 1;
-	}
 	if (dir == DIR_SAVE &&
 	    (vh != vm->vhost || pvo_vhost_any_ring_started(vh))) {
 		pvo_info(pvo_vm_name(vm), "device state save refused: %s",

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The host-verbs transport's own objects, shared by its files
+/* The host-verbs engine's own objects and the calls between its files
  * (hostverbs.h says what each file does). */
 #ifndef PVO_HV_H
 #define PVO_HV_H
@@ -8,8 +8,32 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
+#include "ah.h"
+#include "config.h"
+#include "cq.h"
+#include "engine.h"
 #include "hostverbs.h"
+#include "mr.h"
 #include "mr_alias.h"
+#include "pvo-device.h"
+#include "qp.h"
+#include "srq.h"
+#include "vm.h"
+
+/* The VM's part: MR key -> MR for the MRs whose keys the host device
+ * chose; until quiet_until, no connection waits for the host to resolve
+ * an address (hv_neigh.c). */
+struct pvo_hv_vm {
+	GHashTable *keys;
+	gint64 quiet_until;
+};
+
+/* An AH's part, made when a host UD QP first sends with it: its host
+ * AH, NULL if that failed (the tenant's network does not reach the
+ * destination): sends with it fail. */
+struct pvo_hv_ah {
+	struct ibv_ah *ah;
+};
 
 struct pvo_hv_mr {
 	struct ibv_mr *mr; /* mr->context: its device */
@@ -78,6 +102,42 @@ struct pvo_hv_qp {
 	bool flushing; /* flush_rest polls the host CQs */
 };
 
+/* The engine's parts of the verbs objects (NULL: software only). */
+static inline struct pvo_hv_vm *to_hv_vm(const struct pvo_vm *vm)
+{
+	return vm->engine_part;
+}
+
+static inline struct ibv_pd *to_hv_pd(const struct pvo_pd *pd)
+{
+	return pd->engine_part;
+}
+
+static inline struct pvo_hv_mr *to_hv_mr(const struct pvo_mr *mr)
+{
+	return mr->engine_part;
+}
+
+static inline struct pvo_hv_cq *to_hv_cq(const struct pvo_cq *cq)
+{
+	return cq->engine_part;
+}
+
+static inline struct pvo_hv_srq *to_hv_srq(const struct pvo_srq *srq)
+{
+	return srq->engine_part;
+}
+
+static inline struct pvo_hv_ah *to_hv_ah(const struct pvo_ah *ah)
+{
+	return ah->engine_part;
+}
+
+static inline struct pvo_hv_qp *to_hv_qp(const struct pvo_qp *qp)
+{
+	return qp->engine_part;
+}
+
 /* hv_device.c: one per (device, port) of the tenants */
 struct pvo_hv_device {
 	char name[64];
@@ -131,7 +191,13 @@ void pvo_hv_take_sges(struct ibv_sge *s, const struct pvo_sge *g,
 /* The completion channel fired: polls every CQ that has an event. */
 void pvo_hv_cq_events(struct pvo_hv_device *d);
 
-/* hv_qp.c: one host completion of qp (its guest QP). */
+/* hv_qp.c: the host QP's state, or -1 if the device does not say. */
+int pvo_hv_host_state(struct pvo_qp *qp);
+/* The host AH of a guest AH, made on a UD QP's first send with it, or
+ * NULL: the AH is then refused for good (logged once). */
+struct ibv_ah *pvo_hv_host_ah(struct pvo_qp *qp, struct pvo_ah *ah);
+
+/* hv_post.c: one host completion of qp (its guest QP). */
 void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc);
 /* A host QP of d by number (its guest QP), or NULL. */
 struct pvo_qp *pvo_hv_qp_by_host_qpn(struct pvo_hv_device *d, uint32_t qpn);
@@ -149,5 +215,102 @@ bool pvo_hv_srq_take(struct pvo_vm *vm, struct pvo_srq *srq, uint64_t wr_id,
  * if the SRQ serves the other kind. A host SRQ then gets the receives
  * waiting in the ring. */
 bool pvo_hv_srq_claim(struct pvo_qp *qp, bool host);
+
+struct pvo_vm;
+struct pvo_pd;
+struct pvo_ah;
+struct pvo_mr;
+struct pvo_cq;
+struct pvo_qp;
+struct pvo_srq;
+struct pvo_path;
+struct pvo_qp_attr;
+
+/* The VM holds host objects (a reason to refuse its migration): their
+ * count, 0 if none. */
+uint32_t pvo_hv_objects(const struct pvo_vm *vm);
+/* ATTACH_MCAST: refused on host QPs (their receives are the device's). */
+enum pvo_status pvo_hv_qp_attach_mcast(struct pvo_qp *qp);
+
+/* MRs of a host-verbs VM: a host MR over the MR's guest pages (the GPAs
+ * of its npages 4 KiB pages), whose key becomes mr->key. */
+enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
+			      const uint64_t *pages, uint32_t npages);
+void pvo_hv_dereg_mr(struct pvo_vm *vm, struct pvo_mr *mr);
+/* REREG_MR of a host MR: a new host MR with the new PD, access and
+ * range (pages NULL: the MR's own), which replaces the old one; the
+ * caller then takes its key. On failure the old one stays. */
+enum pvo_status pvo_hv_rereg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
+				struct pvo_pd *pd, uint32_t access,
+				uint64_t iova, uint64_t length,
+				const uint64_t *pages, uint32_t npages);
+/* The MR a key names in a host-verbs VM, or NULL. */
+struct pvo_mr *pvo_hv_mr_by_key(struct pvo_vm *vm, uint32_t key);
+/* mr->key becomes its host MR's key (lkey == rkey), by which
+ * pvo_hv_mr_by_key finds it. */
+void pvo_hv_take_key(struct pvo_vm *vm, struct pvo_mr *mr);
+void pvo_hv_pd_free(struct pvo_pd *pd);
+void pvo_hv_cq_free(struct pvo_cq *cq);
+/* The host AH of an AH (made by a host UD QP's first send with it). */
+void pvo_hv_ah_free(struct pvo_ah *ah);
+
+/*
+ * A new user SRQ of a host-verbs VM whose guest rings SRQ doorbells
+ * (PVO_SRQ_F_DOORBELL): a host SRQ of the same size on the host PD,
+ * srq->hv. PVO_STATUS_OK and nothing done for other SRQs.
+ *
+ * One SRQ serves either host QPs or software ones: the first QP on it
+ * that starts receiving (RC / UC: RTR; UD: INIT) decides. Receives the
+ * guest posted before stay in its ring until then; a host SRQ gets them
+ * when the first host QP connects. A QP that would need the other kind
+ * (a local peer on an SRQ of host QPs, or the reverse) is refused at that
+ * modify with EINVAL and a log line. The choice lasts as long as the SRQ.
+ */
+enum pvo_status pvo_hv_srq_create(struct pvo_vm *vm, struct pvo_srq *srq);
+void pvo_hv_srq_free(struct pvo_srq *srq);
+/* RESIZE_SRQ to entries, before the SRQ moves to the new ring: the host
+ * SRQ grows with it (it never shrinks). */
+enum pvo_status pvo_hv_srq_resize(struct pvo_vm *vm, struct pvo_srq *srq,
+				  uint32_t entries);
+/* Its doorbell rang: new receives go to the host SRQ (if it serves host
+ * QPs already). */
+void pvo_hv_srq_doorbell(struct pvo_vm *vm, struct pvo_srq *srq);
+
+/*
+ * A new user RC / UC / UD QP of a host-verbs VM (RC / UC: with no SRQ or
+ * one with a host SRQ; UD: no SRQ) (its rings
+ * mapped, its fields set): creates the host QP, sets qp->qpn to its
+ * number and the engine to the host-verbs one. PVO_STATUS_OK and nothing
+ * done for QPs that stay in software.
+ */
+enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp);
+/*
+ * Carries a checked modify to the host QP before the guest's QP takes it
+ * (mask: PVO_QP_* bits but STATE; path: decoded AV if mask has AV). On
+ * INIT -> RTR of an RC / UC QP it picks the engine: software for a
+ * destination served by this back-end, the host QP otherwise; a UD QP
+ * follows the guest's from RESET -> INIT on. An error status, with a log
+ * line naming the host object, if the host refuses.
+ */
+enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
+				 uint32_t mask, const struct pvo_qp_attr *a,
+				 const struct pvo_path *path);
+void pvo_hv_qp_free(struct pvo_qp *qp);
+/* QUERY_QP: a host QP the device moved to error takes the guest's QP
+ * there too. */
+void pvo_hv_qp_sync_state(struct pvo_qp *qp);
+
+/* Guest receive WQEs wait for a doorbell on QPs that carry this flag in
+ * their CREATE_QP response (pvo-device.h: PVO_QP_RESP_F_RQ_DOORBELL). */
+uint32_t pvo_hv_qp_resp_flags(const struct pvo_qp *qp);
+
+/* hv_post.c: the QP engine of host QPs */
+extern const struct pvo_engine_ops pvo_engine_hostverbs;
+
+/* The name of the host device of a QP with a host QP. */
+static inline const char *hv_devname(const struct pvo_qp *qp)
+{
+	return to_hv_qp(qp)->dev->name;
+}
 
 #endif

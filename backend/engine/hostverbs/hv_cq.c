@@ -20,8 +20,8 @@ struct ibv_cq *pvo_hv_cq(struct pvo_vm *vm, struct pvo_cq *cq)
 	struct pvo_hv_device *d = pvo_hv_dev(vm->cfg->tenant);
 	struct pvo_hv_cq *h;
 
-	if (cq->hv)
-		return cq->hv->cq;
+	if (to_hv_cq(cq))
+		return to_hv_cq(cq)->cq;
 	h = g_new0(struct pvo_hv_cq, 1);
 	h->dev = d;
 	h->cq = ibv_create_cq(d->ctx, (int)cq->ring.entries, cq, d->channel, 0);
@@ -33,13 +33,13 @@ struct ibv_cq *pvo_hv_cq(struct pvo_vm *vm, struct pvo_cq *cq)
 		g_free(h);
 		return NULL;
 	}
-	cq->hv = h;
+	cq->engine_part = h;
 	return h->cq;
 }
 
 bool pvo_hv_cq_grow(struct pvo_vm *vm, struct pvo_cq *cq, uint32_t more)
 {
-	struct pvo_hv_cq *h = cq->hv;
+	struct pvo_hv_cq *h = to_hv_cq(cq);
 	uint32_t need = h->need + more;
 
 	if (need > (uint32_t)h->cq->cqe && ibv_resize_cq(h->cq, (int)need)) {
@@ -53,14 +53,14 @@ bool pvo_hv_cq_grow(struct pvo_vm *vm, struct pvo_cq *cq, uint32_t more)
 
 void pvo_hv_cq_free(struct pvo_cq *cq)
 {
-	if (!cq->hv)
+	if (!to_hv_cq(cq))
 		return;
 	/* events are acknowledged as they come: nothing holds it */
-	if (ibv_destroy_cq(cq->hv->cq))
+	if (ibv_destroy_cq(to_hv_cq(cq)->cq))
 		pvo_log(NULL, "hostverbs: ibv_destroy_cq: %s",
 			g_strerror(errno));
-	g_free(cq->hv);
-	cq->hv = NULL;
+	g_free(to_hv_cq(cq));
+	cq->engine_part = NULL;
 }
 
 static unsigned int poll_cq(struct pvo_hv_device *d, struct ibv_cq *c)
@@ -85,7 +85,7 @@ static unsigned int poll_cq(struct pvo_hv_device *d, struct ibv_cq *c)
 
 unsigned int pvo_hv_cq_poll(struct pvo_cq *cq)
 {
-	return cq->hv ? poll_cq(cq->hv->dev, cq->hv->cq) : 0;
+	return to_hv_cq(cq) ? poll_cq(to_hv_cq(cq)->dev, to_hv_cq(cq)->cq) : 0;
 }
 
 void pvo_hv_cq_events(struct pvo_hv_device *d)

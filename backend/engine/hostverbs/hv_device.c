@@ -36,9 +36,9 @@ struct pvo_hv_device *pvo_hv_dev(const struct pvo_tenant *t)
 	return NULL;
 }
 
-bool pvo_hv_vm(const struct pvo_vm *vm)
+bool pvo_hv_serves(const struct pvo_tenant *t)
 {
-	return pvo_hv_dev(vm->cfg->tenant) != NULL;
+	return pvo_hv_dev(t) != NULL;
 }
 
 static gboolean comp_ready(int fd, GIOCondition cond, void *data)

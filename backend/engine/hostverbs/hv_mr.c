@@ -21,21 +21,21 @@ struct ibv_pd *pvo_hv_pd(struct pvo_vm *vm, struct pvo_pd *pd)
 {
 	struct pvo_hv_device *d = pvo_hv_dev(vm->cfg->tenant);
 
-	if (pd->hv)
-		return pd->hv;
-	pd->hv = ibv_alloc_pd(d->ctx);
-	if (!pd->hv)
+	if (pd->engine_part)
+		return pd->engine_part;
+	pd->engine_part = ibv_alloc_pd(d->ctx);
+	if (!pd->engine_part)
 		pvo_vm_warn(vm, "hostverbs: %s: ibv_alloc_pd: %s", d->name,
 			    g_strerror(errno));
-	return pd->hv;
+	return pd->engine_part;
 }
 
 void pvo_hv_pd_free(struct pvo_pd *pd)
 {
-	if (!pd->hv)
+	if (!pd->engine_part)
 		return;
-	ibv_dealloc_pd(pd->hv);
-	pd->hv = NULL;
+	ibv_dealloc_pd(pd->engine_part);
+	pd->engine_part = NULL;
 }
 
 static int ibv_access_of(uint32_t access)
@@ -88,7 +88,7 @@ enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 	    mr->length, mr->iova, ibv_access_of(mr->access));
 	/* one key for both (rdma_rxe gives rkey 0 without remote access) */
 	if (!h->mr || (h->mr->rkey != h->mr->lkey && h->mr->rkey) ||
-	    g_hash_table_contains(vm->hv_keys, GUINT_TO_POINTER(h->mr->lkey))) {
+	    g_hash_table_contains(to_hv_vm(vm)->keys, GUINT_TO_POINTER(h->mr->lkey))) {
 		err = h->mr ? EINVAL : errno;
 		pvo_vm_warn(vm,
 			    "hostverbs: %s: ibv_reg_mr_iova of %" PRIu64
@@ -104,25 +104,25 @@ enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 		g_free(h);
 		return status_of_errno(err);
 	}
-	mr->hv = h;
+	mr->engine_part = h;
 	return PVO_STATUS_OK;
 }
 
 void pvo_hv_dereg_mr(struct pvo_vm *vm, struct pvo_mr *mr)
 {
-	struct pvo_hv_mr *h = mr->hv;
+	struct pvo_hv_mr *h = to_hv_mr(mr);
 
 	if (!h)
 		return;
-	if (g_hash_table_lookup(vm->hv_keys, GUINT_TO_POINTER(mr->key)) == mr)
-		g_hash_table_remove(vm->hv_keys, GUINT_TO_POINTER(mr->key));
+	if (g_hash_table_lookup(to_hv_vm(vm)->keys, GUINT_TO_POINTER(mr->key)) == mr)
+		g_hash_table_remove(to_hv_vm(vm)->keys, GUINT_TO_POINTER(mr->key));
 	if (ibv_dereg_mr(h->mr))
 		pvo_log(pvo_vm_name(vm), "hostverbs: ibv_dereg_mr key 0x%x: %s",
 			mr->key, g_strerror(errno));
 	/* the device no longer reaches the pages: unmapping is safe */
 	pvo_mr_alias_unmap(&h->alias);
 	g_free(h);
-	mr->hv = NULL;
+	mr->engine_part = NULL;
 }
 
 /* The GPAs of the MR's 4 KiB pages, as REG_MR gave them. */
@@ -159,24 +159,24 @@ enum pvo_status pvo_hv_rereg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 	next.access = access;
 	next.iova = iova;
 	next.length = length;
-	next.hv = NULL;
+	next.engine_part = NULL;
 	/* the new host MR first: on failure the old one stays */
 	st = pvo_hv_reg_mr(vm, &next, pages, npages);
 	g_free(own);
 	if (st)
 		return st;
 	pvo_hv_dereg_mr(vm, mr);
-	mr->hv = next.hv;
+	mr->engine_part = next.engine_part;
 	return PVO_STATUS_OK;
 }
 
 struct pvo_mr *pvo_hv_mr_by_key(struct pvo_vm *vm, uint32_t key)
 {
-	return g_hash_table_lookup(vm->hv_keys, GUINT_TO_POINTER(key));
+	return g_hash_table_lookup(to_hv_vm(vm)->keys, GUINT_TO_POINTER(key));
 }
 
 void pvo_hv_take_key(struct pvo_vm *vm, struct pvo_mr *mr)
 {
-	mr->key = mr->hv->mr->lkey;
-	g_hash_table_insert(vm->hv_keys, GUINT_TO_POINTER(mr->key), mr);
+	mr->key = to_hv_mr(mr)->mr->lkey;
+	g_hash_table_insert(to_hv_vm(vm)->keys, GUINT_TO_POINTER(mr->key), mr);
 }

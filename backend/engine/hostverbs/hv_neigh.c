@@ -170,7 +170,7 @@ enum pvo_status pvo_hv_resolve_begin(struct pvo_vm *vm, const uint8_t dgid[16],
 	if (n == NEIGH_VALID)
 		return PVO_STATUS_OK;
 	if (n == NEIGH_UNKNOWN ||
-	    (n == NEIGH_NONE && g_get_monotonic_time() >= vm->hv_quiet_until)) {
+	    (n == NEIGH_NONE && g_get_monotonic_time() >= to_hv_vm(vm)->quiet_until)) {
 		*waits = true;
 		return PVO_STATUS_OK;
 	}
@@ -192,7 +192,7 @@ enum pvo_status pvo_hv_resolve_end(struct pvo_vm *vm, const uint8_t dgid[16],
 	    err != ENODATA)
 		return PVO_STATUS_OK;
 	if (waited)
-		vm->hv_quiet_until =
+		to_hv_vm(vm)->quiet_until =
 		    g_get_monotonic_time() + QUIET_S * G_USEC_PER_SEC;
 	inet_ntop(AF_INET, dgid + 12, buf, sizeof(buf));
 	if (waited)

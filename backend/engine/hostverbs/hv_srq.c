@@ -70,13 +70,13 @@ enum pvo_status pvo_hv_srq_create(struct pvo_vm *vm, struct pvo_srq *srq)
 	h->free = g_new(uint32_t, h->slots);
 	add_slots(h, 0, h->slots);
 	h->posted = srq->cons;
-	srq->hv = h;
+	srq->engine_part = h;
 	return PVO_STATUS_OK;
 }
 
 void pvo_hv_srq_free(struct pvo_srq *srq)
 {
-	struct pvo_hv_srq *h = srq->hv;
+	struct pvo_hv_srq *h = to_hv_srq(srq);
 
 	if (!h)
 		return;
@@ -88,13 +88,13 @@ void pvo_hv_srq_free(struct pvo_srq *srq)
 	g_free(h->wqe);
 	g_free(h->free);
 	g_free(h);
-	srq->hv = NULL;
+	srq->engine_part = NULL;
 }
 
 enum pvo_status pvo_hv_srq_resize(struct pvo_vm *vm, struct pvo_srq *srq,
 				  uint32_t entries)
 {
-	struct pvo_hv_srq *h = srq->hv;
+	struct pvo_hv_srq *h = to_hv_srq(srq);
 	struct ibv_srq_attr a = {.max_wr = entries};
 	int err;
 
@@ -123,13 +123,13 @@ static void broken(struct pvo_vm *vm, struct pvo_srq *srq, const char *why)
 		    "SRQ 0x%x: %s: no more of its receives go to the host "
 		    "device",
 		    srq->handle, why);
-	srq->hv->broken = true;
+	to_hv_srq(srq)->broken = true;
 }
 
 /* The guest's receives from h->posted on to the host SRQ. */
 static void post(struct pvo_vm *vm, struct pvo_srq *srq)
 {
-	struct pvo_hv_srq *h = srq->hv;
+	struct pvo_hv_srq *h = to_hv_srq(srq);
 	uint8_t buf[sizeof(struct pvo_recv_wqe) +
 		    PVO_DEV_MAX_SGE * sizeof(struct pvo_sge)]
 	    __attribute__((aligned(8)));
@@ -195,7 +195,7 @@ void pvo_hv_srq_doorbell(struct pvo_vm *vm, struct pvo_srq *srq)
 {
 	/* unset: the receives wait in the ring for the first QP; software:
 	 * the engine reads the ring as messages come */
-	if (srq->hv && srq->hv->mode == PVO_HV_SRQ_HOST)
+	if (to_hv_srq(srq) && to_hv_srq(srq)->mode == PVO_HV_SRQ_HOST)
 		post(vm, srq);
 }
 
@@ -203,7 +203,7 @@ bool pvo_hv_srq_claim(struct pvo_qp *qp, bool host)
 {
 	struct pvo_srq *srq = qp->srq;
 	enum pvo_hv_srq_mode want = host ? PVO_HV_SRQ_HOST : PVO_HV_SRQ_SW;
-	struct pvo_hv_srq *h = srq ? srq->hv : NULL;
+	struct pvo_hv_srq *h = srq ? to_hv_srq(srq) : NULL;
 
 	if (!h || h->mode == want)
 		return true;
@@ -228,7 +228,7 @@ bool pvo_hv_srq_claim(struct pvo_qp *qp, bool host)
 bool pvo_hv_srq_take(struct pvo_vm *vm, struct pvo_srq *srq, uint64_t wr_id,
 		     struct pvo_hv_wqe *e)
 {
-	struct pvo_hv_srq *h = srq->hv;
+	struct pvo_hv_srq *h = to_hv_srq(srq);
 	uint32_t slot = (uint32_t)wr_id;
 
 	if (!h || slot >= h->slots || !h->wqe[slot].used) {

@@ -20,7 +20,6 @@
 #include "event.h"
 #include "grh.h"
 #include "guest_mem.h"
-#include "hostverbs.h"
 #include "mr.h"
 #include "mw.h"
 #include "profile.h"
@@ -31,9 +30,9 @@
 
 static bool accepts(struct pvo_qp *qp, const struct pvo_pkt *pkt)
 {
-	/* A host QP's receive queue is the host device's (hostverbs.h):
+	/* A QP whose receive queue is its engine's device's (a host QP):
 	 * software senders, here or over the overlay, reach none. */
-	if (!pvo_qp_receives(qp) || qp->engine == &pvo_engine_hostverbs)
+	if (!pvo_qp_receives(qp) || qp->engine->device_rq)
 		return false;
 	switch (qp->type) {
 	case PVO_QPT_RC:
