@@ -135,17 +135,12 @@ enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,
 	if (!st && !srq)
 		st = pvo_ring_init(&qp->rq, vm, &c->rq, le32toh(c->rq_entries),
 				   PVO_DEV_MAX_QP_WR, c->rq_wqe_shift);
-	if (st) {
-		pvo_ring_fini(&qp->sq);
-		g_free(qp);
-		return st;
-	}
+	if (st)
+		goto free_rings;
 	qp->handle = pvo_table_add(&vm->qps, qp, ctx);
 	if (!qp->handle) {
-		pvo_ring_fini(&qp->sq);
-		pvo_ring_fini(&qp->rq);
-		g_free(qp);
-		return PVO_STATUS_ENOSPC;
+		st = PVO_STATUS_ENOSPC;
+		goto free_rings;
 	}
 	qp->vm = vm;
 	qp->ctx = ctx;
@@ -164,15 +159,10 @@ enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,
 	qp->engine->create(qp);
 	/* the VM's engine may take it (host verbs: a host QP, whose number
 	 * this QP takes) */
-	st = pvo_vm_eng_has(vm, qp_create) ? vm->eng->qp_create(qp) :
-					     PVO_STATUS_OK;
-	if (st) {
-		qp->engine->destroy(qp);
-		pvo_table_remove(&vm->qps, qp->handle, ctx);
-		pvo_ring_fini(&qp->sq);
-		pvo_ring_fini(&qp->rq);
-		g_free(qp);
-		return st;
+	if (pvo_vm_eng_has(vm, qp_create)) {
+		st = vm->eng->qp_create(qp);
+		if (st)
+			goto destroy;
 	}
 	if (qp->type == PVO_QPT_GSI) {
 		qp->qpn = PVO_QPN_GSI;
@@ -192,6 +182,15 @@ enum pvo_status pvo_cmd_create_qp(struct pvo_vm *vm, uint32_t ctx,
 	if (pvo_vm_eng_has(vm, qp_resp_flags))
 		r->flags = htole32(vm->eng->qp_resp_flags(qp));
 	return PVO_STATUS_OK;
+
+destroy:
+	qp->engine->destroy(qp);
+	pvo_table_remove(&vm->qps, qp->handle, ctx);
+free_rings:
+	pvo_ring_fini(&qp->sq);
+	pvo_ring_fini(&qp->rq);
+	g_free(qp);
+	return st;
 }
 
 void pvo_qp_free(struct pvo_vm *vm, struct pvo_qp *qp)
