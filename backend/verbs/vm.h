@@ -49,6 +49,23 @@ struct pvo_pd {
 	struct ibv_pd *hv;	/* host-verbs VMs: its host PD, once used */
 };
 
+/*
+ * The guest's virtqueues as verbs objects reach them (events, doorbell
+ * queues): set by the vhost-user side while it serves the VM (vhost.c),
+ * so verbs/ needs nothing of vhost/. Without them no queue runs.
+ */
+struct pvo_vm_queues {
+	/* Whether virtqueue q of the connected front-end runs. */
+	bool (*started)(struct pvo_vm *vm, unsigned int q);
+	/* Copies len bytes into the next buffer the driver posted on q: 1 if
+	 * it went, 0 if q does not run or has no buffer, -1 if the buffer was
+	 * shorter than len (it is given back empty). */
+	int (*put)(struct pvo_vm *vm, unsigned int q, const void *data,
+		   size_t len);
+	/* Tells the driver about what put() placed on q. */
+	void (*notify)(struct pvo_vm *vm, unsigned int q);
+};
+
 struct pvo_vm_stats {
 	uint64_t cmds;		/* control commands executed */
 	uint64_t cmd_errors;	/* ... that returned an error status */
@@ -59,6 +76,7 @@ struct pvo_vm {
 
 	/* vhost-user server side (vhost/vhost.h) */
 	struct pvo_vhost *vhost;
+	const struct pvo_vm_queues *queues;
 	bool connected;		/* a front-end is, vhost->vug is valid */
 	/* The destination of a migration within this back-end: a second
 	 * front-end, until its rings start (vhost.c). */
@@ -142,6 +160,11 @@ struct pvo_ucontext *pvo_vm_ctx(struct pvo_vm *vm, uint32_t ctx);
 		if (pvo_ratelimit_ok(&(vm)->guest_log, (vm)->cfg->name)) \
 			pvo_log((vm)->cfg->name, __VA_ARGS__);        \
 	} while (0)
+
+static inline bool pvo_vm_queue_started(struct pvo_vm *vm, unsigned int q)
+{
+	return vm->queues && vm->queues->started(vm, q);
+}
 
 static inline const char *pvo_vm_name(const struct pvo_vm *vm)
 {
