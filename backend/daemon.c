@@ -10,7 +10,7 @@
  * that copy, its socket file gone, until the front-end disconnects
  * (looked at every second). Then, or at once for a VM that was not
  * connected, it is closed and handed to a low-priority idle source that
- * frees it: busy polling's idle source (engine/busy_poll.c) runs at a
+ * frees it: busy polling's idle source (verbs/busy_poll.c) runs at a
  * higher priority whenever it has hot QPs and drops those of a VM that is
  * not connected on its first pass, so nothing refers to the VM by then
  * (while other VMs' QPs stay hot, the free waits).

@@ -26,7 +26,7 @@
 enum pvo_loop_slot {
 	PVO_LOOP_TIMERS,	/* core/timer.c */
 	PVO_LOOP_PROFILE,	/* core/profile.c */
-	PVO_LOOP_BUSY_POLL,	/* engine/busy_poll.c */
+	PVO_LOOP_BUSY_POLL,	/* verbs/busy_poll.c */
 	PVO_LOOP_LOCAL,		/* transport/local.c */
 	PVO_LOOP_OVERLAY,	/* transport/overlay/overlay.c */
 	PVO_LOOP_OVERLAY_ACKS,	/* transport/overlay/receiver.c */

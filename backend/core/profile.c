@@ -7,8 +7,6 @@
 #include "log.h"
 #include "loop.h"
 #include "profile.h"
-#include "qp.h"
-#include "vm.h"
 
 /* A loop's marks. */
 struct marks {
@@ -27,15 +25,15 @@ static struct marks *marks(void)
 			      NULL);
 }
 
-void pvo_prof_begin(struct pvo_qp *qp)
+void pvo_prof_begin(struct pvo_prof *p)
 {
 	uint64_t t = pvo_prof_cycles();
 	struct marks *m = marks();
 
-	if (m->done == &qp->prof)
+	if (m->done == p)
 		m->done->cycles[PVO_PROF_BETWEEN] += t - m->last;
 	m->done = NULL;
-	m->cur = &qp->prof;
+	m->cur = p;
 	m->last = t;
 }
 
@@ -70,12 +68,12 @@ void pvo_prof_end(uint64_t bytes)
 	m->cur = NULL;
 }
 
-void pvo_prof_report(struct pvo_qp *qp)
+void pvo_prof_report(struct pvo_prof *p, const char *log_name, const char *what,
+		     uint32_t id)
 {
 	static const char *const names[PVO_PROF_NSEGS] = {
 	    "between", "fetch", "build",    "recv-wqe",
 	    "place",   "copy",	"recv-cqe", "complete"};
-	const struct pvo_prof *p = &qp->prof;
 	struct marks *m = marks();
 	char line[512];
 	int n, k;
@@ -87,12 +85,12 @@ void pvo_prof_report(struct pvo_qp *qp)
 	if (!p->msgs)
 		return;
 	n = snprintf(line, sizeof(line),
-		     "profile: QP 0x%x: %" PRIu64 " local messages of %" PRIu64
+		     "profile: %s 0x%x: %" PRIu64 " local messages of %" PRIu64
 		     " B on average; cycles per message:",
-		     qp->qpn, p->msgs, p->bytes / p->msgs);
+		     what, id, p->msgs, p->bytes / p->msgs);
 	for (k = 0; k < PVO_PROF_NSEGS && n > 0 && n < (int)sizeof(line); k++)
 		n += snprintf(line + n, sizeof(line) - n, " %s %" PRIu64,
 			      names[k], p->cycles[k] / p->msgs);
-	pvo_log(pvo_vm_name(qp->vm), "%s", line);
+	pvo_log(log_name, "%s", line);
 }
 #endif

@@ -5,9 +5,11 @@
  * -Dprofile=true); other builds compile the marks to nothing.
  *
  * Each mark reads the TSC and charges the cycles since the previous mark
- * to the segment it ends, in the requester QP the message belongs to.
- * When that QP is freed, the log gets one line of per-message averages
- * ("profile: QP ..."); pvo-bench prints those lines after its table.
+ * to the segment it ends, in the counters (struct pvo_prof) of the object
+ * the message belongs to: its requester QP, which embeds them. When that
+ * object goes, its owner reports them: the log gets one line of
+ * per-message averages ("profile: QP ..."); pvo-bench prints those lines
+ * after its table.
  * Only the local transport is marked; the overlay's messages are not
  * counted.
  */
@@ -35,8 +37,6 @@ struct pvo_prof {
 	uint64_t msgs, bytes;
 };
 
-struct pvo_qp;
-
 /* The profile's clock: the TSC where there is one (pvo-bench reads it too,
  * for its memcpy baseline). */
 static inline uint64_t pvo_prof_cycles(void)
@@ -52,15 +52,25 @@ static inline uint64_t pvo_prof_cycles(void)
 }
 
 #ifdef PVO_PROFILE
-void pvo_prof_begin(struct pvo_qp *qp);
+/* The counters of obj, a struct with a struct pvo_prof named prof (only
+ * profiling builds have the member). */
+#define PVO_PROF_OF(obj) (&(obj)->prof)
+
+/* A message of p's owner starts. */
+void pvo_prof_begin(struct pvo_prof *p);
 void pvo_prof_cancel(void);
 void pvo_prof_mark(enum pvo_prof_seg seg);
 void pvo_prof_end(uint64_t bytes);
-void pvo_prof_report(struct pvo_qp *qp);
+/* p's owner goes: the marks forget p, and the log (as log_name) gets
+ * its averages under "profile: <what> 0x<id>". */
+void pvo_prof_report(struct pvo_prof *p, const char *log_name, const char *what,
+		     uint32_t id);
 #else
-static inline void pvo_prof_begin(struct pvo_qp *qp)
+#define PVO_PROF_OF(obj) ((struct pvo_prof *)NULL)
+
+static inline void pvo_prof_begin(struct pvo_prof *p)
 {
-	(void)qp;
+	(void)p;
 }
 
 static inline void pvo_prof_cancel(void)
@@ -77,9 +87,13 @@ static inline void pvo_prof_end(uint64_t bytes)
 	(void)bytes;
 }
 
-static inline void pvo_prof_report(struct pvo_qp *qp)
+static inline void pvo_prof_report(struct pvo_prof *p, const char *log_name,
+				   const char *what, uint32_t id)
 {
-	(void)qp;
+	(void)p;
+	(void)log_name;
+	(void)what;
+	(void)id;
 }
 #endif
 

@@ -19,6 +19,7 @@
 #include "ctrl.h"
 #include "guest_mem.h"
 #include "pvo-device.h"
+#include "vhost.h"
 #include "vhost_dev.h"
 #include "vm.h"
 
@@ -75,6 +76,7 @@ static inline void fg_init_ram(struct fake_guest *g,
 	}
 	/* what pvo_vhost_listen and a front-end's connection would set */
 	g->vm->vhost = &g->vhost;
+	g->vm->queues = &pvo_vhost_queues;
 	g->vhost.vm = g->vm;
 	dev = &g->vhost.vug.parent;
 	dev->nregions = 2;

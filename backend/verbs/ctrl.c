@@ -22,7 +22,6 @@
 #include "qp.h"
 #include "srq.h"
 #include "transport.h"
-#include "vhost.h"
 
 struct cmd_desc {
 	const char *name;
@@ -157,7 +156,7 @@ static uint32_t pick_db_page(struct pvo_vm *vm, uint32_t *queue)
 	unsigned int q, s, nq = pvo_device_max_queues(vm->cfg);
 
 	for (q = PVO_VQ_DB_FIRST_USER; q < nq; q++)
-		if (!vm->db_queue_ctx[q] && pvo_vhost_queue_started(vm, q)) {
+		if (!vm->db_queue_ctx[q] && pvo_vm_queue_started(vm, q)) {
 			*queue = q;
 			return q;
 		}
@@ -165,7 +164,7 @@ static uint32_t pick_db_page(struct pvo_vm *vm, uint32_t *queue)
 		return 0;
 	for (s = 0; s < PVO_MAX_DB_SLOTS; s++) {
 		q = pvo_db_slot_queue(n->num_queues, s);
-		if (!n->slot_ctx[s] && pvo_vhost_queue_started(vm, q)) {
+		if (!n->slot_ctx[s] && pvo_vm_queue_started(vm, q)) {
 			*queue = q;
 			return PVO_DB_SLOT_PAGE0 + s;
 		}

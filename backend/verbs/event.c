@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "event.h"
-#include "vhost.h"
 #include "vm.h"
 
 static enum pvo_event_obj obj_of(uint32_t type)
@@ -26,14 +25,17 @@ static enum pvo_event_obj obj_of(uint32_t type)
 
 void pvo_event_flush(struct pvo_vm *vm)
 {
+	const struct pvo_vm_queues *vq = vm->queues;
 	struct pvo_event_queue *q = &vm->events;
 	bool pushed = false;
 	int put;
 
+	/* not served (yet): events wait, as for a queue not started */
+	if (!vq)
+		return;
 	while (q->count) {
-		put = pvo_vhost_queue_put(vm, PVO_VQ_EVENT,
-					  &q->pending[q->head],
-					  sizeof(struct pvo_event));
+		put = vq->put(vm, PVO_VQ_EVENT, &q->pending[q->head],
+			      sizeof(struct pvo_event));
 		if (!put)
 			break;
 		pushed = true;
@@ -51,7 +53,7 @@ void pvo_event_flush(struct pvo_vm *vm)
 		q->posted++;
 	}
 	if (pushed)
-		pvo_vhost_queue_notify(vm, PVO_VQ_EVENT);
+		vq->notify(vm, PVO_VQ_EVENT);
 }
 
 void pvo_event_post(struct pvo_vm *vm, uint32_t type, uint32_t handle)

@@ -220,7 +220,7 @@ void pvo_qp_free(struct pvo_vm *vm, struct pvo_qp *qp)
 		uctx->nqps--;
 	pvo_ring_fini(&qp->sq);
 	pvo_ring_fini(&qp->rq);
-	pvo_prof_report(qp);
+	pvo_prof_report(PVO_PROF_OF(qp), pvo_vm_name(qp->vm), "QP", qp->qpn);
 	g_free(qp);
 }
 

@@ -83,6 +83,11 @@ struct pvo_ucontext *pvo_vm_ctx(struct pvo_vm *vm, uint32_t ctx)
  * Frees every object of one context (all = every context), users before
  * what they use: QPs, then SRQs, AHs, MWs, MRs, CQs, PDs.
  */
+bool pvo_vm_migratable(struct pvo_vm *vm)
+{
+	return !pvo_vm_eng_has(vm, migratable) || vm->eng->migratable(vm);
+}
+
 void pvo_pd_free(struct pvo_vm *vm, struct pvo_pd *pd)
 {
 	pvo_table_remove(&vm->pds, pd->handle, pd->ctx);

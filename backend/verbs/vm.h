@@ -49,6 +49,23 @@ struct pvo_pd {
 	void *engine_part;	/* the VM engine's (engine.h), or NULL */
 };
 
+/*
+ * The guest's virtqueues as verbs objects reach them (events, doorbell
+ * queues): set by the vhost-user side while it serves the VM (vhost.c),
+ * so verbs/ needs nothing of vhost/. Without them no queue runs.
+ */
+struct pvo_vm_queues {
+	/* Whether virtqueue q of the connected front-end runs. */
+	bool (*started)(struct pvo_vm *vm, unsigned int q);
+	/* Copies len bytes into the next buffer the driver posted on q: 1 if
+	 * it went, 0 if q does not run or has no buffer, -1 if the buffer was
+	 * shorter than len (it is given back empty). */
+	int (*put)(struct pvo_vm *vm, unsigned int q, const void *data,
+		   size_t len);
+	/* Tells the driver about what put() placed on q. */
+	void (*notify)(struct pvo_vm *vm, unsigned int q);
+};
+
 struct pvo_vm_stats {
 	uint64_t cmds;		/* control commands executed */
 	uint64_t cmd_errors;	/* ... that returned an error status */
@@ -59,6 +76,7 @@ struct pvo_vm {
 
 	/* vhost-user server side (vhost/vhost.h) */
 	struct pvo_vhost *vhost;
+	const struct pvo_vm_queues *queues;
 	bool connected;		/* a front-end is, vhost->vug is valid */
 	/* The destination of a migration within this back-end: a second
 	 * front-end, until its rings start (vhost.c). */
@@ -127,6 +145,9 @@ void pvo_vm_apply_quota(struct pvo_vm *vm);
 /* Takes the object engine of vm->cfg's tenant (a reload may have set the
  * VM up again on another): engine.h. */
 void pvo_vm_set_engine(struct pvo_vm *vm);
+/* Whether the VM's state can be saved for a migration: false, with a
+ * log line saying why, if its engine holds objects that cannot move. */
+bool pvo_vm_migratable(struct pvo_vm *vm);
 
 /* Forget everything the guest created (device reset, disconnect). */
 void pvo_vm_reset_guest_state(struct pvo_vm *vm);
@@ -147,6 +168,11 @@ struct pvo_ucontext *pvo_vm_ctx(struct pvo_vm *vm, uint32_t ctx);
 
 /* Whether the VM's object engine has that hook (engine.h). */
 #define pvo_vm_eng_has(vm, hook) ((vm)->eng && (vm)->eng->hook)
+
+static inline bool pvo_vm_queue_started(struct pvo_vm *vm, unsigned int q)
+{
+	return vm->queues && vm->queues->started(vm, q);
+}
 
 static inline const char *pvo_vm_name(const struct pvo_vm *vm)
 {

@@ -75,13 +75,13 @@ static VuVirtq *started_queue(struct pvo_vm *vm, unsigned int q)
 	return &dev->vq[q];
 }
 
-bool pvo_vhost_queue_started(struct pvo_vm *vm, unsigned int q)
+static bool queue_started(struct pvo_vm *vm, unsigned int q)
 {
 	return started_queue(vm, q) != NULL;
 }
 
-int pvo_vhost_queue_put(struct pvo_vm *vm, unsigned int q, const void *data,
-			size_t len)
+static int queue_put(struct pvo_vm *vm, unsigned int q, const void *data,
+		     size_t len)
 {
 	VuVirtq *vq = started_queue(vm, q);
 	VuDev *dev = &vm->vhost->vug.parent;
@@ -105,13 +105,19 @@ int pvo_vhost_queue_put(struct pvo_vm *vm, unsigned int q, const void *data,
 	return ret;
 }
 
-void pvo_vhost_queue_notify(struct pvo_vm *vm, unsigned int q)
+static void queue_notify(struct pvo_vm *vm, unsigned int q)
 {
 	VuVirtq *vq = started_queue(vm, q);
 
 	if (vq && vq->call_fd >= 0)
 		vu_queue_notify(&vm->vhost->vug.parent, vq);
 }
+
+const struct pvo_vm_queues pvo_vhost_queues = {
+	.started = queue_started,
+	.put = queue_put,
+	.notify = queue_notify,
+};
 
 /* VHOST_F_LOG_ALL: every write into guest memory marks the dirty log
  * (guest_mem.c), so a front-end can migrate the guest's memory. */
@@ -622,6 +628,9 @@ static struct pvo_vhost *new_session(struct pvo_vm *vm)
 {
 	struct pvo_vhost *vh = g_new0(struct pvo_vhost, 1);
 
+	/* events and doorbell queues reach the guest through the session
+	 * that owns the VM (vm->vhost) */
+	vm->queues = &pvo_vhost_queues;
 	vh->vm = vm;
 	vh->conn_fd = -1;
 	vh->listen_fd = -1;
@@ -760,6 +769,7 @@ void pvo_vhost_close(struct pvo_vm *vm)
 		unlink(vm->cfg->socket_path);
 	}
 	vm->vhost = NULL;
+	vm->queues = NULL;
 	pvo_timer_destroy(&vh->thaw);
 	g_free(vh);
 }

@@ -2,14 +2,13 @@
 /*
  * vhost-user server side of one VM: the unix socket QEMU connects to, and
  * the libvhost-user device while a front-end is connected
- * (vhost_dev.h). Verbs objects reach their queues through the functions
- * below, so only vhost/ includes libvhost-user.
+ * (vhost_dev.h). Verbs objects reach their queues through vm->queues,
+ * which this side sets, so only vhost/ includes libvhost-user.
  */
 #ifndef PVO_VHOST_H
 #define PVO_VHOST_H
 
 #include <stdbool.h>
-#include <stddef.h>
 
 #include "vm.h"
 
@@ -24,16 +23,8 @@ void pvo_vhost_close(struct pvo_vm *vm);
  * returns false if the session cannot be set up. */
 bool pvo_vhost_serve(struct pvo_vm *vm, int conn);
 
-/* Whether virtqueue q of the connected front-end runs. */
-bool pvo_vhost_queue_started(struct pvo_vm *vm, unsigned int q);
-/*
- * Copies len bytes into the next buffer the driver posted on queue q:
- * 1 if it went, 0 if the queue does not run or has no buffer, -1 if the
- * buffer was shorter than len (it is given back empty). The driver is
- * told with pvo_vhost_queue_notify.
- */
-int pvo_vhost_queue_put(struct pvo_vm *vm, unsigned int q, const void *data,
-			size_t len);
-void pvo_vhost_queue_notify(struct pvo_vm *vm, unsigned int q);
+/* The VM's queues as verbs objects reach them (vm->queues), set while
+ * the VM is served; exported for tests that play a front-end. */
+extern const struct pvo_vm_queues pvo_vhost_queues;
 
 #endif

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine.h"
 #include "log.h"
 #include "state.h"
 #include "state_format.h"
@@ -113,8 +112,7 @@ static uint64_t set_fd(struct pvo_vhost *vh, VhostUserMsg *m)
 			 dir, phase);
 		return 1;
 	}
-	if (dir == DIR_SAVE && pvo_vm_eng_has(vm, migratable) &&
-	    !vm->eng->migratable(vm))
+	if (dir == DIR_SAVE && !pvo_vm_migratable(vm))
 		return 1;
 	if (dir == DIR_SAVE &&
 	    (vh != vm->vhost || pvo_vhost_any_ring_started(vh))) {

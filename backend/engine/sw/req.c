@@ -240,7 +240,7 @@ static enum fetch_result fetch(struct pvo_qp *qp)
 	enum pvo_wc_status st = PVO_WC_SUCCESS;
 	enum fetch_result r;
 
-	pvo_prof_begin(qp);
+	pvo_prof_begin(PVO_PROF_OF(qp));
 	r = read_wqe(qp, qp->req.cons, w, &st);
 	if (r != FETCH_SEND) {
 		pvo_prof_cancel();

@@ -12,6 +12,9 @@
  * its other doorbell-free work polled: receives posted meanwhile and the
  * host device's completions. A slice that found nothing yields the CPU
  * once, for hosts with fewer cores than spinning processes.
+ *
+ * The doorbell side owns it (doorbell.c hands it hot QPs): an engine
+ * takes part only through its ops' poll hook (engine.h).
  */
 #ifndef PVO_BUSY_POLL_H
 #define PVO_BUSY_POLL_H
