@@ -451,54 +451,6 @@ static bool load_ah(struct pvo_st_loader *l, const struct pvo_st_ah *a)
 	return true;
 }
 
-/* A receive cursor: every MR range is looked up again by its key at its
- * first use (mr_gen is stale), with the checks of pvo_dma.h. */
-static bool dma_ok(struct pvo_st_loader *l, struct pvo_dma *d,
-		   const struct pvo_st_dma *s, uint32_t ctx)
-{
-	uint64_t sum = 0;
-	unsigned int i;
-
-	CHECK(s->n <= PVO_DMA_MAX_RANGES && s->i <= s->n, "rw_dma",
-	      "%u ranges, cursor at %u", s->n, s->i);
-	pvo_dma_init(d, l->vm);
-	for (i = 0; i < s->n; i++) {
-		const struct pvo_st_dma_range *r = &s->r[i];
-		struct pvo_dma_range *o = &d->r[i];
-
-		CHECK(r->kind == PVO_DMA_MR ||
-			  (r->kind == PVO_DMA_PHYS && ctx == PVO_CTX_KERNEL),
-		      "rw_dma", "range %u of kind %u", i, r->kind);
-		CHECK(r->len && r->addr + r->len > r->addr &&
-			  sum + r->len > sum,
-		      "rw_dma", "range %u: 0x%" PRIx64 " + 0x%" PRIx64, i,
-		      r->addr, r->len);
-		memset(o, 0, sizeof(*o));
-		o->kind = r->kind;
-		o->key = r->key;
-		o->access = r->access;
-		o->qpn = r->qpn;
-		o->addr = r->addr;
-		o->len = r->len;
-		if (r->kind == PVO_DMA_MR) {
-			o->pd = pvo_table_get(&l->vm->pds, r->pd, ctx);
-			CHECK(o->pd, "rw_dma", "range %u: no PD 0x%x", i,
-			      r->pd);
-		}
-		sum += r->len;
-	}
-	CHECK(sum == s->len, "rw_dma",
-	      "ranges sum to %" PRIu64 ", not %" PRIu64, sum, s->len);
-	CHECK(s->i < s->n ? s->off < s->r[s->i].len : s->off == 0, "rw_dma",
-	      "cursor offset %" PRIu64, s->off);
-	d->len = s->len;
-	d->n = s->n;
-	d->i = s->i;
-	d->off = s->off;
-	d->mr_gen = l->vm->mr_gen - 1;
-	return true;
-}
-
 static bool qp_attrs_ok(struct pvo_st_loader *l, struct pvo_qp *qp,
 			const struct pvo_st_qp *q)
 {
@@ -537,38 +489,12 @@ static bool qp_attrs_ok(struct pvo_st_loader *l, struct pvo_qp *qp,
 	return path_ok(l, &a->path, &q->path);
 }
 
-static bool qp_engine_ok(struct pvo_st_loader *l, struct pvo_qp *qp,
-			 const struct pvo_st_qp *q)
+/* The overlay's wire state. */
+static bool qp_net_ok(struct pvo_st_loader *l, struct pvo_qp *qp,
+		      const struct pvo_st_qp *q)
 {
-	typeof(qp->resp.msg) *m = &qp->resp.msg;
 	unsigned int i;
 
-	qp->req.cons = q->sq_cons;
-	qp->req.prod_seen = q->sq_cons;
-	qp->resp.rq_cons = q->rq_cons;
-	qp->resp.rq_prod_seen = q->rq_cons;
-	CHECK(q->msn <= PVO_QPN_MAX && q->comm_est <= 1, "msn", "0x%x/%u",
-	      q->msn, q->comm_est);
-	qp->resp.msn = q->msn;
-	qp->resp.comm_est = q->comm_est;
-	CHECK(q->msg_active <= 1 && q->msg_has_rw <= 1 &&
-		  q->msg_op <= PVO_OP_FETCH_ADD &&
-		  q->msg_st <= PVO_WC_GENERAL_ERR,
-	      "msg", "active %u, op %u, rw %u, status %u", q->msg_active,
-	      q->msg_op, q->msg_has_rw, q->msg_st);
-	m->active = q->msg_active;
-	m->op = q->msg_op;
-	m->has_rw = q->msg_has_rw;
-	m->st = q->msg_st;
-	m->off = q->msg_off;
-	m->rkey = q->msg_rkey;
-	m->va = q->msg_va;
-	m->len = q->msg_len;
-	m->rw.wr_id = q->rw_wr_id;
-	if (m->has_rw && !dma_ok(l, &m->rw.dma, &q->rw_dma, qp->ctx))
-		return false;
-	CHECK(!m->active || m->off <= (m->has_rw ? m->rw.dma.len : m->len),
-	      "msg_off", "%" PRIu64 " bytes placed", m->off);
 	/* at most a send queue of maximal messages ahead of sq_psn */
 	CHECK(q->sent_end <= PVO_QPN_MAX &&
 		      pvo_psn_diff(q->sent_end, q->sq_psn) >= 0,
@@ -639,6 +565,16 @@ static bool qp_refs_ok(struct pvo_st_loader *l, struct pvo_qp *qp,
 	return true;
 }
 
+/* The fields of the QP's engine (state_part.h). */
+static bool qp_engine_ok(struct pvo_st_loader *l, struct pvo_qp *qp,
+			 const struct pvo_st_qp *q)
+{
+	qp->engine = pvo_engine_of_loaded(qp);
+	CHECK(qp->engine && qp->engine->load, "type",
+	      "no engine takes a QP of type %u", q->type);
+	return qp->engine->load(qp, q, l);
+}
+
 static bool load_qp(struct pvo_st_loader *l, const struct pvo_st_qp *q,
 		    const uint8_t *var, size_t left)
 {
@@ -673,7 +609,8 @@ static bool load_qp(struct pvo_st_loader *l, const struct pvo_st_qp *q,
 				      "group %u is not a multicast GID", i);
 			goto fail;
 		}
-	if (!qp_attrs_ok(l, qp, q) || !qp_engine_ok(l, qp, q))
+	if (!qp_attrs_ok(l, qp, q) || !qp_engine_ok(l, qp, q) ||
+	    !qp_net_ok(l, qp, q))
 		goto fail;
 	if (!add(l, &vm->qps, q->handle, qp, q->ctx))
 		goto fail;
@@ -687,7 +624,6 @@ static bool load_qp(struct pvo_st_loader *l, const struct pvo_st_qp *q,
 	qp->max_recv_sge = q->max_recv_sge;
 	qp->max_inline = q->max_inline;
 	pvo_qp_update_mtu(qp);
-	qp->engine = &pvo_engine_sw; /* the only engine so far */
 	qp->engine->restore(qp);
 	if (qp->type == PVO_QPT_GSI)
 		vm->gsi_qp = qp;
