@@ -19,9 +19,7 @@
 #include "mcast.h"
 #include "mr.h"
 #include "mw.h"
-#include "overlay.h"
 #include "qp.h"
-#include "roce.h"
 #include "srq.h"
 #include "state.h"
 #include "state_part.h"
@@ -489,33 +487,6 @@ static bool qp_attrs_ok(struct pvo_st_loader *l, struct pvo_qp *qp,
 	return path_ok(l, &a->path, &q->path);
 }
 
-/* The overlay's wire state. */
-static bool qp_net_ok(struct pvo_st_loader *l, struct pvo_qp *qp,
-		      const struct pvo_st_qp *q)
-{
-	unsigned int i;
-
-	/* at most a send queue of maximal messages ahead of sq_psn */
-	CHECK(q->sent_end <= PVO_QPN_MAX &&
-		      pvo_psn_diff(q->sent_end, q->sq_psn) >= 0,
-	      "sent_end", "PSN 0x%x with sq_psn 0x%x", q->sent_end, q->sq_psn);
-	qp->net.replay = q->sent_end != q->sq_psn;
-	qp->net.replay_end = q->sent_end;
-	qp->net.sport = q->sport;
-	for (i = 0; i < PVO_ST_ATOMICS; i++) {
-		CHECK(q->atomics[i].valid <= 1 &&
-			  q->atomics[i].psn <= PVO_QPN_MAX,
-		      "atomics", "entry %u", i);
-		qp->net.atomics[i].valid = q->atomics[i].valid;
-		qp->net.atomics[i].psn = q->atomics[i].psn;
-		qp->net.atomics[i].orig = q->atomics[i].orig;
-	}
-	CHECK(q->atomic_next < PVO_ST_ATOMICS, "atomic_next", "%u",
-	      q->atomic_next);
-	qp->net.atomic_next = q->atomic_next;
-	return true;
-}
-
 static bool qp_refs_ok(struct pvo_st_loader *l, struct pvo_qp *qp,
 		       const struct pvo_st_qp *q)
 {
@@ -565,14 +536,14 @@ static bool qp_refs_ok(struct pvo_st_loader *l, struct pvo_qp *qp,
 	return true;
 }
 
-/* The fields of the QP's engine (state_part.h). */
-static bool qp_engine_ok(struct pvo_st_loader *l, struct pvo_qp *qp,
-			 const struct pvo_st_qp *q)
+/* The fields of the QP's engine and transports (state_part.h). */
+static bool qp_parts_ok(struct pvo_st_loader *l, struct pvo_qp *qp,
+			const struct pvo_st_qp *q)
 {
 	qp->engine = pvo_engine_of_loaded(qp);
 	CHECK(qp->engine && qp->engine->load, "type",
 	      "no engine takes a QP of type %u", q->type);
-	return qp->engine->load(qp, q, l);
+	return qp->engine->load(qp, q, l) && pvo_transport_load_qp(qp, q, l);
 }
 
 static bool load_qp(struct pvo_st_loader *l, const struct pvo_st_qp *q,
@@ -609,8 +580,7 @@ static bool load_qp(struct pvo_st_loader *l, const struct pvo_st_qp *q,
 				      "group %u is not a multicast GID", i);
 			goto fail;
 		}
-	if (!qp_attrs_ok(l, qp, q) || !qp_engine_ok(l, qp, q) ||
-	    !qp_net_ok(l, qp, q))
+	if (!qp_attrs_ok(l, qp, q) || !qp_parts_ok(l, qp, q))
 		goto fail;
 	if (!add(l, &vm->qps, q->handle, qp, q->ctx))
 		goto fail;

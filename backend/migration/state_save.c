@@ -6,12 +6,12 @@
 #include "engine.h"
 #include "mr.h"
 #include "mw.h"
-#include "overlay.h"
 #include "qp.h"
 #include "srq.h"
 #include "ah.h"
 #include "state.h"
 #include "state_format.h"
+#include "transport.h"
 #include "vm.h"
 
 /* Appends a record: fixed part, then up to two variable parts. */
@@ -98,7 +98,6 @@ static void save_qp(GByteArray *s, const struct pvo_qp *qp)
 	struct pvo_st_qp q = {0};
 	const struct pvo_qp_attrs *a = &qp->attr;
 	GByteArray *var = g_byte_array_new();
-	unsigned int i;
 
 	q.handle = qp->handle;
 	q.ctx = qp->ctx;
@@ -127,19 +126,11 @@ static void save_qp(GByteArray *s, const struct pvo_qp *qp)
 	q.max_dest_rd_atomic = a->max_dest_rd_atomic;
 	q.en_sqd_async_notify = a->en_sqd_async_notify;
 	put_path(&q.path, &a->path);
-	/* the engine's part (a VM with QPs of an engine that cannot save
-	 * them is not saved, vhost_state.c) */
+	/* the engine's and the transports' parts (a VM with QPs of an
+	 * engine that cannot save them is not saved, vhost_state.c) */
 	if (qp->engine->save)
 		qp->engine->save(qp, &q);
-	q.sent_end = pvo_ov_sender_sent_end((struct pvo_qp *)qp);
-	q.sport = qp->net.sport;
-	G_STATIC_ASSERT(PVO_ST_ATOMICS == PVO_ATOMIC_REPLAY);
-	for (i = 0; i < PVO_ST_ATOMICS; i++) {
-		q.atomics[i].valid = qp->net.atomics[i].valid;
-		q.atomics[i].psn = qp->net.atomics[i].psn;
-		q.atomics[i].orig = qp->net.atomics[i].orig;
-	}
-	q.atomic_next = qp->net.atomic_next;
+	pvo_transport_save_qp(qp, &q);
 	q.nmcast = qp->nmcast;
 	put_ring(&q.sq, &qp->sq);
 	put_ring(&q.rq, &qp->rq);
