@@ -580,10 +580,10 @@ static bool load_qp(struct pvo_st_loader *l, const struct pvo_st_qp *q,
 				      "group %u is not a multicast GID", i);
 			goto fail;
 		}
-	if (!qp_attrs_ok(l, qp, q) || !qp_parts_ok(l, qp, q))
+	if (!qp_attrs_ok(l, qp, q))
 		goto fail;
-	if (!add(l, &vm->qps, q->handle, qp, q->ctx))
-		goto fail;
+	/* the parts check theirs against these (the receive cursor's PDs
+	 * are the QP's context's) */
 	qp->handle = q->handle;
 	qp->ctx = q->ctx;
 	qp->qpn = q->qpn;
@@ -594,6 +594,8 @@ static bool load_qp(struct pvo_st_loader *l, const struct pvo_st_qp *q,
 	qp->max_recv_sge = q->max_recv_sge;
 	qp->max_inline = q->max_inline;
 	pvo_qp_update_mtu(qp);
+	if (!qp_parts_ok(l, qp, q) || !add(l, &vm->qps, q->handle, qp, q->ctx))
+		goto fail;
 	qp->engine->restore(qp);
 	if (qp->type == PVO_QPT_GSI)
 		vm->gsi_qp = qp;
