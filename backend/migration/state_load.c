@@ -6,7 +6,8 @@
  * and limits), and every object it names must come earlier in the
  * stream, owned by the same context. What cannot be checked before the
  * guest's memory table arrives (that GPAs are guest RAM) is checked at
- * each use, as for objects the guest creates.
+ * each use, as for objects the guest creates. A QP's engine and
+ * transports check their own fields of its record (state_part.h).
  */
 #include <inttypes.h>
 #include <stdarg.h>
