@@ -76,3 +76,15 @@ bool pvo_engines_reloadable(const struct pvo_daemon_config *cfg, char **err)
 	return true;
 #endif
 }
+
+/*
+ * Which engine runs a QP that arrives in a migration stream. Only
+ * software QPs migrate: the source refuses to save a VM that holds host
+ * objects (pvo_vm_migratable), so every QP of a stream ran on the
+ * software engine. An engine whose QPs can move claims its QPs here.
+ */
+const struct pvo_engine_ops *pvo_engine_of_loaded(const struct pvo_qp *qp)
+{
+	(void)qp;
+	return &pvo_engine_sw;
+}

@@ -37,6 +37,8 @@ struct pvo_ah;
 struct pvo_qp;
 struct pvo_qp_attr;
 struct pvo_path;
+struct pvo_st_qp;
+struct pvo_st_loader;
 
 /*
  * A QP engine runs a QP's work once verbs/qp.c has checked the command:
@@ -65,6 +67,15 @@ struct pvo_engine_ops {
 	/* Complete outstanding send (and receive) WQEs with WR_FLUSH_ERR. */
 	void (*flush)(struct pvo_qp *qp, bool rq_too);
 	void (*destroy)(struct pvo_qp *qp);
+	/* Migration (migration/state_part.h): save fills the engine's
+	 * fields of the QP's state record; load checks them (the stream is
+	 * untrusted) and applies them, or refuses one with pvo_st_refuse
+	 * and returns false (the QP is then freed without destroy). restore
+	 * runs after a load succeeded. An engine without them has no QP
+	 * that migrates. */
+	void (*save)(const struct pvo_qp *qp, struct pvo_st_qp *rec);
+	bool (*load)(struct pvo_qp *qp, const struct pvo_st_qp *rec,
+		     struct pvo_st_loader *l);
 };
 
 extern const struct pvo_engine_ops pvo_engine_sw;
@@ -185,5 +196,9 @@ void pvo_comp_timer(void *opaque);
 
 /* ibv_wc_opcode of a send WQE opcode. */
 uint8_t pvo_wc_opcode_of(uint8_t wr_opcode);
+
+/* The engine that runs a QP arriving in a migration stream (its
+ * generic fields loaded), or NULL if none takes it (engine.c). */
+const struct pvo_engine_ops *pvo_engine_of_loaded(const struct pvo_qp *qp);
 
 #endif

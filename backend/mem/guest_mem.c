@@ -56,43 +56,66 @@ void *pvo_gmem_ptr(struct pvo_vm *vm, uint64_t gpa, uint64_t len)
 	return p && len <= avail ? p : NULL;
 }
 
-bool pvo_gmem_is_ram(struct pvo_vm *vm, uint64_t gpa, uint64_t len)
+/*
+ * A GPA range in chunks that each lie in one region: for (chunks_init();
+ * chunks_next();) visits them in order; ok tells afterwards whether the
+ * whole range was guest RAM (it fails at a range that wraps, before any
+ * chunk, and at the first byte outside RAM).
+ */
+struct chunks {
+	struct pvo_vm *vm;
+	uint64_t gpa, left; /* what is still to come */
+	void *p;	    /* the current chunk: host address, */
+	uint64_t at;	    /* GPA */
+	size_t n;	    /* and bytes */
+	bool ok;
+};
+
+static void chunks_init(struct chunks *c, struct pvo_vm *vm, uint64_t gpa,
+			uint64_t len)
+{
+	c->vm = vm;
+	c->gpa = gpa;
+	c->left = len;
+	c->ok = gpa + len >= gpa;
+}
+
+static bool chunks_next(struct chunks *c)
 {
 	uint64_t avail;
 
-	if (gpa + len < gpa)
+	if (!c->ok || !c->left)
 		return false;
-	while (len) {
-		if (!pvo_gmem_map(vm, gpa, &avail))
-			return false;
-		if (avail >= len)
-			return true;
-		gpa += avail;
-		len -= avail;
+	c->p = pvo_gmem_map(c->vm, c->gpa, &avail);
+	if (!c->p) {
+		c->ok = false;
+		return false;
 	}
+	c->n = MIN(avail, c->left);
+	c->at = c->gpa;
+	c->gpa += c->n;
+	c->left -= c->n;
 	return true;
+}
+
+bool pvo_gmem_is_ram(struct pvo_vm *vm, uint64_t gpa, uint64_t len)
+{
+	struct chunks c;
+
+	chunks_init(&c, vm, gpa, len);
+	while (chunks_next(&c))
+		continue; /* each chunk mapped: RAM so far */
+	return c.ok;
 }
 
 bool pvo_gmem_read(struct pvo_vm *vm, uint64_t gpa, void *dst, size_t len)
 {
 	uint8_t *d = dst;
-	uint64_t avail;
+	struct chunks c;
 
-	if (gpa + len < gpa)
-		return false;
-	while (len) {
-		void *p = pvo_gmem_map(vm, gpa, &avail);
-		size_t n;
-
-		if (!p)
-			return false;
-		n = MIN(avail, len);
-		memcpy(d, p, n);
-		d += n;
-		gpa += n;
-		len -= n;
-	}
-	return true;
+	for (chunks_init(&c, vm, gpa, len); chunks_next(&c); d += c.n)
+		memcpy(d, c.p, c.n);
+	return c.ok;
 }
 
 void pvo_gmem_log_dirty(struct pvo_vm *vm, uint64_t gpa, uint64_t len)
@@ -129,23 +152,11 @@ bool pvo_gmem_write(struct pvo_vm *vm, uint64_t gpa, const void *src,
 		    size_t len)
 {
 	const uint8_t *s = src;
-	uint64_t avail;
+	struct chunks c;
 
-	if (gpa + len < gpa)
-		return false;
-	while (len) {
-		void *p = pvo_gmem_map(vm, gpa, &avail);
-		size_t n;
-
-		if (!p)
-			return false;
-		n = MIN(avail, len);
-		pvo_gmem_write_at(vm, p, gpa, s, n);
-		s += n;
-		gpa += n;
-		len -= n;
-	}
-	return true;
+	for (chunks_init(&c, vm, gpa, len); chunks_next(&c); s += c.n)
+		pvo_gmem_write_at(vm, c.p, c.at, s, c.n);
+	return c.ok;
 }
 
 static uint32_t *word32(struct pvo_vm *vm, uint64_t gpa)

@@ -175,7 +175,7 @@ struct pvo_st_qp {
 	uint8_t path_mtu, min_rnr_timer, timeout, retry_cnt, rnr_retry;
 	uint8_t max_rd_atomic, max_dest_rd_atomic, en_sqd_async_notify;
 	struct pvo_st_path path;
-	/* engine */
+	/* engine (the software engine's: engine/sw/sw_state.c) */
 	uint32_t sq_cons, rq_cons, msn;
 	uint8_t comm_est;
 	uint8_t msg_active, msg_op, msg_has_rw, msg_st;
@@ -184,8 +184,8 @@ struct pvo_st_qp {
 	uint64_t msg_va, msg_len;
 	uint64_t rw_wr_id;
 	struct pvo_st_dma rw_dma;
-	/* overlay wire state: what the requester had sent (the peer may
-	 * acknowledge up to there) */
+	/* overlay wire state (transport/overlay/overlay_state.c): what
+	 * the requester had sent (the peer may acknowledge up to there) */
 	uint32_t sent_end;
 	uint16_t sport;
 	struct pvo_st_atomic atomics[PVO_ST_ATOMICS];

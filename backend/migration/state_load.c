@@ -6,7 +6,8 @@
  * and limits), and every object it names must come earlier in the
  * stream, owned by the same context. What cannot be checked before the
  * guest's memory table arrives (that GPAs are guest RAM) is checked at
- * each use, as for objects the guest creates.
+ * each use, as for objects the guest creates. A QP's engine and
+ * transports check their own fields of its record (state_part.h).
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -19,19 +20,17 @@
 #include "mcast.h"
 #include "mr.h"
 #include "mw.h"
-#include "overlay.h"
 #include "qp.h"
-#include "roce.h"
 #include "srq.h"
 #include "state.h"
-#include "state_format.h"
+#include "state_part.h"
 #include "transport.h"
 #include "vm.h"
 
 #define CQE_SHIFT 6
 #define SRQ_MAX_ENTRIES PVO_DEV_MAX_QP_WR
 
-struct loader {
+struct pvo_st_loader {
 	struct pvo_vm *vm;
 	char **err;
 	unsigned int recno;
@@ -39,9 +38,8 @@ struct loader {
 	uint32_t handle;  /* object of the record, for messages */
 };
 
-static bool refuse(struct loader *l, const char *field, const char *fmt, ...)
-    G_GNUC_PRINTF(3, 4);
-static bool refuse(struct loader *l, const char *field, const char *fmt, ...)
+bool pvo_st_refuse(struct pvo_st_loader *l, const char *field, const char *fmt,
+		   ...)
 {
 	va_list ap;
 	char *why;
@@ -55,29 +53,25 @@ static bool refuse(struct loader *l, const char *field, const char *fmt, ...)
 	return false;
 }
 
-#define CHECK(cond, field, ...)                                                \
-	do {                                                                   \
-		if (!(cond))                                                   \
-			return refuse(l, field, __VA_ARGS__);                  \
-	} while (0)
+#define CHECK(cond, field, ...) PVO_ST_CHECK(cond, field, __VA_ARGS__)
 
-static bool ctx_ok(struct loader *l, uint32_t ctx)
+static bool ctx_ok(struct pvo_st_loader *l, uint32_t ctx)
 {
 	CHECK(pvo_vm_ctx(l->vm, ctx), "ctx", "no context 0x%x before it", ctx);
 	return true;
 }
 
-static struct pvo_pd *pd_of(struct loader *l, uint32_t pd, uint32_t ctx)
+static struct pvo_pd *pd_of(struct pvo_st_loader *l, uint32_t pd, uint32_t ctx)
 {
 	struct pvo_pd *p = pvo_table_get(&l->vm->pds, pd, ctx);
 
 	if (!p)
-		refuse(l, "pd", "no PD 0x%x of context 0x%x before it", pd,
-		       ctx);
+		pvo_st_refuse(l, "pd", "no PD 0x%x of context 0x%x before it",
+			      pd, ctx);
 	return p;
 }
 
-static bool add(struct loader *l, struct pvo_table *t, uint32_t handle,
+static bool add(struct pvo_st_loader *l, struct pvo_table *t, uint32_t handle,
 		void *obj, uint32_t owner)
 {
 	CHECK(pvo_table_add_at(t, handle, obj, owner), "handle",
@@ -92,9 +86,10 @@ static bool gpa_page_ok(uint64_t gpa)
 }
 
 /* A ring's description and its npages GPAs from *var (advanced). */
-static bool ring_ok(struct loader *l, struct pvo_ring *r, const char *name,
-		    const struct pvo_st_ring *s, uint32_t max_entries,
-		    unsigned int shift, const uint8_t **var, size_t *left)
+static bool ring_ok(struct pvo_st_loader *l, struct pvo_ring *r,
+		    const char *name, const struct pvo_st_ring *s,
+		    uint32_t max_entries, unsigned int shift,
+		    const uint8_t **var, size_t *left)
 {
 	uint64_t *gpas;
 	uint32_t i;
@@ -109,10 +104,10 @@ static bool ring_ok(struct loader *l, struct pvo_ring *r, const char *name,
 	gpas = g_memdup2(*var, s->npages * 8ull); /* aligned */
 	for (i = 0; i < s->npages; i++)
 		if (!gpa_page_ok(gpas[i])) {
-			refuse(l, name,
-			       "page %u at 0x%" PRIx64 " not page "
-			       "aligned",
-			       i, gpas[i]);
+			pvo_st_refuse(l, name,
+				      "page %u at 0x%" PRIx64 " not page "
+				      "aligned",
+				      i, gpas[i]);
 			g_free(gpas);
 			return false;
 		}
@@ -123,7 +118,7 @@ static bool ring_ok(struct loader *l, struct pvo_ring *r, const char *name,
 	return true;
 }
 
-static bool path_ok(struct loader *l, struct pvo_path *p,
+static bool path_ok(struct pvo_st_loader *l, struct pvo_path *p,
 		    const struct pvo_st_path *s)
 {
 	CHECK(s->sgid_index < PVO_GID_TABLE_LEN && s->flow_label <= 0xfffff &&
@@ -141,7 +136,7 @@ static bool path_ok(struct loader *l, struct pvo_path *p,
 	return true;
 }
 
-static bool db_ok(struct loader *l, struct pvo_db_ring *d,
+static bool db_ok(struct pvo_st_loader *l, struct pvo_db_ring *d,
 		  const struct pvo_st_db_ring *s)
 {
 	CHECK(s->set <= 1 && (!s->set || gpa_page_ok(s->gpa)), "db",
@@ -152,7 +147,7 @@ static bool db_ok(struct loader *l, struct pvo_db_ring *d,
 	return true;
 }
 
-static bool load_vm(struct loader *l, const struct pvo_st_vm *v)
+static bool load_vm(struct pvo_st_loader *l, const struct pvo_st_vm *v)
 {
 	struct pvo_vm *vm = l->vm;
 	unsigned int i, nq = pvo_device_max_queues(vm->cfg);
@@ -197,7 +192,8 @@ static bool load_vm(struct loader *l, const struct pvo_st_vm *v)
 	return true;
 }
 
-static bool load_ucontext(struct loader *l, const struct pvo_st_ucontext *u)
+static bool load_ucontext(struct pvo_st_loader *l,
+			  const struct pvo_st_ucontext *u)
 {
 	struct pvo_vm *vm = l->vm;
 	struct pvo_ucontext *uctx;
@@ -235,7 +231,7 @@ static bool load_ucontext(struct loader *l, const struct pvo_st_ucontext *u)
 	return true;
 }
 
-static bool load_pd(struct loader *l, const struct pvo_st_pd *p)
+static bool load_pd(struct pvo_st_loader *l, const struct pvo_st_pd *p)
 {
 	struct pvo_pd *pd;
 
@@ -251,7 +247,7 @@ static bool load_pd(struct loader *l, const struct pvo_st_pd *p)
 	return true;
 }
 
-static bool load_mr(struct loader *l, const struct pvo_st_mr *m,
+static bool load_mr(struct pvo_st_loader *l, const struct pvo_st_mr *m,
 		    const uint8_t *var, size_t left)
 {
 	struct pvo_vm *vm = l->vm;
@@ -324,7 +320,7 @@ static bool load_mr(struct loader *l, const struct pvo_st_mr *m,
 	return true;
 }
 
-static bool load_mw(struct loader *l, const struct pvo_st_mw *w)
+static bool load_mw(struct pvo_st_loader *l, const struct pvo_st_mw *w)
 {
 	struct pvo_vm *vm = l->vm;
 	struct pvo_pd *pd = pd_of(l, w->pd, w->ctx);
@@ -374,7 +370,7 @@ static bool load_mw(struct loader *l, const struct pvo_st_mw *w)
 	return true;
 }
 
-static bool load_cq(struct loader *l, const struct pvo_st_cq *c,
+static bool load_cq(struct pvo_st_loader *l, const struct pvo_st_cq *c,
 		    const uint8_t *var, size_t left)
 {
 	struct pvo_cq *cq;
@@ -386,7 +382,8 @@ static bool load_cq(struct loader *l, const struct pvo_st_cq *c,
 	cq = g_new0(struct pvo_cq, 1);
 	if (!ring_ok(l, &cq->ring, "ring", &c->ring, PVO_DEV_MAX_CQE, CQE_SHIFT,
 		     &var, &left) ||
-	    !(left == 0 || refuse(l, "ring", "%zu bytes too many", left)) ||
+	    !(left == 0 ||
+	      pvo_st_refuse(l, "ring", "%zu bytes too many", left)) ||
 	    !add(l, &l->vm->cqs, c->handle, cq, c->ctx)) {
 		pvo_ring_fini(&cq->ring);
 		g_free(cq);
@@ -401,7 +398,7 @@ static bool load_cq(struct loader *l, const struct pvo_st_cq *c,
 	return true;
 }
 
-static bool load_srq(struct loader *l, const struct pvo_st_srq *c,
+static bool load_srq(struct pvo_st_loader *l, const struct pvo_st_srq *c,
 		     const uint8_t *var, size_t left)
 {
 	struct pvo_pd *pd = pd_of(l, c->pd, c->ctx);
@@ -414,7 +411,8 @@ static bool load_srq(struct loader *l, const struct pvo_st_srq *c,
 	srq = g_new0(struct pvo_srq, 1);
 	if (!ring_ok(l, &srq->ring, "ring", &c->ring, SRQ_MAX_ENTRIES,
 		     pvo_recv_wqe_shift(c->max_sge), &var, &left) ||
-	    !(left == 0 || refuse(l, "ring", "%zu bytes too many", left)) ||
+	    !(left == 0 ||
+	      pvo_st_refuse(l, "ring", "%zu bytes too many", left)) ||
 	    !add(l, &l->vm->srqs, c->handle, srq, c->ctx)) {
 		pvo_ring_fini(&srq->ring);
 		g_free(srq);
@@ -432,7 +430,7 @@ static bool load_srq(struct loader *l, const struct pvo_st_srq *c,
 	return true;
 }
 
-static bool load_ah(struct loader *l, const struct pvo_st_ah *a)
+static bool load_ah(struct pvo_st_loader *l, const struct pvo_st_ah *a)
 {
 	struct pvo_pd *pd = pd_of(l, a->pd, a->ctx);
 	struct pvo_ah *ah;
@@ -452,55 +450,7 @@ static bool load_ah(struct loader *l, const struct pvo_st_ah *a)
 	return true;
 }
 
-/* A receive cursor: every MR range is looked up again by its key at its
- * first use (mr_gen is stale), with the checks of pvo_dma.h. */
-static bool dma_ok(struct loader *l, struct pvo_dma *d,
-		   const struct pvo_st_dma *s, uint32_t ctx)
-{
-	uint64_t sum = 0;
-	unsigned int i;
-
-	CHECK(s->n <= PVO_DMA_MAX_RANGES && s->i <= s->n, "rw_dma",
-	      "%u ranges, cursor at %u", s->n, s->i);
-	pvo_dma_init(d, l->vm);
-	for (i = 0; i < s->n; i++) {
-		const struct pvo_st_dma_range *r = &s->r[i];
-		struct pvo_dma_range *o = &d->r[i];
-
-		CHECK(r->kind == PVO_DMA_MR ||
-			  (r->kind == PVO_DMA_PHYS && ctx == PVO_CTX_KERNEL),
-		      "rw_dma", "range %u of kind %u", i, r->kind);
-		CHECK(r->len && r->addr + r->len > r->addr &&
-			  sum + r->len > sum,
-		      "rw_dma", "range %u: 0x%" PRIx64 " + 0x%" PRIx64, i,
-		      r->addr, r->len);
-		memset(o, 0, sizeof(*o));
-		o->kind = r->kind;
-		o->key = r->key;
-		o->access = r->access;
-		o->qpn = r->qpn;
-		o->addr = r->addr;
-		o->len = r->len;
-		if (r->kind == PVO_DMA_MR) {
-			o->pd = pvo_table_get(&l->vm->pds, r->pd, ctx);
-			CHECK(o->pd, "rw_dma", "range %u: no PD 0x%x", i,
-			      r->pd);
-		}
-		sum += r->len;
-	}
-	CHECK(sum == s->len, "rw_dma",
-	      "ranges sum to %" PRIu64 ", not %" PRIu64, sum, s->len);
-	CHECK(s->i < s->n ? s->off < s->r[s->i].len : s->off == 0, "rw_dma",
-	      "cursor offset %" PRIu64, s->off);
-	d->len = s->len;
-	d->n = s->n;
-	d->i = s->i;
-	d->off = s->off;
-	d->mr_gen = l->vm->mr_gen - 1;
-	return true;
-}
-
-static bool qp_attrs_ok(struct loader *l, struct pvo_qp *qp,
+static bool qp_attrs_ok(struct pvo_st_loader *l, struct pvo_qp *qp,
 			const struct pvo_st_qp *q)
 {
 	struct pvo_qp_attrs *a = &qp->attr;
@@ -538,60 +488,7 @@ static bool qp_attrs_ok(struct loader *l, struct pvo_qp *qp,
 	return path_ok(l, &a->path, &q->path);
 }
 
-static bool qp_engine_ok(struct loader *l, struct pvo_qp *qp,
-			 const struct pvo_st_qp *q)
-{
-	typeof(qp->resp.msg) *m = &qp->resp.msg;
-	unsigned int i;
-
-	qp->req.cons = q->sq_cons;
-	qp->req.prod_seen = q->sq_cons;
-	qp->resp.rq_cons = q->rq_cons;
-	qp->resp.rq_prod_seen = q->rq_cons;
-	CHECK(q->msn <= PVO_QPN_MAX && q->comm_est <= 1, "msn", "0x%x/%u",
-	      q->msn, q->comm_est);
-	qp->resp.msn = q->msn;
-	qp->resp.comm_est = q->comm_est;
-	CHECK(q->msg_active <= 1 && q->msg_has_rw <= 1 &&
-		  q->msg_op <= PVO_OP_FETCH_ADD &&
-		  q->msg_st <= PVO_WC_GENERAL_ERR,
-	      "msg", "active %u, op %u, rw %u, status %u", q->msg_active,
-	      q->msg_op, q->msg_has_rw, q->msg_st);
-	m->active = q->msg_active;
-	m->op = q->msg_op;
-	m->has_rw = q->msg_has_rw;
-	m->st = q->msg_st;
-	m->off = q->msg_off;
-	m->rkey = q->msg_rkey;
-	m->va = q->msg_va;
-	m->len = q->msg_len;
-	m->rw.wr_id = q->rw_wr_id;
-	if (m->has_rw && !dma_ok(l, &m->rw.dma, &q->rw_dma, qp->ctx))
-		return false;
-	CHECK(!m->active || m->off <= (m->has_rw ? m->rw.dma.len : m->len),
-	      "msg_off", "%" PRIu64 " bytes placed", m->off);
-	/* at most a send queue of maximal messages ahead of sq_psn */
-	CHECK(q->sent_end <= PVO_QPN_MAX &&
-		      pvo_psn_diff(q->sent_end, q->sq_psn) >= 0,
-	      "sent_end", "PSN 0x%x with sq_psn 0x%x", q->sent_end, q->sq_psn);
-	qp->net.replay = q->sent_end != q->sq_psn;
-	qp->net.replay_end = q->sent_end;
-	qp->net.sport = q->sport;
-	for (i = 0; i < PVO_ST_ATOMICS; i++) {
-		CHECK(q->atomics[i].valid <= 1 &&
-			  q->atomics[i].psn <= PVO_QPN_MAX,
-		      "atomics", "entry %u", i);
-		qp->net.atomics[i].valid = q->atomics[i].valid;
-		qp->net.atomics[i].psn = q->atomics[i].psn;
-		qp->net.atomics[i].orig = q->atomics[i].orig;
-	}
-	CHECK(q->atomic_next < PVO_ST_ATOMICS, "atomic_next", "%u",
-	      q->atomic_next);
-	qp->net.atomic_next = q->atomic_next;
-	return true;
-}
-
-static bool qp_refs_ok(struct loader *l, struct pvo_qp *qp,
+static bool qp_refs_ok(struct pvo_st_loader *l, struct pvo_qp *qp,
 		       const struct pvo_st_qp *q)
 {
 	struct pvo_vm *vm = l->vm;
@@ -625,7 +522,7 @@ static bool qp_refs_ok(struct loader *l, struct pvo_qp *qp,
 		      "qpn", "0x%x is not a free QP number", q->qpn);
 		break;
 	default:
-		return refuse(l, "type", "%u", q->type);
+		return pvo_st_refuse(l, "type", "%u", q->type);
 	}
 	CHECK(q->state <= PVO_QPS_ERR && q->sq_sig_all <= 1, "state", "%u",
 	      q->state);
@@ -640,7 +537,17 @@ static bool qp_refs_ok(struct loader *l, struct pvo_qp *qp,
 	return true;
 }
 
-static bool load_qp(struct loader *l, const struct pvo_st_qp *q,
+/* The fields of the QP's engine and transports (state_part.h). */
+static bool qp_parts_ok(struct pvo_st_loader *l, struct pvo_qp *qp,
+			const struct pvo_st_qp *q)
+{
+	qp->engine = pvo_engine_of_loaded(qp);
+	CHECK(qp->engine && qp->engine->load, "type",
+	      "no engine takes a QP of type %u", q->type);
+	return qp->engine->load(qp, q, l) && pvo_transport_load_qp(qp, q, l);
+}
+
+static bool load_qp(struct pvo_st_loader *l, const struct pvo_st_qp *q,
 		    const uint8_t *var, size_t left)
 {
 	struct pvo_vm *vm = l->vm;
@@ -656,7 +563,7 @@ static bool load_qp(struct loader *l, const struct pvo_st_qp *q,
 		goto fail;
 	if (q->srq) {
 		if (q->rq.entries || q->rq.npages) {
-			refuse(l, "rq", "a QP with an SRQ has no RQ");
+			pvo_st_refuse(l, "rq", "a QP with an SRQ has no RQ");
 			goto fail;
 		}
 	} else if (!ring_ok(l, &qp->rq, "rq", &q->rq, PVO_DEV_MAX_QP_WR,
@@ -664,19 +571,20 @@ static bool load_qp(struct loader *l, const struct pvo_st_qp *q,
 		goto fail;
 	}
 	if (left != (size_t)q->nmcast * PVO_GID_LEN) {
-		refuse(l, "mcast", "%zu bytes for %u groups", left, q->nmcast);
+		pvo_st_refuse(l, "mcast", "%zu bytes for %u groups", left,
+			      q->nmcast);
 		goto fail;
 	}
 	for (i = 0; i < q->nmcast; i++)
 		if (!pvo_gid_is_multicast(var + i * PVO_GID_LEN)) {
-			refuse(l, "mcast", "group %u is not a multicast GID",
-			       i);
+			pvo_st_refuse(l, "mcast",
+				      "group %u is not a multicast GID", i);
 			goto fail;
 		}
-	if (!qp_attrs_ok(l, qp, q) || !qp_engine_ok(l, qp, q))
+	if (!qp_attrs_ok(l, qp, q))
 		goto fail;
-	if (!add(l, &vm->qps, q->handle, qp, q->ctx))
-		goto fail;
+	/* the parts check theirs against these (the receive cursor's PDs
+	 * are the QP's context's) */
 	qp->handle = q->handle;
 	qp->ctx = q->ctx;
 	qp->qpn = q->qpn;
@@ -687,7 +595,8 @@ static bool load_qp(struct loader *l, const struct pvo_st_qp *q,
 	qp->max_recv_sge = q->max_recv_sge;
 	qp->max_inline = q->max_inline;
 	pvo_qp_update_mtu(qp);
-	qp->engine = &pvo_engine_sw; /* the only engine so far */
+	if (!qp_parts_ok(l, qp, q) || !add(l, &vm->qps, q->handle, qp, q->ctx))
+		goto fail;
 	qp->engine->restore(qp);
 	if (qp->type == PVO_QPT_GSI)
 		vm->gsi_qp = qp;
@@ -713,7 +622,7 @@ fail:
 	return false;
 }
 
-static bool load_events(struct loader *l, const struct pvo_st_events *e,
+static bool load_events(struct pvo_st_loader *l, const struct pvo_st_events *e,
 			const uint8_t *var, size_t left)
 {
 	struct pvo_event_queue *q = &l->vm->events;
@@ -745,14 +654,14 @@ static const struct {
 };
 
 /* Fixed-size records carry nothing behind their fixed part. */
-static bool exact(struct loader *l, size_t left)
+static bool exact(struct pvo_st_loader *l, size_t left)
 {
 	CHECK(left == 0, "length", "%zu bytes too many", left);
 	return true;
 }
 
-static bool load_record(struct loader *l, unsigned int type, const void *p,
-			size_t len)
+static bool load_record(struct pvo_st_loader *l, unsigned int type,
+			const void *p, size_t len)
 {
 	const uint8_t *var = (const uint8_t *)p + types[type].fixed;
 	size_t left = len - types[type].fixed;
@@ -785,7 +694,7 @@ static bool load_record(struct loader *l, unsigned int type, const void *p,
 	return false;
 }
 
-static bool load(struct loader *l, const uint8_t *buf, size_t len)
+static bool load(struct pvo_st_loader *l, const uint8_t *buf, size_t len)
 {
 	const struct pvo_st_header *h = (const void *)buf;
 	bool seen_vm = false;
@@ -853,7 +762,7 @@ static bool load(struct loader *l, const uint8_t *buf, size_t len)
 bool pvo_state_load(struct pvo_vm *vm, const uint8_t *buf, size_t len,
 		    char **err)
 {
-	struct loader l = {.vm = vm, .err = err};
+	struct pvo_st_loader l = {.vm = vm, .err = err};
 
 	*err = NULL;
 	if (load(&l, buf, len))

@@ -3,14 +3,15 @@
 #include <string.h>
 
 #include "cq.h"
+#include "engine.h"
 #include "mr.h"
 #include "mw.h"
-#include "overlay.h"
 #include "qp.h"
 #include "srq.h"
 #include "ah.h"
 #include "state.h"
 #include "state_format.h"
+#include "transport.h"
 #include "vm.h"
 
 /* Appends a record: fixed part, then up to two variable parts. */
@@ -92,32 +93,11 @@ static uint64_t *mr_pages(const struct pvo_mr *mr, uint32_t *npages)
 	return p;
 }
 
-static void save_dma(struct pvo_st_dma *d, const struct pvo_dma *s)
-{
-	unsigned int i;
-
-	G_STATIC_ASSERT(PVO_ST_DMA_RANGES >= PVO_DMA_MAX_RANGES);
-	d->len = s->len;
-	d->n = s->n;
-	d->i = s->i;
-	d->off = s->off;
-	for (i = 0; i < s->n; i++) {
-		d->r[i].kind = s->r[i].kind;
-		d->r[i].key = s->r[i].key;
-		d->r[i].access = s->r[i].access;
-		d->r[i].qpn = s->r[i].qpn;
-		d->r[i].pd = s->r[i].pd ? s->r[i].pd->handle : 0;
-		d->r[i].addr = s->r[i].addr;
-		d->r[i].len = s->r[i].len;
-	}
-}
-
 static void save_qp(GByteArray *s, const struct pvo_qp *qp)
 {
 	struct pvo_st_qp q = {0};
 	const struct pvo_qp_attrs *a = &qp->attr;
 	GByteArray *var = g_byte_array_new();
-	unsigned int i;
 
 	q.handle = qp->handle;
 	q.ctx = qp->ctx;
@@ -146,32 +126,11 @@ static void save_qp(GByteArray *s, const struct pvo_qp *qp)
 	q.max_dest_rd_atomic = a->max_dest_rd_atomic;
 	q.en_sqd_async_notify = a->en_sqd_async_notify;
 	put_path(&q.path, &a->path);
-	/* the requester from its oldest WQE not completed (comp.c keeps
-	 * sq_psn at that WQE's first PSN) */
-	q.sq_cons = qp->req.cons;
-	q.rq_cons = qp->resp.rq_cons;
-	q.msn = qp->resp.msn;
-	q.comm_est = qp->resp.comm_est;
-	q.msg_active = qp->resp.msg.active;
-	q.msg_op = qp->resp.msg.op;
-	q.msg_has_rw = qp->resp.msg.has_rw;
-	q.msg_st = qp->resp.msg.st;
-	q.msg_off = qp->resp.msg.off;
-	q.msg_rkey = qp->resp.msg.rkey;
-	q.msg_va = qp->resp.msg.va;
-	q.msg_len = qp->resp.msg.len;
-	q.rw_wr_id = qp->resp.msg.rw.wr_id;
-	if (qp->resp.msg.has_rw)
-		save_dma(&q.rw_dma, &qp->resp.msg.rw.dma);
-	q.sent_end = pvo_ov_sender_sent_end((struct pvo_qp *)qp);
-	q.sport = qp->net.sport;
-	G_STATIC_ASSERT(PVO_ST_ATOMICS == PVO_ATOMIC_REPLAY);
-	for (i = 0; i < PVO_ST_ATOMICS; i++) {
-		q.atomics[i].valid = qp->net.atomics[i].valid;
-		q.atomics[i].psn = qp->net.atomics[i].psn;
-		q.atomics[i].orig = qp->net.atomics[i].orig;
-	}
-	q.atomic_next = qp->net.atomic_next;
+	/* the engine's and the transports' parts (a VM with QPs of an
+	 * engine that cannot save them is not saved, vhost_state.c) */
+	if (qp->engine->save)
+		qp->engine->save(qp, &q);
+	pvo_transport_save_qp(qp, &q);
 	q.nmcast = qp->nmcast;
 	put_ring(&q.sq, &qp->sq);
 	put_ring(&q.rq, &qp->rq);

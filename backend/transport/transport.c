@@ -94,3 +94,20 @@ void pvo_transport_forget_qp(struct pvo_qp *qp)
 {
 	EACH_TRANSPORT(forget_qp, qp);
 }
+
+void pvo_transport_save_qp(const struct pvo_qp *qp, struct pvo_st_qp *rec)
+{
+	EACH_TRANSPORT(save_qp, qp, rec);
+}
+
+bool pvo_transport_load_qp(struct pvo_qp *qp, const struct pvo_st_qp *rec,
+			   struct pvo_st_loader *l)
+{
+	unsigned int i;
+
+	for (i = 0; i < NTRANSPORTS; i++)
+		if (transports[i]->load_qp &&
+		    !transports[i]->load_qp(qp, rec, l))
+			return false;
+	return true;
+}

@@ -24,6 +24,8 @@
 
 struct pvo_vm;
 struct pvo_qp;
+struct pvo_st_qp;
+struct pvo_st_loader;
 
 /* The local transport's last route lookup (transport/local.c). */
 struct pvo_qp_route {
@@ -131,6 +133,14 @@ struct pvo_transport_ops {
 	void (*reset_qp)(struct pvo_qp *qp);
 	/* qp is about to be freed: drop every reference to it. */
 	void (*forget_qp)(struct pvo_qp *qp);
+	/* Migration (migration/state_part.h): save_qp fills this
+	 * transport's fields of qp's state record; load_qp checks them (the
+	 * stream is untrusted) and applies them, or refuses one with
+	 * pvo_st_refuse and returns false. load_qp runs after the engine's
+	 * load. */
+	void (*save_qp)(const struct pvo_qp *qp, struct pvo_st_qp *rec);
+	bool (*load_qp)(struct pvo_qp *qp, const struct pvo_st_qp *rec,
+			struct pvo_st_loader *l);
 };
 
 extern const struct pvo_transport_ops pvo_transport_local;
@@ -186,5 +196,11 @@ void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 void pvo_resp_read(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		   struct pvo_reply *reply);
 void pvo_comp_reply(struct pvo_qp *qp, struct pvo_reply *reply);
+
+/* The save_qp / load_qp hooks, asked of every transport (load: until
+ * one refuses). */
+void pvo_transport_save_qp(const struct pvo_qp *qp, struct pvo_st_qp *rec);
+bool pvo_transport_load_qp(struct pvo_qp *qp, const struct pvo_st_qp *rec,
+			   struct pvo_st_loader *l);
 
 #endif

@@ -128,6 +128,8 @@ const struct pvo_engine_ops pvo_engine_sw = {
 	.doorbell = sw_doorbell,
 	.flush = sw_flush,
 	.destroy = sw_destroy,
+	.save = pvo_sw_save,
+	.load = pvo_sw_load,
 };
 
 /* ---- flushing ---- */

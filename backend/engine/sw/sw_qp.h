@@ -108,4 +108,14 @@ struct pvo_resp {
 	struct pvo_dma read_src;
 };
 
+struct pvo_qp;
+struct pvo_st_qp;
+struct pvo_st_loader;
+
+/* The engine's part of the QP's migration state (sw_state.c; struct
+ * pvo_engine_ops save / load). */
+void pvo_sw_save(const struct pvo_qp *qp, struct pvo_st_qp *rec);
+bool pvo_sw_load(struct pvo_qp *qp, const struct pvo_st_qp *rec,
+		 struct pvo_st_loader *l);
+
 #endif

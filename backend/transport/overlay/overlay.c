@@ -22,6 +22,7 @@
 #include "moves.h"
 #include "overlay.h"
 #include "overlay_map.h"
+#include "overlay_state.h"
 #include "qp.h"
 #include "timer.h"
 #include "vm.h"
@@ -485,6 +486,8 @@ const struct pvo_transport_ops pvo_transport_overlay = {
 	.flush = pvo_overlay_flush,
 	.reset_qp = overlay_reset_qp,
 	.forget_qp = pvo_ov_receiver_forget,
+	.save_qp = pvo_ov_save_qp,
+	.load_qp = pvo_ov_load_qp,
 };
 
 /* ---- receive ----------------------------------------------------------- */

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The VM state stream (migration/): the committed fuzz-state streams
+ * load and save again byte for byte, and a QP's receive cursor (a
+ * message arriving in packets) is checked against the QP's own context.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <glib.h>
+
+#include "../fuzz/fuzz.h"
+#include "config.h"
+#include "dma.h"
+#include "state.h"
+#include "state_format.h"
+#include "tap.h"
+#include "vm.h"
+
+#define CORPUS SOURCE_ROOT "/backend/fuzz/corpus/fuzz-state/"
+
+static struct pvo_daemon_config *cfg;
+
+static GByteArray *stream_of(const char *name)
+{
+	char *path = g_strconcat(CORPUS, name, NULL);
+	GByteArray *s = g_byte_array_new();
+	gchar *d;
+	gsize len;
+
+	if (!g_file_get_contents(path, &d, &len, NULL))
+		tap_bail("cannot read %s", path);
+	g_byte_array_append(s, (const guint8 *)d, (guint)len);
+	g_free(d);
+	g_free(path);
+	return s;
+}
+
+/* Loads s; NULL if refused (*err then says why), else the stream saved
+ * again from what loaded. */
+static GByteArray *load_save(const GByteArray *s, char **err)
+{
+	struct pvo_vm *vm = pvo_vm_new_detached(&cfg->vms[0]);
+	GByteArray *again = NULL;
+
+	if (pvo_state_load(vm, s->data, s->len, err))
+		again = pvo_state_save(vm);
+	pvo_vm_free(vm);
+	return again;
+}
+
+static void test_round_trip(void)
+{
+	static const char *const names[] = {"rc-bind-mw", "rc-fetch-add",
+					    "rc-read",	  "rc-reg-mr",
+					    "rc-send",	  "rc-write"};
+	unsigned int i;
+
+	for (i = 0; i < G_N_ELEMENTS(names); i++) {
+		GByteArray *s = stream_of(names[i]), *again;
+		char *err = NULL;
+
+		again = load_save(s, &err);
+		tap_ok(again && again->len == s->len &&
+			   !memcmp(again->data, s->data, s->len),
+		       "%s: loads and saves to the same bytes", names[i]);
+		if (err)
+			tap_diag("  %s", err);
+		g_free(err);
+		if (again)
+			g_byte_array_free(again, TRUE);
+		g_byte_array_free(s, TRUE);
+	}
+}
+
+/* The stream's one QP record. */
+static struct pvo_st_qp *qp_of(GByteArray *s)
+{
+	size_t pos = sizeof(struct pvo_st_header);
+
+	while (pos + sizeof(struct pvo_st_rec) <= s->len) {
+		struct pvo_st_rec r;
+
+		memcpy(&r, s->data + pos, sizeof(r));
+		pos += sizeof(r);
+		if (r.type == PVO_ST_QP)
+			return (struct pvo_st_qp *)(s->data + pos);
+		pos += r.len;
+	}
+	tap_bail("no QP record");
+	return NULL;
+}
+
+/* The QP takes a message in packets: 100 bytes into one range, of kind
+ * and PD as given (a GPA range has none). Returns the refusal, NULL if it loads
+ * and saves to the same bytes. */
+static char *cursor_case(const char *name, uint8_t kind, bool own_pd,
+			 uint32_t *ctx)
+{
+	GByteArray *s = stream_of(name), *again;
+	struct pvo_st_qp q;
+	char *err = NULL;
+
+	memcpy(&q, qp_of(s), sizeof(q));
+	*ctx = q.ctx;
+	q.msg_active = 1;
+	q.msg_has_rw = 1;
+	q.msg_off = 40;
+	q.rw_dma.len = 100;
+	q.rw_dma.n = 1;
+	q.rw_dma.off = 40;
+	q.rw_dma.r[0].kind = kind;
+	q.rw_dma.r[0].key = 0x1234;
+	if (kind == PVO_DMA_MR)
+		q.rw_dma.r[0].pd = own_pd ? q.pd : q.pd + 1;
+	q.rw_dma.r[0].addr = 0x10000;
+	q.rw_dma.r[0].len = 100;
+	memcpy(qp_of(s), &q, sizeof(q));
+	again = load_save(s, &err);
+	if (again &&
+	    (again->len != s->len || memcmp(again->data, s->data, s->len)))
+		err = g_strdup("saved again to other bytes");
+	if (again)
+		g_byte_array_free(again, TRUE);
+	g_byte_array_free(s, TRUE);
+	return err;
+}
+
+static void test_cursor(void)
+{
+	uint32_t ctx;
+	char *err;
+
+	/* rc-bind-mw's QP belongs to a user context, rc-send's to the
+	 * kernel */
+	err = cursor_case("rc-bind-mw", PVO_DMA_MR, true, &ctx);
+	if (!tap_ok(ctx != PVO_CTX_KERNEL && !err,
+		    "a user QP's cursor over an MR of its PD loads"))
+		tap_diag("  %s", err ? err : "");
+	g_free(err);
+	err = cursor_case("rc-bind-mw", PVO_DMA_MR, false, &ctx);
+	tap_ok(err && strstr(err, "field rw_dma: range 0: no PD"),
+	       "... over a PD it does not have is refused");
+	g_free(err);
+	err = cursor_case("rc-bind-mw", PVO_DMA_PHYS, true, &ctx);
+	tap_ok(err && strstr(err, "field rw_dma: range 0 of kind 1"),
+	       "... over guest-physical addresses is refused");
+	g_free(err);
+	err = cursor_case("rc-send", PVO_DMA_PHYS, true, &ctx);
+	if (!tap_ok(ctx == PVO_CTX_KERNEL && !err,
+		    "a kernel QP's cursor over guest-physical addresses loads"))
+		tap_diag("  %s", err ? err : "");
+	g_free(err);
+	err = cursor_case("rc-send", PVO_DMA_MR, true, &ctx);
+	tap_ok(!err, "... and over an MR of its PD");
+	g_free(err);
+}
+
+int main(void)
+{
+	char *err = NULL;
+
+	tap_plan(11);
+	cfg = pvo_config_parse("fuzz.conf", FUZZ_CTRL_CONF, &err);
+	if (!cfg)
+		tap_bail("config: %s", err);
+	test_round_trip();
+	test_cursor();
+	pvo_config_free(cfg);
+	return tap_done();
+}
