@@ -1,51 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Guest memory access; see guest_mem.h. */
 #include <endian.h>
-#include <inttypes.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <glib.h>
 
 #include "guest_mem.h"
-#include "vhost_dev.h"
-#include "vm.h"
-
-static const VuDevRegion *find_region(struct pvo_vm *vm, uint64_t gpa)
-{
-	const VuDev *dev;
-	unsigned int lo = 0, hi, mid;
-
-	if (!vm->connected)
-		return NULL;
-	dev = &vm->vhost->vug.parent;
-	if (!dev->regions)
-		return NULL;
-	/* libvhost-user keeps the regions sorted by GPA, not overlapping */
-	hi = dev->nregions;
-	while (lo < hi) {
-		const VuDevRegion *r;
-
-		mid = lo + (hi - lo) / 2;
-		r = &dev->regions[mid];
-		if (gpa < r->gpa)
-			hi = mid;
-		else if (gpa - r->gpa >= r->size)
-			lo = mid + 1;
-		else
-			return r->mmap_addr ? r : NULL;
-	}
-	return NULL;
-}
 
 void *pvo_gmem_map(struct pvo_vm *vm, uint64_t gpa, uint64_t *avail)
 {
-	const VuDevRegion *r = find_region(vm, gpa);
+	struct pvo_gmem *g = pvo_gmem_of(vm);
 
-	if (!r)
-		return NULL;
-	*avail = r->size - (gpa - r->gpa);
-	return (void *)(uintptr_t)(r->mmap_addr + r->mmap_offset +
-				   (gpa - r->gpa));
+	return g->ops ? g->ops->map(g, gpa, avail) : NULL;
 }
 
 void *pvo_gmem_ptr(struct pvo_vm *vm, uint64_t gpa, uint64_t len)
@@ -120,32 +85,10 @@ bool pvo_gmem_read(struct pvo_vm *vm, uint64_t gpa, void *dst, size_t len)
 
 void pvo_gmem_log_dirty(struct pvo_vm *vm, uint64_t gpa, uint64_t len)
 {
-	VuDev *dev;
-	uint64_t page, last;
+	struct pvo_gmem *g = pvo_gmem_of(vm);
 
-	if (!len || !vm->connected)
-		return;
-	dev = &vm->vhost->vug.parent;
-	if (!dev->log_table || !(dev->features & (1ull << VHOST_F_LOG_ALL)))
-		return;
-	page = gpa / VHOST_LOG_PAGE;
-	last = (gpa + len - 1) / VHOST_LOG_PAGE;
-	for (; page <= last; page++) {
-		/* The front-end sizes the log for all of guest RAM. */
-		if (page / 8 >= dev->log_size) {
-			pvo_vm_warn(vm,
-				    "dirty log of %" PRIu64 " bytes does not "
-				    "cover GPA 0x%" PRIx64
-				    ": migration may lose this write",
-				    dev->log_size, gpa);
-			break;
-		}
-		__atomic_fetch_or(&dev->log_table[page / 8],
-				  (uint8_t)(1u << (page % 8)),
-				  __ATOMIC_RELAXED);
-	}
-	if (dev->log_call_fd != -1)
-		eventfd_write(dev->log_call_fd, 1);
+	if (len && g->ops)
+		g->ops->log_dirty(g, gpa, len);
 }
 
 bool pvo_gmem_write(struct pvo_vm *vm, uint64_t gpa, const void *src,

@@ -6,6 +6,10 @@
  * addresses, and only until the memory table changes (vm->mem_gen,
  * ring.c). Every write into guest memory goes through the helpers below,
  * which also mark the vhost dirty log (live migration).
+ *
+ * This layer knows neither verbs nor vhost-user: the front-end's side
+ * (vhost/vhost_mem.c) gives it the memory table and the dirty log
+ * through struct pvo_gmem_ops.
  */
 #ifndef PVO_GUEST_MEM_H
 #define PVO_GUEST_MEM_H
@@ -17,6 +21,31 @@
 #include "pvo-device.h"
 
 struct pvo_vm;
+struct pvo_gmem;
+
+/* What the front-end's side says of a VM's guest RAM. */
+struct pvo_gmem_ops {
+	/* The host address of gpa and in *avail the bytes that follow it
+	 * in the same region; NULL if gpa is not guest RAM (or no front-end
+	 * is connected). */
+	void *(*map)(struct pvo_gmem *g, uint64_t gpa, uint64_t *avail);
+	/* Marks [gpa, gpa + len) dirty while the front-end logs writes. */
+	void (*log_dirty)(struct pvo_gmem *g, uint64_t gpa, uint64_t len);
+};
+
+/*
+ * A VM's guest memory. Every struct pvo_vm starts with one (verbs/vm.h
+ * asserts it), so the functions below take the VM; ops NULL: no guest
+ * RAM at all.
+ */
+struct pvo_gmem {
+	const struct pvo_gmem_ops *ops;
+};
+
+static inline struct pvo_gmem *pvo_gmem_of(struct pvo_vm *vm)
+{
+	return (struct pvo_gmem *)(void *)vm;
+}
 
 /*
  * Host address of gpa and in *avail the bytes that follow it in the same

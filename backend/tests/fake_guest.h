@@ -77,6 +77,7 @@ static inline void fg_init_ram(struct fake_guest *g,
 	/* what pvo_vhost_listen and a front-end's connection would set */
 	g->vm->vhost = &g->vhost;
 	g->vm->queues = &pvo_vhost_queues;
+	g->vm->gmem.ops = &pvo_vhost_gmem_ops;
 	g->vhost.vm = g->vm;
 	dev = &g->vhost.vug.parent;
 	dev->nregions = 2;

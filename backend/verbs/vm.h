@@ -17,6 +17,7 @@
 #include "doorbell.h"
 #include "event.h"
 #include "gid.h"
+#include "guest_mem.h"
 #include "log.h"
 #include "net_stats.h"
 #include "objects.h"
@@ -72,6 +73,8 @@ struct pvo_vm_stats {
 };
 
 struct pvo_vm {
+	/* first: mem/ finds it from the VM pointer (guest_mem.h) */
+	struct pvo_gmem gmem;
 	const struct pvo_vm_config *cfg;
 
 	/* vhost-user server side (vhost/vhost.h) */
@@ -131,6 +134,9 @@ struct pvo_vm {
 	struct pvo_net_stats net;	/* overlay traffic of the VM */
 	struct pvo_ratelimit guest_log;	/* for guest-triggered messages */
 };
+
+_Static_assert(offsetof(struct pvo_vm, gmem) == 0,
+	       "mem/ reaches struct pvo_gmem at the start of struct pvo_vm");
 
 /* Re-check interval of a frozen VM's requester timers. */
 #define PVO_FROZEN_RECHECK_USEC 1000

@@ -631,6 +631,7 @@ static struct pvo_vhost *new_session(struct pvo_vm *vm)
 	/* events and doorbell queues reach the guest through the session
 	 * that owns the VM (vm->vhost) */
 	vm->queues = &pvo_vhost_queues;
+	vm->gmem.ops = &pvo_vhost_gmem_ops;
 	vh->vm = vm;
 	vh->conn_fd = -1;
 	vh->listen_fd = -1;
@@ -770,6 +771,7 @@ void pvo_vhost_close(struct pvo_vm *vm)
 	}
 	vm->vhost = NULL;
 	vm->queues = NULL;
+	vm->gmem.ops = NULL;
 	pvo_timer_destroy(&vh->thaw);
 	g_free(vh);
 }

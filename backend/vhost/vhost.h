@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 
+#include "guest_mem.h"
 #include "vm.h"
 
 /* Bind and listen on the VM's socket path. On failure returns false with a
@@ -26,5 +27,8 @@ bool pvo_vhost_serve(struct pvo_vm *vm, int conn);
 /* The VM's queues as verbs objects reach them (vm->queues), set while
  * the VM is served; exported for tests that play a front-end. */
 extern const struct pvo_vm_queues pvo_vhost_queues;
+/* Its guest RAM as mem/ reaches it (vm->gmem.ops, vhost_mem.c), set
+ * likewise. */
+extern const struct pvo_gmem_ops pvo_vhost_gmem_ops;
 
 #endif
