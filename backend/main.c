@@ -19,6 +19,7 @@
 static char *opt_config;
 static char **opt_vms;
 static gboolean opt_check;
+static gboolean opt_help_config;
 static char *opt_socket;
 static char *opt_name;
 static char *opt_tenant;
@@ -37,6 +38,8 @@ static const GOptionEntry entries[] = {
 	  "Serve only this VM of the config file (repeatable)", "NAME" },
 	{ "check", 0, 0, G_OPTION_ARG_NONE, &opt_check,
 	  "Check the configuration and exit", NULL },
+	{ "help-config", 0, 0, G_OPTION_ARG_NONE, &opt_help_config,
+	  "Print the config file reference (markdown) and exit", NULL },
 	{ "socket", 's', 0, G_OPTION_ARG_FILENAME, &opt_socket,
 	  "Quick start without a config file: serve one VM on this socket",
 	  "PATH" },
@@ -134,7 +137,8 @@ int main(int argc, char **argv)
 	g_option_context_set_description(
 		octx, "Either --config FILE [--vm NAME...] or the quick-start "
 		      "flags --socket PATH --vni N --mac MAC [--ip IP...].\n"
-		      "See README.md for the config file format.");
+		      "--help-config prints the config file's keys; "
+		      "docs/configuration.md has them with an example.");
 	if (!g_option_context_parse(octx, &argc, &argv, &gerr)) {
 		fprintf(stderr, "pvrdma-overlayd: %s (try --help)\n",
 			gerr->message);
@@ -145,6 +149,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pvrdma-overlayd: unexpected argument '%s'\n",
 			argv[1]);
 		return 2;
+	}
+	if (opt_help_config) {
+		char *ref = pvo_config_reference();
+
+		fputs(ref, stdout);
+		g_free(ref);
+		return 0;
 	}
 	if (!!opt_config == !!opt_socket) {
 		fprintf(stderr, "pvrdma-overlayd: give either --config FILE or "

@@ -3,17 +3,10 @@
  * Configuration file parser. The syntax is GKeyFile's INI dialect
  * ("[group]", "key = value", '#' comments, lists separated by ';' or ','),
  * parsed here line by line so that every error can name FILE:LINE; a '#'
- * after a blank also starts a comment at the end of a line.
- *
- *   [daemon]        socket-dir
- *   [tenant NAME]   vni, mtu, learn, transport, hostverbs-netdev,
- *                   hostverbs-device, hostverbs-port
- *   [vm NAME]       tenant, mac, ips, socket, max-* quotas
- *   [remote NAME]   tenant, mac, ips, vtep, vtep-port (docs/overlay.md)
- *   [daemon]        also vtep, vxlan-port, dscp, udp-gso,
- *                   management-socket, busy-poll-us, peers,
- *                   learn-age-s, learn-move-s, migration-key,
- *                   hostverbs-device, hostverbs-port
+ * after a blank also starts a comment at the end of a line. The sections
+ * ([daemon], [tenant NAME], [vm NAME], [remote NAME]) and their keys are
+ * the tables below, which also make the reference in
+ * docs/configuration.md (pvrdma-overlayd --help-config).
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -43,19 +36,6 @@ struct parser {
 	char *remote_tenant[1024];
 	char *err;
 };
-
-void pvo_quota_defaults(struct pvo_quota *q)
-{
-	q->max_ucontexts = 1024;
-	q->max_pd = 4096;
-	q->max_qp = 4096;
-	q->max_cq = 4096;
-	q->max_mr = 4096;
-	q->max_mw = 4096;
-	q->max_ah = 1024;
-	q->max_srq = 64;
-	q->max_mr_size = 1ULL << 32;
-}
 
 static bool fail(struct parser *p, int line, const char *fmt, ...)
 	G_GNUC_PRINTF(3, 4);
@@ -149,10 +129,592 @@ static struct pvo_vm_config *cur_remote(struct parser *p)
 	return &p->cfg->remotes[p->cfg->num_remotes - 1];
 }
 
-/* The [vm] or [remote] section being read. */
-static struct pvo_vm_config *cur_entry(struct parser *p)
+/*
+ * The keys of each section, as tables: a key's name, what its value is
+ * (a type, with its range), where it goes (a field of the section's
+ * struct, or a parser of its own), its default and one line about it.
+ * parse_key() reads values with them, the sections start from their
+ * defaults, and pvo_config_reference() (--help-config) prints them.
+ */
+enum key_type {
+	KEY_UINT,	/* a number in min..max, stored in a field of 1-8 bytes */
+	KEY_ENUM,	/* one of names: its index is stored (bool, uint8_t) */
+	KEY_PATH,	/* an absolute path shorter than max */
+	KEY_NAME,	/* a device or interface name shorter than max */
+	KEY_IPV4,	/* an IPv4 address but 0.0.0.0 (struct in_addr) */
+	KEY_MAC,	/* a unicast MAC, not all zero (uint8_t[6]) */
+	KEY_CUSTOM,	/* parse() checks and stores it */
+};
+
+struct key {
+	const char *name;
+	enum key_type type;
+	size_t off, size;	/* the field in the section's struct */
+	uint64_t min, max;	/* UINT: the range; PATH, NAME: shorter than max */
+	/*
+	 * What a bad value is told was expected ("KEY 'VALUE': expected
+	 * ..."), also the reference's value column. UINT: the unit ("a
+	 * number" if NULL), then "between MIN and MAX", zero saying what 0
+	 * means and note following; ENUM: "A or B" and PATH "an absolute
+	 * path shorter than MAX" if NULL.
+	 */
+	const char *expect;
+	const char *zero, *note;
+	const char *const *names;	/* ENUM, NULL-terminated */
+	bool (*parse)(struct parser *p, int line, const struct key *k,
+		      void *base, const char *val);
+	const char *def;	/* the default, set when the section starts */
+	const char *def_doc;	/* or, with none to set, what happens */
+	const char *doc;
+};
+
+/* 0, or a compile error if c is false */
+#define CHECK0(c) (0 * sizeof(char[(c) ? 1 : -1]))
+#define FIELD_SIZE(st, m) sizeof(((st *)0)->m)
+#define AT(st, m) .off = offsetof(st, m), .size = FIELD_SIZE(st, m)
+/* hi must fit the field */
+#define UINT(st, m, lo, hi)                                                 \
+	.type = KEY_UINT, AT(st, m), .min = (lo),                           \
+	.max = (hi) + CHECK0((uint64_t)(hi) <=                              \
+			     UINT64_MAX >> (64 - 8 * FIELD_SIZE(st, m)))
+#define ENUM(st, m, n) .type = KEY_ENUM, AT(st, m), .names = (n)
+/* the path, with its NUL, must fit the field */
+#define PATH(st, m, len)                                                    \
+	.type = KEY_PATH, AT(st, m),                                        \
+	.max = (len) + CHECK0((len) <= FIELD_SIZE(st, m))
+#define NAME(st, m) .type = KEY_NAME, AT(st, m), .max = FIELD_SIZE(st, m)
+#define IPV4(st, m) .type = KEY_IPV4, AT(st, m)
+#define MAC(st, m) .type = KEY_MAC, AT(st, m)
+#define CUSTOM(fn) .type = KEY_CUSTOM, .parse = (fn)
+
+#define DAEMON struct pvo_daemon_config
+#define TENANT struct pvo_tenant
+#define VM struct pvo_vm_config
+
+/* yes = 0, no = 1: stored in the no_* flags */
+static const char *const yes_no[] = { "yes", "no", NULL };
+/* hostverbs = 1: stored in pvo_tenant.hostverbs */
+static const char *const transports[] = { "overlay", "hostverbs", NULL };
+
+static bool parse_peers(struct parser *p, int line, const struct key *k,
+			void *base, const char *val);
+static bool parse_migration_key(struct parser *p, int line,
+				const struct key *k, void *base,
+				const char *val);
+static bool parse_tenant(struct parser *p, int line, const struct key *k,
+			 void *base, const char *val);
+static bool parse_ips(struct parser *p, int line, const struct key *k,
+		      void *base, const char *val);
+
+static const struct key daemon_keys[] = {
+	{ "socket-dir", PATH(DAEMON, socket_dir, 64),
+	  .def = DEFAULT_SOCKET_DIR,
+	  .doc = "where the VMs' default sockets (NAME.sock) and the default "
+		 "management socket are" },
+	{ "vtep", IPV4(DAEMON, vtep),
+	  .expect = "this host's IPv4 address, like 192.0.2.1",
+	  .def_doc = "none: no overlay",
+	  .doc = "this host's VTEP address; it enables the overlay, RoCEv2 "
+		 "in VXLAN to VMs on other hosts" },
+	{ "vxlan-port", UINT(DAEMON, vxlan_port, 1, 65535),
+	  .expect = "a UDP port", .def = "4789",
+	  .doc = "the UDP port of the VTEPs: the overlay's socket and the "
+		 "port it sends to" },
+	{ "dscp", UINT(DAEMON, dscp, 0, 63), .note = "26 = AF31",
+	  .def = "26", .doc = "the DSCP of the overlay's outer IP header" },
+	{ "udp-gso", ENUM(DAEMON, no_udp_gso, yes_no), .def = "yes",
+	  .doc = "send a run of datagrams to one VTEP as one UDP GSO send" },
+	{ "management-socket", PATH(DAEMON, mgmt_socket, 108),
+	  .def_doc = "socket-dir/pvrdma-overlayd.mgmt with a vtep, else none",
+	  .doc = "the unix socket pvo-ctl talks to (mode 0600)" },
+	{ "busy-poll-us", UINT(DAEMON, busy_poll_us, 0, 1000000),
+	  .expect = "microseconds", .zero = "off", .def = "0",
+	  .doc = "latency mode: poll a QP's send queue for this long after "
+		 "its last WQE instead of waiting for doorbells "
+		 "(--busy-poll-us overrides it)" },
+	{ "peers", CUSTOM(parse_peers),
+	  .expect = "IPv4 addresses, separated by commas or semicolons (at "
+		    "most " G_STRINGIFY(PVO_MAX_PEERS) ")",
+	  .def_doc = "none",
+	  .doc = "VTEPs senders may be learned from, besides those of "
+		 "[remote] sections" },
+	{ "learn-age-s", UINT(DAEMON, learn_age_s, 1, 86400),
+	  .expect = "seconds", .def = "300",
+	  .doc = "how long a learned sender is kept without packets" },
+	{ "learn-move-s", UINT(DAEMON, learn_move_s, 1, 86400),
+	  .expect = "seconds", .def = "30",
+	  .doc = "how long a learned sender must be silent before it may "
+		 "move to another VTEP" },
+	{ "migration-key", CUSTOM(parse_migration_key),
+	  .expect = "the absolute path of a file with "
+		    G_STRINGIFY(PVO_MIGRATION_KEY_MIN) " to "
+		    G_STRINGIFY(PVO_MIGRATION_KEY_MAX) " bytes of secret",
+	  .def_doc = "none: migrated VMs are not announced",
+	  .doc = "a secret shared by the back-ends VMs migrate between: a "
+		 "migrated VM's new VTEP is announced to the peers with it" },
+	{ "hostverbs-device", NAME(DAEMON, hv_device),
+	  .expect = "an RDMA device name as 'rdma link' shows it, like mlx5_0 "
+		    "or rxe0",
+	  .def_doc = "none",
+	  .doc = "the host RDMA device of the tenants with transport = "
+		 "hostverbs that name none" },
+	{ "hostverbs-port", UINT(DAEMON, hv_port, 1, 255),
+	  .expect = "a port number", .def = "1",
+	  .doc = "the port of that device" },
+};
+
+static const struct key tenant_keys[] = {
+	{ "vni", UINT(TENANT, vni, 1, 0xffffff), .def_doc = "required",
+	  .doc = "the VXLAN network identifier, one per tenant" },
+	{ "mtu", UINT(TENANT, mtu, 576, 9000), .def = "1500",
+	  .doc = "the Ethernet MTU of the tenant network" },
+	{ "learn", ENUM(TENANT, no_learn, yes_no), .def = "yes",
+	  .doc = "learn senders from the packets of peer VTEPs; with no, only "
+		 "[remote] sections and pvo-ctl map entries are known" },
+	{ "transport", ENUM(TENANT, hostverbs, transports),
+	  .expect = "overlay (RoCEv2 in VXLAN, the default) or hostverbs (the "
+		    "host's RDMA device)",
+	  .def = "overlay",
+	  .doc = "with hostverbs, user RC / UC / UD QPs and SRQs are objects "
+		 "of the host's RDMA device (docs/hostverbs.md)" },
+	{ "hostverbs-netdev", NAME(TENANT, hv_netdev),
+	  .expect = "a network interface name of at most 15 characters",
+	  .def_doc = "required with hostverbs",
+	  .doc = "hostverbs: the host netdev that holds the VMs' ips, whose "
+		 "GIDs they use" },
+	{ "hostverbs-device", NAME(TENANT, hv_device),
+	  .expect = "an RDMA device name as 'rdma link' shows it, like mlx5_0 "
+		    "or rxe0",
+	  .def_doc = "[daemon]'s",
+	  .doc = "hostverbs: the tenant's own RDMA device" },
+	{ "hostverbs-port", UINT(TENANT, hv_port, 1, 255),
+	  .expect = "a port number", .def_doc = "[daemon]'s",
+	  .doc = "hostverbs: the port of the tenant's device" },
+};
+
+#define QUOTA(k, m, hi, d, what)                                            \
+	{ k, UINT(VM, quota.m, 0, hi), .def = d,                             \
+	  .doc = "quota: " what }
+
+static const struct key vm_keys[] = {
+	{ "tenant", CUSTOM(parse_tenant),
+	  .expect = "the name of a [tenant NAME] section",
+	  .def_doc = "required", .doc = "the VM's tenant" },
+	{ "mac", MAC(VM, mac),
+	  .expect = "a unicast MAC like 52:54:00:12:34:56",
+	  .def_doc = "required",
+	  .doc = "the VM's MAC: its virtio-net device must have it" },
+	{ "ips", CUSTOM(parse_ips),
+	  .expect = "IPv4 or IPv6 addresses, separated by commas or "
+		    "semicolons (at most " G_STRINGIFY(PVO_MAX_IPS) ")",
+	  .def_doc = "none",
+	  .doc = "the addresses the VM may use as GIDs" },
+	{ "socket", PATH(VM, socket_path, 108),
+	  .def_doc = "socket-dir/NAME.sock",
+	  .doc = "the vhost-user socket QEMU connects to" },
+	QUOTA("max-ucontexts", max_ucontexts, PVO_MAX_UCONTEXTS, "1024",
+	      "user contexts (one per ibv_open_device in the "
+	      "guest)"),
+	QUOTA("max-pd", max_pd, 65536, "4096", "protection domains"),
+	QUOTA("max-qp", max_qp, 65536, "4096", "queue pairs"),
+	QUOTA("max-cq", max_cq, 65536, "4096", "completion queues"),
+	QUOTA("max-mr", max_mr, 1 << 20, "4096", "memory regions"),
+	QUOTA("max-mw", max_mw, 1 << 20, "4096", "memory windows"),
+	QUOTA("max-ah", max_ah, 65536, "1024", "address handles"),
+	QUOTA("max-srq", max_srq, 65536, "64", "shared receive queues"),
+	{ "max-mr-size", UINT(VM, quota.max_mr_size, 4096, 1ULL << 40),
+	  .expect = "bytes", .def = "4294967296",
+	  .doc = "quota: the bytes one memory region may span" },
+};
+
+static const struct key remote_keys[] = {
+	{ "tenant", CUSTOM(parse_tenant),
+	  .expect = "the name of a [tenant NAME] section",
+	  .def_doc = "required", .doc = "the VM's tenant" },
+	{ "mac", MAC(VM, mac),
+	  .expect = "a unicast MAC like 52:54:00:12:34:56",
+	  .def_doc = "required", .doc = "the VM's MAC" },
+	{ "ips", CUSTOM(parse_ips),
+	  .expect = "IPv4 addresses, separated by commas or semicolons (at "
+		    "most " G_STRINGIFY(PVO_MAX_IPS) ")",
+	  .def_doc = "required", .doc = "the VM's addresses" },
+	{ "vtep", IPV4(VM, vtep),
+	  .expect = "the IPv4 address of the host the VM runs on",
+	  .def_doc = "required",
+	  .doc = "the VTEP the VM is behind" },
+	{ "vtep-port", UINT(VM, vtep_port, 1, 65535),
+	  .expect = "a UDP port", .def_doc = "[daemon]'s vxlan-port",
+	  .doc = "that VTEP's UDP port" },
+};
+
+static const struct section {
+	const char *name;
+	bool named;		/* [NAME ARG] */
+	const char *doc;
+	const struct key *keys;
+	size_t num_keys;
+} sections[] = {
+#define S(g, n, named, doc, keys)                                           \
+	[g] = { n, named, doc, keys, G_N_ELEMENTS(keys) }
+	S(GROUP_DAEMON, "daemon", false,
+	  "The daemon as a whole: its sockets, the overlay and what it "
+	  "learns, latency mode, migration announcements, the host's RDMA "
+	  "device. All keys are optional; without vtep there is no overlay.",
+	  daemon_keys),
+	S(GROUP_TENANT, "tenant", true,
+	  "A tenant network. VMs reach the VMs of their own tenant only.",
+	  tenant_keys),
+	S(GROUP_VM, "vm", true,
+	  "A VM this daemon serves, on a vhost-user socket of its own. The "
+	  "max-* quotas bound the objects the guest may have at once: beyond "
+	  "one, the application's verb fails with ENOSPC.",
+	  vm_keys),
+	S(GROUP_REMOTE, "remote", true,
+	  "A VM behind another host's back-end, reached over the overlay "
+	  "([daemon] vtep must be set); docs/overlay.md.",
+	  remote_keys),
+#undef S
+};
+
+#undef DAEMON
+#undef TENANT
+#undef VM
+
+static void *section_struct(struct parser *p)
 {
-	return p->group == GROUP_REMOTE ? cur_remote(p) : cur_vm(p);
+	switch (p->group) {
+	case GROUP_DAEMON:
+		return p->cfg;
+	case GROUP_TENANT:
+		return cur_tenant(p);
+	case GROUP_VM:
+		return cur_vm(p);
+	case GROUP_REMOTE:
+		return cur_remote(p);
+	case GROUP_NONE:
+		break;
+	}
+	return NULL;
+}
+
+static void set_uint(void *field, size_t size, uint64_t v)
+{
+	switch (size) {
+	case 1:
+		*(uint8_t *)field = v;
+		break;
+	case 2:
+		*(uint16_t *)field = v;
+		break;
+	case 4:
+		*(uint32_t *)field = v;
+		break;
+	default:
+		*(uint64_t *)field = v;
+		break;
+	}
+}
+
+static uint64_t get_uint(const void *field, size_t size)
+{
+	switch (size) {
+	case 1:
+		return *(const uint8_t *)field;
+	case 2:
+		return *(const uint16_t *)field;
+	case 4:
+		return *(const uint32_t *)field;
+	default:
+		return *(const uint64_t *)field;
+	}
+}
+
+static bool parse_ipv4(const char *s, struct in_addr *out)
+{
+	return inet_pton(AF_INET, s, out) == 1 && out->s_addr != INADDR_ANY;
+}
+
+/* Check val as k's type wants it and store it; false if it is not. */
+static bool set_value(const struct key *k, void *base, const char *val)
+{
+	char *field = (char *)base + k->off;
+	uint64_t v;
+	size_t i;
+
+	switch (k->type) {
+	case KEY_UINT:
+		if (!pvo_parse_u64(val, k->min, k->max, &v))
+			return false;
+		set_uint(field, k->size, v);
+		return true;
+	case KEY_ENUM:
+		for (i = 0; k->names[i]; i++)
+			if (strcmp(val, k->names[i]) == 0) {
+				set_uint(field, k->size, i);
+				return true;
+			}
+		return false;
+	case KEY_PATH:
+		if (*val != '/' || strlen(val) >= k->max)
+			return false;
+		g_strlcpy(field, val, k->size);
+		return true;
+	case KEY_NAME:
+		if (!*val || strlen(val) >= k->max || strchr(val, '/') ||
+		    strchr(val, ' '))
+			return false;
+		g_strlcpy(field, val, k->size);
+		return true;
+	case KEY_IPV4:
+		return parse_ipv4(val, (struct in_addr *)field);
+	case KEY_MAC:
+		return pvo_parse_mac(val, (uint8_t *)field);
+	case KEY_CUSTOM:
+		break;
+	}
+	return false;
+}
+
+/* A range's bound: 2^N for the large powers of two. */
+static void append_bound(GString *s, uint64_t v)
+{
+	if (v > UINT32_MAX && !(v & (v - 1)))
+		g_string_append_printf(s, "2^%d", __builtin_ctzll(v));
+	else
+		g_string_append_printf(s, "%" PRIu64, v);
+}
+
+/* What k's values are, after "expected" (g_free). */
+static char *expected(const struct key *k)
+{
+	GString *s;
+	size_t i;
+
+	if (k->type != KEY_UINT && k->expect)
+		return g_strdup(k->expect);
+	s = g_string_new(NULL);
+	switch (k->type) {
+	case KEY_UINT:
+		g_string_append_printf(s, "%s between ",
+				       k->expect ? k->expect : "a number");
+		append_bound(s, k->min);
+		if (k->zero && k->min == 0)
+			g_string_append_printf(s, " (%s)", k->zero);
+		g_string_append(s, " and ");
+		append_bound(s, k->max);
+		if (k->note)
+			g_string_append_printf(s, " (%s)", k->note);
+		break;
+	case KEY_ENUM:
+		for (i = 0; k->names[i]; i++)
+			g_string_append_printf(s, "%s%s",
+					       i == 0		  ? ""
+					       : k->names[i + 1] ? ", "
+								 : " or ",
+					       k->names[i]);
+		break;
+	case KEY_PATH:
+		g_string_append_printf(s, "an absolute path shorter than %"
+				       PRIu64, k->max);
+		break;
+	default:	/* the others have their expect */
+		break;
+	}
+	return g_string_free(s, FALSE);
+}
+
+static bool bad_value(struct parser *p, int line, const struct key *k,
+		      const char *val)
+{
+	char *what = expected(k);
+
+	fail(p, line, "%s '%s': expected %s", k->name, val, what);
+	g_free(what);
+	return false;
+}
+
+/* A section starts from its keys' defaults. */
+static void set_defaults(enum group_kind g, void *base)
+{
+	const struct section *s = &sections[g];
+	size_t i;
+
+	for (i = 0; i < s->num_keys; i++)
+		if (s->keys[i].def &&
+		    !set_value(&s->keys[i], base, s->keys[i].def))
+			g_error("config: [%s] %s: bad default '%s'", s->name,
+				s->keys[i].name, s->keys[i].def);
+}
+
+/* tenant = NAME, looked up once every [tenant] is read */
+static bool parse_tenant(struct parser *p, int line, const struct key *k,
+			 void *base, const char *val)
+{
+	bool r = p->group == GROUP_REMOTE;
+	int i = (r ? p->cfg->num_remotes : p->cfg->num_vms) - 1;
+	char **t = r ? &p->remote_tenant[i] : &p->vm_tenant[i];
+
+	g_free(*t);
+	*t = g_strdup(val);
+	if (r)
+		p->remote_tenant_line[i] = line;
+	else
+		p->vm_tenant_line[i] = line;
+	return true;
+}
+
+static bool parse_ips(struct parser *p, int line, const struct key *k,
+		      void *base, const char *val)
+{
+	struct pvo_vm_config *vm = base;
+	char **parts = g_strsplit_set(val, ";,", -1);
+	bool ok = true;
+	int i;
+
+	vm->num_ips = 0;
+	for (i = 0; ok && parts[i]; i++) {
+		char *ip = g_strstrip(parts[i]);
+
+		if (!*ip)
+			continue;
+		if (vm->num_ips == PVO_MAX_IPS)
+			ok = fail(p, line, "ips: at most %d addresses",
+				  PVO_MAX_IPS);
+		else if (!pvo_parse_ip(ip, &vm->ips[vm->num_ips++]))
+			ok = fail(p, line,
+				  "ips: '%s' is not an IPv4 or IPv6 address",
+				  ip);
+	}
+	g_strfreev(parts);
+	return ok;
+}
+
+static bool parse_peers(struct parser *p, int line, const struct key *k,
+			void *base, const char *val)
+{
+	char **parts = g_strsplit_set(val, ";,", -1);
+	struct pvo_daemon_config *cfg = base;
+	bool ok = true;
+	int i;
+
+	cfg->num_peers = 0;
+	for (i = 0; ok && parts[i]; i++) {
+		char *ip = g_strstrip(parts[i]);
+
+		if (!*ip)
+			continue;
+		if (cfg->num_peers == PVO_MAX_PEERS)
+			ok = fail(p, line, "peers: at most %d VTEPs",
+				  PVO_MAX_PEERS);
+		else if (!parse_ipv4(ip, &cfg->peers[cfg->num_peers++]))
+			ok = fail(p, line,
+				  "peers: '%s' is not the IPv4 address of a "
+				  "VTEP",
+				  ip);
+	}
+	g_strfreev(parts);
+	return ok;
+}
+
+/* The key file's bytes (a trailing newline dropped): shared by the
+ * back-ends that may migrate VMs to one another. */
+static bool parse_migration_key(struct parser *p, int line,
+				const struct key *k, void *base,
+				const char *val)
+{
+	struct pvo_daemon_config *cfg = base;
+	gchar *data = NULL;
+	gsize len = 0;
+	GError *e = NULL;
+
+	if (*val != '/')
+		return bad_value(p, line, k, val);
+	if (!g_file_get_contents(val, &data, &len, &e)) {
+		bool ok = fail(p, line, "migration-key: cannot read %s: %s",
+			       val, e->message);
+
+		g_error_free(e);
+		return ok;
+	}
+	if (len && data[len - 1] == '\n')
+		len--;
+	if (len < PVO_MIGRATION_KEY_MIN || len > PVO_MIGRATION_KEY_MAX) {
+		g_free(data);
+		return fail(p, line, "migration-key: %s holds %zu bytes; use "
+			    "%d to %d (e.g. head -c 32 /dev/urandom | base64)",
+			    val, (size_t)len, PVO_MIGRATION_KEY_MIN,
+			    PVO_MIGRATION_KEY_MAX);
+	}
+	memcpy(cfg->migration_key, data, len);
+	cfg->migration_key_len = len;
+	g_free(data);
+	return true;
+}
+
+static bool parse_key(struct parser *p, int line, const char *key,
+		      const char *val)
+{
+	const struct section *s = &sections[p->group];
+	GString *known;
+	size_t i;
+
+	if (p->group == GROUP_NONE)
+		return fail(p, line,
+			    "'%s' is outside any section; put it under "
+			    "[daemon], [tenant NAME], [vm NAME] or "
+			    "[remote NAME]",
+			    key);
+	for (i = 0; i < s->num_keys; i++) {
+		const struct key *k = &s->keys[i];
+
+		if (strcmp(key, k->name) != 0)
+			continue;
+		if (k->type == KEY_CUSTOM)
+			return k->parse(p, line, k, section_struct(p), val);
+		if (!set_value(k, section_struct(p), val))
+			return bad_value(p, line, k, val);
+		return true;
+	}
+	known = g_string_new(NULL);
+	for (i = 0; i < s->num_keys; i++)
+		g_string_append_printf(known, "%s%s", i ? ", " : "",
+				       s->keys[i].name);
+	fail(p, line, "unknown key '%s' in a [%s] section (expected %s)", key,
+	     s->name, known->str);
+	g_string_free(known, TRUE);
+	return false;
+}
+
+char *pvo_config_reference(void)
+{
+	GString *out = g_string_new(NULL);
+	int g;
+	size_t i;
+
+	for (g = GROUP_DAEMON; g <= GROUP_REMOTE; g++) {
+		const struct section *s = &sections[g];
+
+		g_string_append_printf(out,
+				       "%s### [%s%s]\n\n%s\n\n"
+				       "| key | value | default | what it sets "
+				       "|\n|---|---|---|---|\n",
+				       g == GROUP_DAEMON ? "" : "\n", s->name,
+				       s->named ? " NAME" : "", s->doc);
+		for (i = 0; i < s->num_keys; i++) {
+			const struct key *k = &s->keys[i];
+			char *what = expected(k);
+
+			g_string_append_printf(out, "| `%s` | %s | ", k->name,
+					       what);
+			if (k->def)
+				g_string_append_printf(out, "`%s`", k->def);
+			else
+				g_string_append(out, k->def_doc);
+			g_string_append_printf(out, " | %s |\n", k->doc);
+			g_free(what);
+		}
+	}
+	return g_string_free(out, FALSE);
 }
 
 static bool parse_group(struct parser *p, int line, char *name)
@@ -191,7 +753,7 @@ static bool parse_group(struct parser *p, int line, char *name)
 		cfg->num_tenants++;
 		memset(cur_tenant(p), 0, sizeof(struct pvo_tenant));
 		g_strlcpy(cur_tenant(p)->name, arg, PVO_NAME_MAX);
-		cur_tenant(p)->mtu = 1500;
+		set_defaults(GROUP_TENANT, cur_tenant(p));
 		cur_tenant(p)->line = line;
 		p->group = GROUP_TENANT;
 		return true;
@@ -210,7 +772,7 @@ static bool parse_group(struct parser *p, int line, char *name)
 		cfg->num_vms++;
 		memset(cur_vm(p), 0, sizeof(struct pvo_vm_config));
 		g_strlcpy(cur_vm(p)->name, arg, PVO_NAME_MAX);
-		pvo_quota_defaults(&cur_vm(p)->quota);
+		set_defaults(GROUP_VM, cur_vm(p));
 		cur_vm(p)->line = line;
 		p->group = GROUP_VM;
 		return true;
@@ -229,6 +791,7 @@ static bool parse_group(struct parser *p, int line, char *name)
 		cfg->num_remotes++;
 		memset(cur_remote(p), 0, sizeof(struct pvo_vm_config));
 		g_strlcpy(cur_remote(p)->name, arg, PVO_NAME_MAX);
+		set_defaults(GROUP_REMOTE, cur_remote(p));
 		cur_remote(p)->line = line;
 		p->group = GROUP_REMOTE;
 		return true;
@@ -237,419 +800,6 @@ static bool parse_group(struct parser *p, int line, char *name)
 		    "unknown section '[%s %s]': expected [daemon], "
 		    "[tenant NAME], [vm NAME] or [remote NAME]",
 		    name, arg);
-}
-
-/* The object-count quotas (max-mr-size, 64 bits, is apart). */
-static const struct {
-	const char *key;
-	size_t off;
-	uint64_t max;
-} quota_keys[] = {
-#define Q(k, f, m) { k, offsetof(struct pvo_quota, f), m }
-	Q("max-ucontexts", max_ucontexts, PVO_MAX_UCONTEXTS),
-	Q("max-pd", max_pd, 65536),
-	Q("max-qp", max_qp, 65536),
-	Q("max-cq", max_cq, 65536),
-	Q("max-mr", max_mr, 1 << 20),
-	Q("max-mw", max_mw, 1 << 20),
-	Q("max-ah", max_ah, 65536),
-	Q("max-srq", max_srq, 65536),
-#undef Q
-};
-
-static uint32_t *quota_field(struct pvo_quota *q, size_t i)
-{
-	return (uint32_t *)((char *)q + quota_keys[i].off);
-}
-
-static uint32_t quota_get(const struct pvo_quota *q, size_t i)
-{
-	return *(const uint32_t *)((const char *)q + quota_keys[i].off);
-}
-
-static bool parse_quota(struct parser *p, int line, const char *key,
-			const char *val, bool *handled)
-{
-	struct pvo_quota *q = &cur_vm(p)->quota;
-	uint64_t v;
-	size_t i;
-
-	*handled = true;
-	if (strcmp(key, "max-mr-size") == 0) {
-		if (!pvo_parse_u64(val, 4096, 1ULL << 40, &v))
-			return fail(p, line,
-				    "max-mr-size '%s': expected bytes "
-				    "between 4096 and 2^40",
-				    val);
-		q->max_mr_size = v;
-		return true;
-	}
-	for (i = 0; i < G_N_ELEMENTS(quota_keys); i++) {
-		if (strcmp(key, quota_keys[i].key) != 0)
-			continue;
-		if (!pvo_parse_u64(val, 0, quota_keys[i].max, &v))
-			return fail(p, line,
-				    "%s '%s': expected a number between 0 "
-				    "and %" PRIu64,
-				    key, val, quota_keys[i].max);
-		*quota_field(q, i) = v;
-		return true;
-	}
-	*handled = false;
-	return true;
-}
-
-static bool parse_ips(struct parser *p, int line, const char *val)
-{
-	struct pvo_vm_config *vm = cur_entry(p);
-	char **parts = g_strsplit_set(val, ";,", -1);
-	bool ok = true;
-	int i;
-
-	vm->num_ips = 0;
-	for (i = 0; ok && parts[i]; i++) {
-		char *ip = g_strstrip(parts[i]);
-
-		if (!*ip)
-			continue;
-		if (vm->num_ips == PVO_MAX_IPS)
-			ok = fail(p, line, "ips: at most %d addresses",
-				  PVO_MAX_IPS);
-		else if (!pvo_parse_ip(ip, &vm->ips[vm->num_ips++]))
-			ok = fail(p, line,
-				  "ips: '%s' is not an IPv4 or IPv6 address",
-				  ip);
-	}
-	g_strfreev(parts);
-	return ok;
-}
-
-static bool parse_ipv4(const char *s, struct in_addr *out)
-{
-	return inet_pton(AF_INET, s, out) == 1 && out->s_addr != INADDR_ANY;
-}
-
-/* The key file's bytes (a trailing newline dropped): shared by the
- * back-ends that may migrate VMs to one another. */
-static bool parse_migration_key(struct parser *p, int line, const char *val)
-{
-	gchar *data = NULL;
-	gsize len = 0;
-	GError *e = NULL;
-
-	if (*val != '/')
-		return fail(p, line, "migration-key '%s': expected the absolute "
-			    "path of a file with %d to %d bytes of secret",
-			    val, PVO_MIGRATION_KEY_MIN, PVO_MIGRATION_KEY_MAX);
-	if (!g_file_get_contents(val, &data, &len, &e)) {
-		bool ok = fail(p, line, "migration-key: cannot read %s: %s",
-			       val, e->message);
-
-		g_error_free(e);
-		return ok;
-	}
-	if (len && data[len - 1] == '\n')
-		len--;
-	if (len < PVO_MIGRATION_KEY_MIN || len > PVO_MIGRATION_KEY_MAX) {
-		g_free(data);
-		return fail(p, line, "migration-key: %s holds %zu bytes; use "
-			    "%d to %d (e.g. head -c 32 /dev/urandom | base64)",
-			    val, (size_t)len, PVO_MIGRATION_KEY_MIN,
-			    PVO_MIGRATION_KEY_MAX);
-	}
-	memcpy(p->cfg->migration_key, data, len);
-	p->cfg->migration_key_len = len;
-	g_free(data);
-	return true;
-}
-
-/* hostverbs-device / hostverbs-port, of [daemon] or of a tenant */
-static bool parse_hv_device(struct parser *p, int line, const char *key,
-			    const char *val, char dev[64], uint8_t *port)
-{
-	uint64_t v;
-
-	if (strcmp(key, "hostverbs-port") == 0) {
-		if (!pvo_parse_u64(val, 1, 255, &v))
-			return fail(p, line,
-				    "hostverbs-port '%s': expected a port "
-				    "number between 1 and 255",
-				    val);
-		*port = v;
-		return true;
-	}
-	if (!*val || strlen(val) >= 64 || strchr(val, '/') || strchr(val, ' '))
-		return fail(p, line,
-			    "hostverbs-device '%s': expected an RDMA device "
-			    "name as 'rdma link' shows it, like mlx5_0 or "
-			    "rxe0",
-			    val);
-	g_strlcpy(dev, val, 64);
-	return true;
-}
-
-static bool parse_peers(struct parser *p, int line, const char *val)
-{
-	char **parts = g_strsplit_set(val, ";,", -1);
-	struct pvo_daemon_config *cfg = p->cfg;
-	bool ok = true;
-	int i;
-
-	cfg->num_peers = 0;
-	for (i = 0; ok && parts[i]; i++) {
-		char *ip = g_strstrip(parts[i]);
-
-		if (!*ip)
-			continue;
-		if (cfg->num_peers == PVO_MAX_PEERS)
-			ok = fail(p, line, "peers: at most %d VTEPs",
-				  PVO_MAX_PEERS);
-		else if (!parse_ipv4(ip, &cfg->peers[cfg->num_peers++]))
-			ok = fail(p, line,
-				  "peers: '%s' is not the IPv4 address of a "
-				  "VTEP",
-				  ip);
-	}
-	g_strfreev(parts);
-	return ok;
-}
-
-static bool parse_remote_key(struct parser *p, int line, const char *key,
-			     const char *val)
-{
-	struct pvo_vm_config *r = cur_remote(p);
-	uint64_t v;
-
-	if (strcmp(key, "vtep") == 0) {
-		if (!parse_ipv4(val, &r->vtep))
-			return fail(p, line,
-				    "vtep '%s': expected the IPv4 address "
-				    "of the host the VM runs on",
-				    val);
-		return true;
-	}
-	if (strcmp(key, "vtep-port") == 0) {
-		if (!pvo_parse_u64(val, 1, 65535, &v))
-			return fail(p, line,
-				    "vtep-port '%s': expected a UDP port "
-				    "between 1 and 65535",
-				    val);
-		r->vtep_port = v;
-		return true;
-	}
-	return fail(p, line,
-		    "unknown key '%s' in a [remote] section (expected "
-		    "tenant, mac, ips, vtep, vtep-port)",
-		    key);
-}
-
-static bool parse_key(struct parser *p, int line, const char *key,
-		      const char *val)
-{
-	uint64_t v;
-	bool handled;
-
-	switch (p->group) {
-	case GROUP_NONE:
-		return fail(p, line,
-			    "'%s' is outside any section; put it under "
-			    "[daemon], [tenant NAME], [vm NAME] or "
-			    "[remote NAME]",
-			    key);
-	case GROUP_DAEMON:
-		if (strcmp(key, "socket-dir") == 0) {
-			if (*val != '/' || strlen(val) >= 64)
-				return fail(p, line,
-					    "socket-dir '%s': expected an "
-					    "absolute path shorter than 64",
-					    val);
-			g_strlcpy(p->cfg->socket_dir, val,
-				  sizeof(p->cfg->socket_dir));
-			return true;
-		}
-		if (strcmp(key, "vtep") == 0) {
-			if (!parse_ipv4(val, &p->cfg->vtep))
-				return fail(p, line,
-					    "vtep '%s': expected this host's "
-					    "IPv4 address, like 192.0.2.1",
-					    val);
-			return true;
-		}
-		if (strcmp(key, "vxlan-port") == 0) {
-			if (!pvo_parse_u64(val, 1, 65535, &v))
-				return fail(p, line,
-					    "vxlan-port '%s': expected a UDP "
-					    "port between 1 and 65535",
-					    val);
-			p->cfg->vxlan_port = v;
-			return true;
-		}
-		if (strcmp(key, "dscp") == 0) {
-			if (!pvo_parse_u64(val, 0, 63, &v))
-				return fail(p, line,
-					    "dscp '%s': expected a number "
-					    "between 0 and 63 (26 = AF31)",
-					    val);
-			p->cfg->dscp = v;
-			return true;
-		}
-		if (strcmp(key, "udp-gso") == 0) {
-			if (strcmp(val, "yes") && strcmp(val, "no"))
-				return fail(p, line,
-					    "udp-gso '%s': expected yes or no",
-					    val);
-			p->cfg->no_udp_gso = strcmp(val, "no") == 0;
-			return true;
-		}
-		if (strcmp(key, "busy-poll-us") == 0) {
-			if (!pvo_parse_u64(val, 0, 1000000, &v))
-				return fail(p, line,
-					    "busy-poll-us '%s': expected "
-					    "microseconds between 0 (off) and "
-					    "1000000",
-					    val);
-			p->cfg->busy_poll_us = v;
-			return true;
-		}
-		if (strcmp(key, "peers") == 0)
-			return parse_peers(p, line, val);
-		if (strcmp(key, "migration-key") == 0)
-			return parse_migration_key(p, line, val);
-		if (strcmp(key, "learn-age-s") == 0 ||
-		    strcmp(key, "learn-move-s") == 0) {
-			bool age = key[6] == 'a';
-
-			if (!pvo_parse_u64(val, 1, 86400, &v))
-				return fail(p, line,
-					    "%s '%s': expected seconds "
-					    "between 1 and 86400",
-					    key, val);
-			if (age)
-				p->cfg->learn_age_s = v;
-			else
-				p->cfg->learn_move_s = v;
-			return true;
-		}
-		if (strcmp(key, "hostverbs-device") == 0 ||
-		    strcmp(key, "hostverbs-port") == 0)
-			return parse_hv_device(p, line, key, val,
-					       p->cfg->hv_device,
-					       &p->cfg->hv_port);
-		if (strcmp(key, "management-socket") == 0) {
-			if (*val != '/' ||
-			    strlen(val) >= sizeof(p->cfg->mgmt_socket))
-				return fail(p, line,
-					    "management-socket '%s': expected "
-					    "an absolute path shorter than %zu",
-					    val, sizeof(p->cfg->mgmt_socket));
-			g_strlcpy(p->cfg->mgmt_socket, val,
-				  sizeof(p->cfg->mgmt_socket));
-			return true;
-		}
-		break;
-	case GROUP_TENANT:
-		if (strcmp(key, "vni") == 0) {
-			if (!pvo_parse_u64(val, 1, 0xffffff, &v))
-				return fail(p, line,
-					    "vni '%s': expected a number "
-					    "between 1 and 16777215",
-					    val);
-			cur_tenant(p)->vni = v;
-			return true;
-		}
-		if (strcmp(key, "mtu") == 0) {
-			if (!pvo_parse_u64(val, 576, 9000, &v))
-				return fail(p, line,
-					    "mtu '%s': expected a number "
-					    "between 576 and 9000",
-					    val);
-			cur_tenant(p)->mtu = v;
-			return true;
-		}
-		if (strcmp(key, "learn") == 0) {
-			if (strcmp(val, "yes") && strcmp(val, "no"))
-				return fail(p, line,
-					    "learn '%s': expected yes or no",
-					    val);
-			cur_tenant(p)->no_learn = strcmp(val, "no") == 0;
-			return true;
-		}
-		if (strcmp(key, "transport") == 0) {
-			if (strcmp(val, "overlay") && strcmp(val, "hostverbs"))
-				return fail(p, line,
-					    "transport '%s': expected overlay "
-					    "(RoCEv2 in VXLAN, the default) or "
-					    "hostverbs (the host's RDMA "
-					    "device)",
-					    val);
-			cur_tenant(p)->hostverbs = !strcmp(val, "hostverbs");
-			return true;
-		}
-		if (strcmp(key, "hostverbs-device") == 0 ||
-		    strcmp(key, "hostverbs-port") == 0)
-			return parse_hv_device(p, line, key, val,
-					       cur_tenant(p)->hv_device,
-					       &cur_tenant(p)->hv_port);
-		if (strcmp(key, "hostverbs-netdev") == 0) {
-			if (!*val ||
-			    strlen(val) >= sizeof(cur_tenant(p)->hv_netdev) ||
-			    strchr(val, '/') || strchr(val, ' '))
-				return fail(p, line,
-					    "hostverbs-netdev '%s': expected "
-					    "a network interface name of at "
-					    "most 15 characters",
-					    val);
-			g_strlcpy(cur_tenant(p)->hv_netdev, val,
-				  sizeof(cur_tenant(p)->hv_netdev));
-			return true;
-		}
-		break;
-	case GROUP_VM:
-	case GROUP_REMOTE:
-		if (strcmp(key, "tenant") == 0) {
-			bool r = p->group == GROUP_REMOTE;
-			int i = (r ? p->cfg->num_remotes : p->cfg->num_vms) - 1;
-			char **t = r ? &p->remote_tenant[i] : &p->vm_tenant[i];
-
-			g_free(*t);
-			*t = g_strdup(val);
-			if (r)
-				p->remote_tenant_line[i] = line;
-			else
-				p->vm_tenant_line[i] = line;
-			return true;
-		}
-		if (strcmp(key, "mac") == 0) {
-			if (!pvo_parse_mac(val, cur_entry(p)->mac))
-				return fail(p, line,
-					    "mac '%s': expected a unicast "
-					    "MAC like 52:54:00:12:34:56",
-					    val);
-			return true;
-		}
-		if (strcmp(key, "ips") == 0)
-			return parse_ips(p, line, val);
-		if (p->group == GROUP_REMOTE)
-			return parse_remote_key(p, line, key, val);
-		if (strcmp(key, "socket") == 0) {
-			if (*val != '/' ||
-			    strlen(val) >= sizeof(cur_vm(p)->socket_path))
-				return fail(p, line,
-					    "socket '%s': expected an "
-					    "absolute path shorter than %zu",
-					    val,
-					    sizeof(cur_vm(p)->socket_path));
-			g_strlcpy(cur_vm(p)->socket_path, val,
-				  sizeof(cur_vm(p)->socket_path));
-			return true;
-		}
-		if (!parse_quota(p, line, key, val, &handled))
-			return false;
-		if (handled)
-			return true;
-		break;
-	}
-	return fail(p, line, "unknown key '%s' in this section", key);
 }
 
 /* A '#' after a blank starts a comment, also after a value
@@ -874,12 +1024,7 @@ struct pvo_daemon_config *pvo_config_parse(const char *path, const char *text,
 
 	cfg = g_new0(struct pvo_daemon_config, 1);
 	cfg->path = g_strdup(path);
-	g_strlcpy(cfg->socket_dir, DEFAULT_SOCKET_DIR, sizeof(cfg->socket_dir));
-	cfg->vxlan_port = 4789;
-	cfg->dscp = 26; /* AF31 */
-	cfg->learn_age_s = 300;
-	cfg->learn_move_s = 30;
-	cfg->hv_port = 1;
+	set_defaults(GROUP_DAEMON, cfg);
 	p->path = path;
 	p->cfg = cfg;
 	for (i = 0; ok && lines[i]; i++)
@@ -1056,23 +1201,41 @@ const char *pvo_config_vm_identity_diff(const struct pvo_vm_config *a,
 	return NULL;
 }
 
+void pvo_quota_defaults(struct pvo_quota *q)
+{
+	struct pvo_vm_config vm = { 0 };
+
+	set_defaults(GROUP_VM, &vm);
+	*q = vm.quota;
+}
+
+/* The quotas are the [vm] keys whose field is in vm->quota. */
+static const void *quota_field(const struct pvo_quota *q, const struct key *k)
+{
+	size_t at = offsetof(struct pvo_vm_config, quota);
+
+	if (k->off < at || k->off >= at + sizeof(*q))
+		return NULL;
+	return (const char *)q + (k->off - at);
+}
+
 char *pvo_quota_diff(const struct pvo_quota *a, const struct pvo_quota *b)
 {
 	GString *s = g_string_new(NULL);
 	size_t i;
 
-	for (i = 0; i < G_N_ELEMENTS(quota_keys); i++) {
-		uint32_t x = quota_get(a, i), y = quota_get(b, i);
+	for (i = 0; i < G_N_ELEMENTS(vm_keys); i++) {
+		const struct key *k = &vm_keys[i];
+		uint64_t x, y;
 
+		if (!quota_field(a, k))
+			continue;
+		x = get_uint(quota_field(a, k), k->size);
+		y = get_uint(quota_field(b, k), k->size);
 		if (x != y)
-			g_string_append_printf(s, "%s%s %u -> %u",
-					       s->len ? ", " : "",
-					       quota_keys[i].key, x, y);
+			g_string_append_printf(s, "%s%s %" PRIu64 " -> %" PRIu64,
+					       s->len ? ", " : "", k->name, x,
+					       y);
 	}
-	if (a->max_mr_size != b->max_mr_size)
-		g_string_append_printf(s, "%smax-mr-size %" PRIu64
-				       " -> %" PRIu64,
-				       s->len ? ", " : "", a->max_mr_size,
-				       b->max_mr_size);
 	return g_string_free(s, s->len == 0);
 }

@@ -104,6 +104,10 @@ const struct pvo_vm_config *pvo_config_find_vm(const struct pvo_daemon_config *c
 
 void pvo_quota_defaults(struct pvo_quota *q);
 
+/* The reference of every section and key, from the parser's tables:
+ * markdown, as in docs/configuration.md (g_free). */
+char *pvo_config_reference(void);
+
 /*
  * Reloading (SIGHUP, pvo-ctl reload): what a running daemon can take from
  * a new file. The [daemon] keys that bind sockets or that the overlay

@@ -43,6 +43,9 @@ static const struct {
 	{ "[tenant a]\nvni = 1\nmtu = 100\n", "t.conf:3: mtu '100'" },
 	{ "[tenant a]\nvni = 1\ncolour = blue\n",
 	  "t.conf:3: unknown key 'colour'" },
+	{ "[tenant a]\nvni = 1\n[vm v]\nmax-mb = 1\n",
+	  "t.conf:4: unknown key 'max-mb' in a [vm] section (expected tenant, "
+	  "mac, ips, socket, max-ucontexts," },
 	{ "[tenant a]\n", "t.conf:1: tenant 'a' has no 'vni = N'" },
 	{ "[tenant a]\nvni=1\n[tenant b]\nvni=1\n",
 	  "t.conf:3: tenant 'b' reuses vni 1" },
@@ -110,6 +113,26 @@ static const struct {
 	{ "[daemon]\nhostverbs-port = 0\n",
 	  "t.conf:2: hostverbs-port '0': expected a port number" },
 };
+
+/* The first ```ini block of a file of the source tree, parsed. */
+static struct pvo_daemon_config *parse_example(const char *file, char **err)
+{
+	gchar *path = g_build_filename(SOURCE_ROOT, file, NULL);
+	struct pvo_daemon_config *cfg = NULL;
+	gchar *text = NULL, *start, *end;
+
+	if (g_file_get_contents(path, &text, NULL, NULL) &&
+	    (start = strstr(text, "```ini\n")) &&
+	    (end = strstr(start + 7, "```"))) {
+		*end = '\0';
+		cfg = pvo_config_parse(file, start + 7, err);
+	} else {
+		*err = g_strdup_printf("no ```ini block in %s", path);
+	}
+	g_free(text);
+	g_free(path);
+	return cfg;
+}
 
 /* A config with more keys for [vm v], [tenant a] and [tenant b] (the
  * last section, so it may also open others, like [daemon] again). */
@@ -222,7 +245,7 @@ int main(void)
 	char *unknown[] = { "green-9", NULL };
 	size_t i;
 
-	tap_plan(35 + G_N_ELEMENTS(bad));
+	tap_plan(36 + G_N_ELEMENTS(bad));
 
 	cfg = pvo_config_parse("t.conf", good, &err);
 	tap_ok(cfg != NULL, "good config parses (%s)", err ? err : "");
@@ -358,28 +381,24 @@ int main(void)
 	pvo_config_free(cfg);
 	g_free(err);
 	err = NULL;
-	{
-		gchar *text = NULL;
-		gchar *readme = g_build_filename(SOURCE_ROOT, "README.md",
-						  NULL);
-		gchar *start, *end;
-
-		if (g_file_get_contents(readme, &text, NULL, NULL) &&
-		    (start = strstr(text, "```ini\n")) &&
-		    (end = strstr(start + 7, "```"))) {
-			*end = '\0';
-			cfg = pvo_config_parse("README.md", start + 7, &err);
-		}
-		tap_ok(cfg && cfg->num_vms == 1 && cfg->num_remotes == 1 &&
-			       cfg->num_peers == 1 &&
-			       !strcmp(cfg->socket_dir, "/run/pvrdma-overlay"),
-		       "the README's configuration example parses as it is "
-		       "(%s)", err ? err : readme);
-		pvo_config_free(cfg);
-		g_free(err);
-		g_free(text);
-		g_free(readme);
-	}
+	cfg = parse_example("README.md", &err);
+	tap_ok(cfg && cfg->num_vms == 1 && cfg->num_remotes == 1 &&
+		       cfg->vtep.s_addr == htonl(0xc0000201) &&
+		       !strcmp(cfg->vms[0].socket_path,
+			       "/run/pvrdma-overlay/blue-1.sock"),
+	       "the README's configuration example parses as it is (%s)",
+	       err ? err : "parsed");
+	pvo_config_free(cfg);
+	g_free(err);
+	err = NULL;
+	cfg = parse_example("docs/configuration.md", &err);
+	tap_ok(cfg && cfg->num_vms == 1 && cfg->num_remotes == 1 &&
+		       cfg->num_peers == 1 &&
+		       !strcmp(cfg->socket_dir, "/run/pvrdma-overlay"),
+	       "docs/configuration.md's example parses as it is (%s)",
+	       err ? err : "parsed");
+	pvo_config_free(cfg);
+	g_free(err);
 	test_reload();
 	err = NULL;
 	cfg = pvo_config_load("/nonexistent/pvo.conf", &err);
