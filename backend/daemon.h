@@ -3,7 +3,7 @@
  * The daemon's configuration and what it serves from it: one struct
  * pvo_vm per [vm] section listening on its socket, the overlay and the
  * management socket. Reloading the file (SIGHUP, pvo-ctl reload) brings
- * them in line with it where that can be done live (README.md,
+ * them in line with it where that can be done live (docs/configuration.md,
  * "Reloading the configuration").
  */
 #ifndef PVO_DAEMON_H
