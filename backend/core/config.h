@@ -81,7 +81,7 @@ struct pvo_daemon_config {
 	 * VMs between back-ends (transport/overlay/moves.c); 0: none */
 	size_t migration_key_len;
 	uint8_t migration_key[PVO_MIGRATION_KEY_MAX];
-	/* host-verbs transport: the host RDMA device and port of tenants
+	/* host-verbs engine: the host RDMA device and port of tenants
 	 * with transport = hostverbs that name none; "" when none is set */
 	char hv_device[64];
 	uint8_t hv_port;

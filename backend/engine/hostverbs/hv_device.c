@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The host RDMA device of the host-verbs transport: opened once at
+ * The host RDMA device of the host-verbs engine: opened once at
  * start-up, its completion channel and async events on the loop, and the
  * tenant's side of addressing: which host GID a VM sends from, and which
  * destinations its tenant's netdev reaches.
