@@ -341,8 +341,9 @@ static bool load_mw(struct pvo_st_loader *l, const struct pvo_st_mw *w)
 	      "access", "0x%x", w->access);
 	if (w->mr) {
 		mr = pvo_table_get(&vm->mrs, w->mr, w->ctx);
+		/* what BIND_MW would have refused (pvo_mw_bind) */
 		CHECK(mr && w->bound && mr->pd == pd && !mr->fast_reg &&
-			  (mr->access & PVO_ACCESS_MW_BIND) &&
+			  pvo_mw_may_bind(mr, w->access) &&
 			  pvo_range_covers(mr->iova, mr->length, w->addr,
 					   w->length),
 		      "mr", "MR 0x%x does not allow this binding", w->mr);

@@ -2,7 +2,8 @@
 /*
  * The VM state stream (migration/): the committed fuzz-state streams
  * load and save again byte for byte, and a QP's receive cursor (a
- * message arriving in packets) is checked against the QP's own context.
+ * message arriving in packets) is checked against the QP's own context,
+ * and a window binding as BIND_MW would check it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -155,16 +156,93 @@ static void test_cursor(void)
 	g_free(err);
 }
 
+/* The stream's record of that type (the first, or the one whose first
+ * 32-bit field, the handle, is handle). */
+static void *rec_of(GByteArray *s, uint8_t type, uint32_t handle)
+{
+	size_t pos = sizeof(struct pvo_st_header);
+
+	while (pos + sizeof(struct pvo_st_rec) <= s->len) {
+		struct pvo_st_rec r;
+		uint32_t h;
+
+		memcpy(&r, s->data + pos, sizeof(r));
+		pos += sizeof(r);
+		memcpy(&h, s->data + pos, sizeof(h));
+		if (r.type == type && (!handle || h == handle))
+			return s->data + pos;
+		pos += r.len;
+	}
+	tap_bail("no record of type %u", type);
+	return NULL;
+}
+
+/* rc-bind-mw's bound window granting access over an MR whose access
+ * loses mr_drop: the refusal, NULL if it loads. */
+static char *binding_case(uint32_t mw_access, uint32_t mr_drop)
+{
+	GByteArray *s = stream_of("rc-bind-mw"), *again;
+	struct pvo_st_mw w;
+	struct pvo_st_mr m;
+	char *err = NULL;
+
+	memcpy(&w, rec_of(s, PVO_ST_MW, 0), sizeof(w));
+	if (!w.mr || !w.bound)
+		tap_bail("rc-bind-mw's window is not bound to an MR");
+	memcpy(&m, rec_of(s, PVO_ST_MR, w.mr), sizeof(m));
+	w.access = mw_access;
+	m.access &= ~mr_drop;
+	memcpy(rec_of(s, PVO_ST_MW, 0), &w, sizeof(w));
+	memcpy(rec_of(s, PVO_ST_MR, w.mr), &m, sizeof(m));
+	again = load_save(s, &err);
+	if (again)
+		g_byte_array_free(again, TRUE);
+	g_byte_array_free(s, TRUE);
+	return err;
+}
+
+/* An MR without local write has no remote write or atomic access
+ * either (IB; the MR's own record is refused otherwise). */
+#define NO_WRITE                                                            \
+	(PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE |                 \
+	 PVO_ACCESS_REMOTE_ATOMIC)
+
+static void test_mw_binding(void)
+{
+	char *err;
+
+	err = binding_case(PVO_ACCESS_REMOTE_WRITE, 0);
+	if (!tap_ok(!err, "a window granting remote write over an MR with "
+			  "local write loads"))
+		tap_diag("  %s", err);
+	g_free(err);
+	err = binding_case(PVO_ACCESS_REMOTE_WRITE, NO_WRITE);
+	tap_ok(err && strstr(err, "field mr"),
+	       "... over an MR without local write is refused, as BIND_MW "
+	       "would (%s)",
+	       err ? err : "loaded");
+	g_free(err);
+	err = binding_case(PVO_ACCESS_REMOTE_ATOMIC, NO_WRITE);
+	tap_ok(err && strstr(err, "field mr"),
+	       "... and remote atomic access likewise");
+	g_free(err);
+	err = binding_case(PVO_ACCESS_REMOTE_READ, NO_WRITE);
+	if (!tap_ok(!err, "remote read over an MR without local write loads"))
+		tap_diag("  %s", err);
+	g_free(err);
+}
+
 int main(void)
 {
 	char *err = NULL;
 
-	tap_plan(11);
+	tap_plan(15);
 	cfg = pvo_config_parse("fuzz.conf", FUZZ_CTRL_CONF, &err);
 	if (!cfg)
 		tap_bail("config: %s", err);
 	test_round_trip();
 	test_cursor();
+	test_mw_binding();
 	pvo_config_free(cfg);
 	return tap_done();
 }

@@ -76,6 +76,15 @@ void pvo_mw_free(struct pvo_vm *vm, struct pvo_mw *mw)
 	g_free(mw);
 }
 
+bool pvo_mw_may_bind(const struct pvo_mr *mr, uint32_t access)
+{
+	/* remote writes through a window are local writes to the MR */
+	if ((access & (PVO_ACCESS_REMOTE_WRITE | PVO_ACCESS_REMOTE_ATOMIC)) &&
+	    !(mr->access & PVO_ACCESS_LOCAL_WRITE))
+		return false;
+	return mr->access & PVO_ACCESS_MW_BIND;
+}
+
 enum pvo_wc_status pvo_mw_bind(struct pvo_vm *vm, const struct pvo_pd *pd,
 			       uint32_t qpn, uint32_t rkey, uint32_t lkey,
 			       uint64_t addr, uint64_t length, uint32_t access)
@@ -91,13 +100,8 @@ enum pvo_wc_status pvo_mw_bind(struct pvo_vm *vm, const struct pvo_pd *pd,
 	if (length) {
 		mr = pvo_table_at(&vm->mrs, lkey >> 8);
 		if (!mr || mr->key != lkey || !mr->valid || mr->pd != pd ||
-		    !(mr->access & PVO_ACCESS_MW_BIND) ||
+		    !pvo_mw_may_bind(mr, access) ||
 		    !pvo_mr_covers(mr, addr, length))
-			return PVO_WC_MW_BIND_ERR;
-		/* remote writes through it are local writes to the MR */
-		if ((access &
-		     (PVO_ACCESS_REMOTE_WRITE | PVO_ACCESS_REMOTE_ATOMIC)) &&
-		    !(mr->access & PVO_ACCESS_LOCAL_WRITE))
 			return PVO_WC_MW_BIND_ERR;
 	}
 	unbind(vm, mw);

@@ -41,6 +41,10 @@ enum pvo_status pvo_cmd_alloc_mw(struct pvo_vm *vm, uint32_t ctx,
 				 const void *req, void *resp);
 void pvo_mw_free(struct pvo_vm *vm, struct pvo_mw *mw);
 
+/* Whether a window may grant access over mr: MW_BIND on the MR, and
+ * LOCAL_WRITE for remote write or atomic access (IB 10.6.7.2). */
+bool pvo_mw_may_bind(const struct pvo_mr *mr, uint32_t access);
+
 /*
  * PVO_WR_BIND_MW from QP qpn in pd: the window rkey's index names gets
  * key rkey and [addr, addr + length) of the MR lkey names with access.
