@@ -32,10 +32,10 @@ static bool mr_busy(const void *obj)
 	return ((const struct pvo_mr *)obj)->mw_binds != 0;
 }
 
-#define FREE_FN(kind)                                                      \
-	static void kind##_free(struct pvo_vm *vm, void *obj)              \
-	{                                                                  \
-		pvo_##kind##_free(vm, obj);                                \
+#define FREE_FN(kind)                                                          \
+	static void kind##_free(struct pvo_vm *vm, void *obj)                  \
+	{                                                                      \
+		pvo_##kind##_free(vm, obj);                                    \
 	}
 FREE_FN(qp)
 FREE_FN(srq)
@@ -46,20 +46,21 @@ FREE_FN(cq)
 FREE_FN(pd)
 #undef FREE_FN
 
-#define TYPE(kind, busy_fn)                                                \
-	{                                                                  \
-		.name = #kind, .table = offsetof(struct pvo_vm, kind##s),  \
-		.busy = busy_fn, .free = kind##_free,                      \
+#define TYPE(kind, busy_fn)                                                    \
+	{                                                                      \
+		.name = #kind, .table = offsetof(struct pvo_vm, kind##s),      \
+		.busy = busy_fn, .free = kind##_free,                          \
 	}
 
 const struct pvo_obj_type pvo_obj_types[PVO_OBJ_KINDS] = {
-    [PVO_OBJ_QP] = TYPE(qp, NULL),	 [PVO_OBJ_SRQ] = TYPE(srq, srq_busy),
-    [PVO_OBJ_AH] = TYPE(ah, NULL),	 [PVO_OBJ_MW] = TYPE(mw, NULL),
-    [PVO_OBJ_MR] = TYPE(mr, mr_busy),	 [PVO_OBJ_CQ] = TYPE(cq, cq_busy),
+    [PVO_OBJ_QP] = TYPE(qp, NULL),    [PVO_OBJ_SRQ] = TYPE(srq, srq_busy),
+    [PVO_OBJ_AH] = TYPE(ah, NULL),    [PVO_OBJ_MW] = TYPE(mw, NULL),
+    [PVO_OBJ_MR] = TYPE(mr, mr_busy), [PVO_OBJ_CQ] = TYPE(cq, cq_busy),
     [PVO_OBJ_PD] = TYPE(pd, pd_busy),
 };
 
-static struct pvo_table *table_of(struct pvo_vm *vm, const struct pvo_obj_type *t)
+static struct pvo_table *table_of(struct pvo_vm *vm,
+				  const struct pvo_obj_type *t)
 {
 	return (struct pvo_table *)((char *)vm + t->table);
 }

@@ -88,6 +88,6 @@ static void log_dirty(struct pvo_gmem *g, uint64_t gpa, uint64_t len)
 }
 
 const struct pvo_gmem_ops pvo_vhost_gmem_ops = {
-	.map = map,
-	.log_dirty = log_dirty,
+    .map = map,
+    .log_dirty = log_dirty,
 };
