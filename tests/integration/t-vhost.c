@@ -1223,6 +1223,46 @@ static void test_kick_not_eventfd(void)
 	check_fds_after("a memfd as a kick fd");
 }
 
+/*
+ * A call fd that is a full pipe: libvhost-user writes a ring's call fd
+ * as an eventfd, at once for a new one and at every notification. The
+ * write must fail (the back-end may drop the session), not block the
+ * loop for every VM.
+ */
+static void test_call_fd_full_pipe(void)
+{
+	struct vu_frontend *fe = must_open(0, "call fd that is a full pipe");
+	uint64_t idx = 0, r;
+	char path[64], fill[4096] = {0};
+	struct vu_msg_hdr h;
+	int p[2], w, ret;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		give_up("pipe", strerror(errno));
+	/* fill it through a description of our own: the one sent stays
+	 * blocking */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[1]);
+	w = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (w < 0)
+		give_up("reopening the pipe", strerror(errno));
+	while (write(w, fill, sizeof(fill)) > 0)
+		;
+	close(w);
+	ret = vu_send_msg(fe, VU_SET_VRING_CALL, need, &idx, sizeof(idx),
+			  &p[1], 1);
+	close(p[1]);
+	if (ret >= 0)
+		ret = vu_recv_msg(fe, &h, &r, sizeof(r), VERDICT_MS);
+	tap_ok(ret == 0 || ret == -ECONNRESET,
+	       "SET_VRING_CALL with a full pipe: %s",
+	       ret == 0 ? "answered" : ret == -ECONNRESET ? "dropped"
+							    : vu_frontend_error(fe));
+	vu_frontend_free(fe);
+	close(p[0]);
+	tap_ok(fresh_session_works(), "  ... and the next session works");
+	check_fds_after("a full pipe as a call fd");
+}
+
 static void test_hostile_frontend(void)
 {
 	char err[512], why[256];
@@ -1525,6 +1565,7 @@ int main(void)
 	test_bad_messages();
 	test_set_config_ignored();
 	test_kick_not_eventfd();
+	test_call_fd_full_pipe();
 
 	fds = settled_fd_count(base_fds);
 	if (fds != base_fds)
@@ -1532,7 +1573,7 @@ int main(void)
 	tap_ok(fds <= base_fds,
 	       "no fd leaked over %zu bad sessions (%d open, %d before)",
 	       sizeof(chain_cases) / sizeof(chain_cases[0]) +
-		   sizeof(msg_cases) / sizeof(msg_cases[0]) + 1,
+		   sizeof(msg_cases) / sizeof(msg_cases[0]) + 2,
 	       fds, base_fds);
 	st = backend_stop(&bp, 5000);
 	if (!tap_ok(st == 0, "back-end exits with status 0 on SIGTERM (it %s)",
