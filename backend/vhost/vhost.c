@@ -12,6 +12,7 @@
  * until its QEMU leaves.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,6 +380,23 @@ static void queue_set_started(VuDev *dev, int qidx, bool started)
 	vu_set_queue_handler(dev, vq, ctrl_kick);
 }
 
+/*
+ * libvhost-user reads and writes these fds as eventfds, on the loop: a
+ * pipe (or whatever the front-end sent) that fills would block it for
+ * every VM. Non-blocking, a write that does not fit fails and drops the
+ * session. QEMU's eventfds are non-blocking already.
+ */
+static void nonblocking(const VhostUserMsg *m)
+{
+	int i, fl;
+
+	for (i = 0; i < m->fd_num; i++) {
+		fl = fcntl(m->fds[i], F_GETFL);
+		if (fl >= 0 && !(fl & O_NONBLOCK))
+			fcntl(m->fds[i], F_SETFL, fl | O_NONBLOCK);
+	}
+}
+
 static int process_msg(VuDev *dev, VhostUserMsg *m, int *do_reply)
 {
 	struct pvo_vm *vm = vm_of(dev);
@@ -400,6 +418,12 @@ static int process_msg(VuDev *dev, VhostUserMsg *m, int *do_reply)
 		return 1;
 	}
 	switch (m->request) {
+	case VHOST_USER_SET_VRING_KICK:
+	case VHOST_USER_SET_VRING_CALL:
+	case VHOST_USER_SET_VRING_ERR:
+	case VHOST_USER_SET_LOG_FD:
+		nonblocking(m);
+		return 0;
 	case VHOST_USER_SET_MEM_TABLE:
 	case VHOST_USER_ADD_MEM_REG:
 	case VHOST_USER_REM_MEM_REG:

@@ -10,9 +10,26 @@
 #include <glib.h>
 
 #include "log.h"
+#include "vhost_dev.h"
 #include "vhost_msg.h"
+#include "vm.h"
 
-#define READ_TIMEOUT_MS 1000
+/*
+ * A whole message (header, payload and fds) must arrive within this.
+ * QEMU writes each message with one sendmsg, so it is all there when the
+ * first byte is; meanwhile the loop every VM shares waits, so this is the
+ * most a front-end can cost the others before it is dropped. A second
+ * leaves room for a front-end descheduled on a loaded host.
+ */
+#define MSG_DEADLINE_MS 1000
+
+/*
+ * How long a message waits for room for its reply (reply_room). QEMU
+ * reads each reply before it sends the next request, so the room is
+ * there at once; only a front-end that stopped reading waits, with the
+ * loop every VM shares. Short: there is nothing to wait for.
+ */
+#define REPLY_ROOM_MS 250
 
 enum fd_rule {
 	FDS_NONE,	/* no fd may come with the message */
@@ -213,26 +230,32 @@ int pvo_vhost_msg_nack(VhostUserMsg *m)
 	return 1;
 }
 
-bool pvo_vhost_msg_read(VuDev *dev, int fd, VhostUserMsg *m)
+/*
+ * Waits until fd is ready for events or the deadline (monotonic, us) has
+ * passed; false then. An error or hang-up counts as ready: the read or
+ * write that follows says what it is.
+ */
+static bool wait_until(int fd, short events, gint64 deadline)
 {
-	char control[CMSG_SPACE(VHOST_MEMORY_BASELINE_NREGIONS * sizeof(int))];
-	struct iovec iov = { .iov_base = m, .iov_len = VHOST_USER_HDR_SIZE };
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = control,
-		.msg_controllen = sizeof(control),
-	};
-	struct cmsghdr *cmsg;
-	size_t got = 0;
-	ssize_t rc;
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = events };
+		gint64 left = deadline - g_get_monotonic_time();
+		int rc;
 
-	memset(control, 0, sizeof(control));
-	do {
-		rc = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-	} while (rc < 0 && errno == EINTR);
-	m->fd_num = 0;
-	for (cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg)) {
+		if (left <= 0)
+			return false;
+		rc = poll(&p, 1, (int)MIN((left + 999) / 1000, G_MAXINT));
+		if (rc != 0 && !(rc < 0 && errno == EINTR))
+			return true;
+	}
+}
+
+/* Keeps the fds of one SCM_RIGHTS batch; false if some were cut off. */
+static bool take_fds(struct msghdr *msg, VhostUserMsg *m)
+{
+	struct cmsghdr *cmsg;
+
+	for (cmsg = CMSG_FIRSTHDR(msg); cmsg; cmsg = CMSG_NXTHDR(msg, cmsg)) {
 		size_t i, n;
 
 		if (cmsg->cmsg_level != SOL_SOCKET ||
@@ -250,37 +273,116 @@ bool pvo_vhost_msg_read(VuDev *dev, int fd, VhostUserMsg *m)
 				close(f);
 		}
 	}
-	if (rc == 0)
-		goto fail;	/* the front-end closed the connection */
-	if (rc < 0 || (size_t)rc < VHOST_USER_HDR_SIZE ||
-	    (msg.msg_flags & MSG_CTRUNC) || m->size > sizeof(m->payload)) {
-		pvo_log(NULL, "malformed vhost-user message (%zd header "
-			      "bytes, payload size %u)",
-			rc, rc >= (ssize_t)VHOST_USER_HDR_SIZE ? m->size : 0);
-		goto fail;
-	}
-	while (got < m->size) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+	return !(msg->msg_flags & MSG_CTRUNC);
+}
 
-		if (poll(&p, 1, READ_TIMEOUT_MS) <= 0) {
-			pvo_log(NULL, "vhost-user %s: payload did not arrive "
-				      "within %d ms",
-				vu_request_to_string(m->request),
-				READ_TIMEOUT_MS);
-			goto fail;
+/* One recvmsg of at most len bytes into buf, fds into m. */
+static ssize_t recv_part(int fd, void *buf, size_t len, VhostUserMsg *m,
+			 bool *cut)
+{
+	char control[CMSG_SPACE(VHOST_MEMORY_BASELINE_NREGIONS * sizeof(int))];
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control,
+		.msg_controllen = sizeof(control),
+	};
+	ssize_t rc;
+
+	memset(control, 0, sizeof(control));
+	rc = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (rc >= 0 && !take_fds(&msg, m))
+		*cut = true;
+	return rc;
+}
+
+static const char *session_name(VuDev *dev)
+{
+	return pvo_vm_name(container_of(dev, struct pvo_vhost, vug.parent)->vm);
+}
+
+/*
+ * The message's header, payload and fds, all within MSG_DEADLINE_MS of
+ * the first byte being readable: the loop that waits here serves every
+ * VM, so a front-end that drips bytes loses its session instead of
+ * holding the loop for as long as it likes.
+ */
+static bool read_whole(VuDev *dev, int fd, VhostUserMsg *m)
+{
+	gint64 deadline = g_get_monotonic_time() + MSG_DEADLINE_MS * 1000;
+	size_t got = 0, want = VHOST_USER_HDR_SIZE;
+	bool cut = false;
+	ssize_t rc;
+
+	while (got < want) {
+		if (!wait_until(fd, POLLIN, deadline)) {
+			pvo_log(session_name(dev),
+				"vhost-user %s: %zu of %zu message bytes "
+				"arrived within %d ms (a front-end sends a "
+				"message at once); dropping the connection",
+				got >= VHOST_USER_HDR_SIZE ?
+					vu_request_to_string(m->request) :
+					"message",
+				got, want, MSG_DEADLINE_MS);
+			return false;
 		}
-		rc = read(fd, (char *)&m->payload + got, m->size - got);
-		if (rc < 0 && errno == EINTR)
+		rc = recv_part(fd, (uint8_t *)m + got, want - got, m, &cut);
+		if (rc < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
+		if (rc == 0 && got == 0)
+			return false;	/* the front-end closed the connection */
 		if (rc <= 0) {
-			pvo_log(NULL, "vhost-user %s: truncated payload",
-				vu_request_to_string(m->request));
-			goto fail;
+			pvo_log(session_name(dev),
+				"vhost-user message cut short after %zu "
+				"bytes: %s",
+				got, rc < 0 ? g_strerror(errno) : "end of "
+								 "stream");
+			return false;
 		}
-		got += rc;
+		got += (size_t)rc;
+		if (cut || (got == VHOST_USER_HDR_SIZE &&
+			    m->size > sizeof(m->payload))) {
+			pvo_log(session_name(dev),
+				"malformed vhost-user message (%s, payload "
+				"size %u)",
+				cut ? "too many file descriptors" : "too long",
+				m->size);
+			return false;
+		}
+		if (got == VHOST_USER_HDR_SIZE)
+			want += m->size;
 	}
 	return true;
-fail:
+}
+
+/*
+ * libvhost-user writes its reply with blocking sendmsg calls and retries
+ * them on EAGAIN, so a front-end that stops reading replies would hold
+ * the loop for good. A stream socket that polls writable has most of its
+ * send buffer free (Linux: three quarters), far more than a reply takes,
+ * so a reply that follows never blocks; a socket that is not writable
+ * holds dozens of unread replies, which QEMU, waiting for each one, never
+ * leaves.
+ */
+static bool reply_room(VuDev *dev, int fd, const VhostUserMsg *m)
+{
+	gint64 deadline = g_get_monotonic_time() + REPLY_ROOM_MS * 1000;
+
+	if (wait_until(fd, POLLOUT, deadline))
+		return true;
+	pvo_log(session_name(dev),
+		"vhost-user %s: the front-end has not read its replies, no "
+		"room for another within %d ms; dropping the connection",
+		vu_request_to_string(m->request), REPLY_ROOM_MS);
+	return false;
+}
+
+bool pvo_vhost_msg_read(VuDev *dev, int fd, VhostUserMsg *m)
+{
+	m->fd_num = 0;
+	if (read_whole(dev, fd, m) && reply_room(dev, fd, m))
+		return true;
 	pvo_vhost_msg_close_fds(m);
 	return false;
 }

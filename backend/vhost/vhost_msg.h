@@ -13,7 +13,11 @@
 #include "libvhost-user.h"
 #include "pvo-device.h"
 
-/* read_msg callback for libvhost-user: never blocks long, never asserts. */
+/*
+ * read_msg callback for libvhost-user: the whole message within a
+ * deadline, then room for its reply (libvhost-user writes replies
+ * blocking), or false; never asserts.
+ */
 bool pvo_vhost_msg_read(VuDev *dev, int fd, VhostUserMsg *m);
 
 /* False (with *why, g_free) if the message is malformed for its type. */

@@ -18,8 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,11 +67,13 @@ static void __attribute__((noreturn)) give_up(const char *what, const char *why)
  * be tearing it down and refuse the next one, as QEMU would see on a quick
  * reconnect: retry for a while like QEMU's reconnect does.
  */
-static struct vu_frontend *open_session(uint64_t extra_features, int timeout_ms,
-					char *err, size_t errlen)
+static struct vu_frontend *open_session_at(const char *socket_path,
+					   uint64_t extra_features,
+					   int timeout_ms, char *err,
+					   size_t errlen)
 {
 	struct vu_options opt = {
-	    .socket_path = bp.socket_path,
+	    .socket_path = socket_path,
 	    .ram_size = RAM_SIZE,
 	    .ram_regions = 2,
 	    .queue_size = 128,
@@ -87,6 +93,13 @@ static struct vu_frontend *open_session(uint64_t extra_features, int timeout_ms,
 			break;
 	}
 	return fe;
+}
+
+static struct vu_frontend *open_session(uint64_t extra_features, int timeout_ms,
+					char *err, size_t errlen)
+{
+	return open_session_at(bp.socket_path, extra_features, timeout_ms, err,
+			       errlen);
 }
 
 static struct vu_frontend *must_open(uint64_t extra_features, const char *what)
@@ -1210,6 +1223,46 @@ static void test_kick_not_eventfd(void)
 	check_fds_after("a memfd as a kick fd");
 }
 
+/*
+ * A call fd that is a full pipe: libvhost-user writes a ring's call fd
+ * as an eventfd, at once for a new one and at every notification. The
+ * write must fail (the back-end may drop the session), not block the
+ * loop for every VM.
+ */
+static void test_call_fd_full_pipe(void)
+{
+	struct vu_frontend *fe = must_open(0, "call fd that is a full pipe");
+	uint64_t idx = 0, r;
+	char path[64], fill[4096] = {0};
+	struct vu_msg_hdr h;
+	int p[2], w, ret;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		give_up("pipe", strerror(errno));
+	/* fill it through a description of our own: the one sent stays
+	 * blocking */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[1]);
+	w = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (w < 0)
+		give_up("reopening the pipe", strerror(errno));
+	while (write(w, fill, sizeof(fill)) > 0)
+		;
+	close(w);
+	ret = vu_send_msg(fe, VU_SET_VRING_CALL, need, &idx, sizeof(idx),
+			  &p[1], 1);
+	close(p[1]);
+	if (ret >= 0)
+		ret = vu_recv_msg(fe, &h, &r, sizeof(r), VERDICT_MS);
+	tap_ok(ret == 0 || ret == -ECONNRESET,
+	       "SET_VRING_CALL with a full pipe: %s",
+	       ret == 0 ? "answered" : ret == -ECONNRESET ? "dropped"
+							    : vu_frontend_error(fe));
+	vu_frontend_free(fe);
+	close(p[0]);
+	tap_ok(fresh_session_works(), "  ... and the next session works");
+	check_fds_after("a full pipe as a call fd");
+}
+
 static void test_hostile_frontend(void)
 {
 	char err[512], why[256];
@@ -1224,6 +1277,261 @@ static void test_hostile_frontend(void)
 	tap_ok(fresh_session_works(), "  ... and the next session works");
 	if (!backend_running(&bp))
 		tap_diag("back-end %s", backend_describe(&bp));
+	st = backend_stop(&bp, 5000);
+	tap_ok(st == 0, "that back-end exits with status 0 on SIGTERM (it %s)",
+	       backend_describe(&bp));
+	if (tap_failures())
+		tap_diag("back-end log kept in %s", bp.log_path);
+	backend_cleanup(&bp, tap_failures() != 0);
+}
+
+/*
+ * Front-ends that try to hold the loop every VM shares: one of VM a's
+ * drips a message, floods requests without reading the replies, or keeps
+ * a state pipe open across CHECK_DEVICE_STATE. Each may cost its own
+ * session (or migration) only: VM b's session keeps answering while the
+ * attack is on. Timings are loose: the back-end's deadlines are a second
+ * or less, the verdicts allow ten.
+ */
+#define STALL_CONFIG                                                           \
+	"vtep = 127.0.0.1\nvxlan-port = %d\n[tenant blue]\nvni = 100\n"        \
+	"[vm a]\ntenant = blue\nmac = 52:54:00:00:0a:01\nips = 10.0.0.1\n"     \
+	"[vm b]\ntenant = blue\nmac = 52:54:00:00:0b:01\nips = 10.0.0.2\n"
+#define STALL_VERDICT_MS 10000
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+struct attack {
+	struct vu_frontend *fe;
+	/* returns when the back-end dropped it (0) or it gave up (-1) */
+	int (*run)(struct attack *a);
+	long long start_ms, dropped_ms; /* dropped: -1 if it was not */
+	unsigned int sent;
+	int over; /* atomic: run() returned */
+};
+
+/* SET_MEM_TABLE's header with a full payload announced, then the payload
+ * one byte every 200 ms. */
+static int drip(struct attack *a)
+{
+	struct vu_msg_hdr h = {VU_SET_MEM_TABLE, VU_FLAG_VERSION,
+			       8 + VU_MAX_MEM_REGIONS * 32};
+	uint8_t byte = 0;
+
+	if (vu_send_raw(a->fe, &h, sizeof(h), NULL, 0) < 0)
+		return -1;
+	for (a->sent = 0; a->sent < h.size; a->sent++) {
+		if (!vu_connection_alive(a->fe, 200))
+			return 0;
+		if (vu_send_raw(a->fe, &byte, 1, NULL, 0) < 0)
+			return 0; /* EPIPE: it hung up */
+	}
+	return -1;
+}
+
+/* GET_FEATURES (always answered) as fast as the socket takes them; the
+ * replies are never read. Never blocks: it must give up on its own. */
+static int flood(struct attack *a)
+{
+	struct vu_msg_hdr h = {VU_GET_FEATURES, VU_FLAG_VERSION, 0};
+	struct pollfd p = {.fd = a->fe->sock, .events = POLLOUT | POLLRDHUP};
+	size_t off = 0;
+
+	while (mono_ms() - a->start_ms < 3 * STALL_VERDICT_MS) {
+		ssize_t n = send(a->fe->sock, (uint8_t *)&h + off,
+				 sizeof(h) - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n > 0) {
+			off += (size_t)n;
+			if (off == sizeof(h)) {
+				off = 0;
+				a->sent++;
+			}
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return 0;
+		p.revents = 0;
+		if (poll(&p, 1, 100) > 0 &&
+		    (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			return 0;
+	}
+	return -1;
+}
+
+static void *attack_thread(void *arg)
+{
+	struct attack *a = arg;
+
+	if (a->run(a) == 0)
+		a->dropped_ms = mono_ms() - a->start_ms;
+	__atomic_store_n(&a->over, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Victim's QUERY_DEVICE answers while the attack runs. */
+struct victim_log {
+	unsigned int asked, answered;
+	long long slowest_ms;
+};
+
+static void ask_victim(struct vu_frontend *victim, struct victim_log *v)
+{
+	struct pvo_resp_query_device d;
+	long long t = mono_ms();
+	int st = pvo_query_device(victim, &d);
+
+	v->asked++;
+	if (st == PVO_STATUS_OK)
+		v->answered++;
+	else
+		tap_diag("VM b's QUERY_DEVICE: %s %s", pvo_status_name(st),
+			 st < 0 ? vu_frontend_error(victim) : "");
+	if (mono_ms() - t > v->slowest_ms)
+		v->slowest_ms = mono_ms() - t;
+}
+
+static void run_attack(struct attack *a, struct vu_frontend *victim,
+		       struct victim_log *v)
+{
+	pthread_t th;
+
+	memset(v, 0, sizeof(*v));
+	a->dropped_ms = -1;
+	a->start_ms = mono_ms();
+	if (pthread_create(&th, NULL, attack_thread, a))
+		give_up("attack", "pthread_create failed");
+	do {
+		ask_victim(victim, v);
+		sleep_ms(100);
+	} while (!__atomic_load_n(&a->over, __ATOMIC_ACQUIRE) &&
+		 v->answered == v->asked);
+	pthread_join(th, NULL);
+}
+
+static struct vu_frontend *open_vm(const char *vm, const char *what)
+{
+	char err[512];
+	struct vu_frontend *fe = open_session_at(backend_vm_socket(&bp, vm), 0,
+						 0, err, sizeof(err));
+
+	if (!fe)
+		give_up(what, err);
+	return fe;
+}
+
+static void judge_attack(const char *name, struct attack *a,
+			 const struct victim_log *v, const char *log_line)
+{
+	tap_ok(a->dropped_ms >= 0 && a->dropped_ms < STALL_VERDICT_MS,
+	       "%s: VM a's front-end is dropped (after %lld ms, %u sent)",
+	       name, a->dropped_ms, a->sent);
+	tap_ok(v->asked > 0 && v->answered == v->asked,
+	       "  ... VM b answered meanwhile (%u of %u, slowest %lld ms)",
+	       v->answered, v->asked, v->slowest_ms);
+	tap_ok(backend_log_has(&bp, log_line, 2000),
+	       "  ... the log says why (\"%s\")", log_line);
+}
+
+static void test_dripping_message(struct vu_frontend *victim)
+{
+	struct attack a = {.run = drip};
+	struct victim_log v;
+
+	a.fe = open_vm("a", "VM a's session");
+	run_attack(&a, victim, &v);
+	judge_attack("a message dripping one byte every 200 ms", &a, &v,
+		     "message bytes arrived within");
+	vu_frontend_free(a.fe);
+}
+
+static void test_unread_replies(struct vu_frontend *victim)
+{
+	struct attack a = {.run = flood};
+	struct victim_log v;
+
+	a.fe = open_vm("a", "VM a's session");
+	run_attack(&a, victim, &v);
+	judge_attack("requests flooded while no reply is read", &a, &v,
+		     "has not read its replies");
+	vu_frontend_free(a.fe);
+}
+
+/*
+ * SET_DEVICE_STATE_FD (load) with a pipe whose write end the front-end
+ * keeps, then CHECK_DEVICE_STATE: it fails within the deadline; VM a's
+ * session and VM b's run on.
+ */
+static void test_open_state_pipe(struct vu_frontend *victim)
+{
+	struct vu_frontend *fe = open_vm("a", "VM a's session");
+	struct pvo_resp_query_device d;
+	uint32_t params[2] = {1 /* load */, 0 /* stopped */}, size = 0;
+	struct victim_log v = {0};
+	uint64_t r = 0;
+	struct vu_msg_hdr h;
+	long long t;
+	int p[2], ret;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		give_up("pipe", strerror(errno));
+	ret = vu_request(fe, VU_SET_DEVICE_STATE_FD, params, sizeof(params),
+			 &p[0], 1, false, &r, sizeof(r), &size);
+	close(p[0]);
+	if (ret < 0 || size != sizeof(r) || (r & 0xff))
+		give_up("SET_DEVICE_STATE_FD", vu_frontend_error(fe));
+	t = mono_ms();
+	ret = vu_send_msg(fe, VU_CHECK_DEVICE_STATE, VU_FLAG_VERSION, NULL, 0,
+			  NULL, 0);
+	if (ret < 0)
+		give_up("CHECK_DEVICE_STATE", vu_frontend_error(fe));
+	ask_victim(victim, &v);
+	r = 0;
+	ret = vu_recv_msg(fe, &h, &r, sizeof(r), STALL_VERDICT_MS);
+	t = mono_ms() - t;
+	tap_ok(ret == 0 && h.request == VU_CHECK_DEVICE_STATE &&
+		   h.size == sizeof(r) && r != 0,
+	       "CHECK_DEVICE_STATE with the state pipe held open: fails "
+	       "(%s, after %lld ms)",
+	       ret < 0 ? vu_frontend_error(fe) : r ? "failure" : "success",
+	       t);
+	ask_victim(victim, &v);
+	tap_ok(v.answered == v.asked,
+	       "  ... VM b answered meanwhile (%u of %u, slowest %lld ms)",
+	       v.answered, v.asked, v.slowest_ms);
+	tap_ok(vu_connection_alive(fe, 200) &&
+		   pvo_query_device(fe, &d) == PVO_STATUS_OK,
+	       "  ... VM a's session runs on");
+	tap_ok(backend_log_has(&bp, "did not end within", 2000),
+	       "  ... the log says why");
+	close(p[1]);
+	vu_frontend_free(fe);
+}
+
+static void test_stalling_frontends(void)
+{
+	static const char *const vms[] = {"a", "b", NULL};
+	struct vu_frontend *victim;
+	char config[512], err[512];
+	int st;
+
+	snprintf(config, sizeof(config), STALL_CONFIG,
+		 20000 + getpid() % 20000);
+	if (backend_start_config(&bp, config, vms, NULL, 10000, err,
+				 sizeof(err)) < 0)
+		give_up("starting a back-end with two VMs", err);
+	victim = open_vm("b", "VM b's session");
+	test_dripping_message(victim);
+	test_unread_replies(victim);
+	test_open_state_pipe(victim);
+	vu_frontend_free(victim);
+	tap_ok(backend_running(&bp), "the back-end serving both lives on");
 	st = backend_stop(&bp, 5000);
 	tap_ok(st == 0, "that back-end exits with status 0 on SIGTERM (it %s)",
 	       backend_describe(&bp));
@@ -1257,6 +1565,7 @@ int main(void)
 	test_bad_messages();
 	test_set_config_ignored();
 	test_kick_not_eventfd();
+	test_call_fd_full_pipe();
 
 	fds = settled_fd_count(base_fds);
 	if (fds != base_fds)
@@ -1264,7 +1573,7 @@ int main(void)
 	tap_ok(fds <= base_fds,
 	       "no fd leaked over %zu bad sessions (%d open, %d before)",
 	       sizeof(chain_cases) / sizeof(chain_cases[0]) +
-		   sizeof(msg_cases) / sizeof(msg_cases[0]) + 1,
+		   sizeof(msg_cases) / sizeof(msg_cases[0]) + 2,
 	       fds, base_fds);
 	st = backend_stop(&bp, 5000);
 	if (!tap_ok(st == 0, "back-end exits with status 0 on SIGTERM (it %s)",
@@ -1277,6 +1586,7 @@ int main(void)
 	backend_cleanup(&bp, keep);
 
 	test_hostile_frontend();
+	test_stalling_frontends();
 	tap_done_testing();
 	return tap_exit_status();
 }
