@@ -2,8 +2,9 @@
 /*
  * Transports carry a requester's messages to the responder QP and the
  * responder's answer back. The engine hands a transport one request
- * (struct pvo_pkt: a whole message or, for a packetising transport, one
- * segment of it) and gets the answer through pvo_comp_reply().
+ * (struct pvo_pkt: a whole message, which a packetising transport cuts
+ * into the packets the engine names) and gets the answer through
+ * pvo_comp_reply().
  *
  *   local    both QPs on this back-end, same tenant: the responder runs
  *            right away and copies straight between the two guests
@@ -76,6 +77,13 @@ struct pvo_pkt {
 	/* payload of this segment (SEND, WRITE); NULL when empty */
 	struct pvo_dma *payload;
 	uint64_t payload_len;
+	/* for a packetising transport: the packets of the message that go
+	 * now, [pkt_from, pkt_to) at the path MTU (READ: the responses
+	 * asked for), and how many of them are retransmissions; it sets
+	 * pkt_sent when it sent them */
+	uint32_t pkt_from, pkt_to;
+	uint32_t pkt_resent;
+	bool pkt_sent;
 };
 
 enum pvo_reply_code {
@@ -117,14 +125,9 @@ struct pvo_transport_ops {
 	 * sender's tenant this transport reaches (every transport is asked). */
 	void (*send_mcast)(struct pvo_qp *qp, struct pvo_pkt *pkt);
 	/* Whether the WQEs behind qp's active one may be sent before it
-	 * completes (RC SEND / WRITE): this transport carries qp's messages,
-	 * answers later, and has the active WQE out whole. */
+	 * completes (RC SEND / WRITE, once the active one is out whole):
+	 * this transport carries qp's messages and answers later. */
 	bool (*can_send_ahead)(struct pvo_qp *qp);
-	/* The requester's active WQE is a new message; on_wire: it was sent
-	 * ahead already, whole. */
-	void (*new_message)(struct pvo_qp *qp, bool on_wire);
-	/* n packets of qp go out again (counters). */
-	void (*count_retransmits)(struct pvo_qp *qp, uint64_t n);
 	/* The requester's run ended: hand over what it queued. */
 	void (*flush)(void);
 	/* qp went back to RESET: its wire state starts over. */
@@ -143,8 +146,6 @@ extern const struct pvo_transport_ops pvo_transport_overlay;
 void pvo_transport_send(struct pvo_qp *qp, struct pvo_pkt *pkt);
 /* The hooks of struct pvo_transport_ops, asked of every transport. */
 bool pvo_transport_can_send_ahead(struct pvo_qp *qp);
-void pvo_transport_new_message(struct pvo_qp *qp, bool on_wire);
-void pvo_transport_count_retransmits(struct pvo_qp *qp, uint64_t n);
 void pvo_transport_flush(void);
 void pvo_transport_reset_qp(struct pvo_qp *qp);
 void pvo_transport_forget_qp(struct pvo_qp *qp);

@@ -2,9 +2,10 @@
 /*
  * Requester: takes send WQEs off the SQ in order, checks them against the
  * QP and the local MRs (local errors complete right here), and sends each
- * as one message through the transport. At most one WQE is active at a
- * time: the local transport answers synchronously, so only RNR back-off
- * and ACK timeouts leave a WQE waiting (for its timer).
+ * as one message through the transport. One WQE is active, the oldest not
+ * completed: the local transport answers it synchronously; over the wire,
+ * RC SENDs and WRITEs behind it go ahead within a window of packets, and
+ * the requester says which packets of the active one go each time (cut).
  */
 #include <endian.h>
 #include <string.h>
@@ -226,12 +227,16 @@ static enum pvo_wc_status local_op(struct pvo_qp *qp,
 	}
 }
 
-/* The active WQE starts as a message; on_wire: it was sent ahead. */
+/* The active WQE starts as a message; on_wire: it was sent ahead, whole. */
 static void new_message(struct pvo_qp *qp, bool on_wire)
 {
+	struct pvo_req_pos *p = &qp->req.pos;
+
 	qp->req.rnr_left = qp->attr.rnr_retry;
 	qp->req.retry_left = qp->attr.retry_cnt;
-	pvo_transport_new_message(qp, on_wire);
+	memset(p, 0, sizeof(*p));
+	p->sent = on_wire;
+	p->next_pkt = on_wire ? qp->req.wqe.npkts : 0;
 }
 
 static enum fetch_result fetch(struct pvo_qp *qp)
@@ -270,7 +275,8 @@ static bool pipelined(uint8_t opcode)
 	       opcode == PVO_WR_RDMA_WRITE_WITH_IMM;
 }
 
-static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead);
+static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
+		     uint32_t again);
 
 /*
  * Overlay RC: sends the next WQE before the active one completed, while
@@ -285,8 +291,11 @@ static bool send_ahead(struct pvo_qp *qp)
 	uint32_t pkts = qp->req.wqe.npkts;
 	unsigned int i;
 
+	/* the active WQE must be out whole */
 	if (qp->type != PVO_QPT_RC || qp->req.wait == PVO_WAIT_RNR ||
-	    !pipelined(qp->req.wqe.opcode) || !pvo_transport_can_send_ahead(qp))
+	    !pipelined(qp->req.wqe.opcode) || !qp->req.pos.sent ||
+	    qp->req.pos.next_pkt < qp->req.wqe.npkts ||
+	    !pvo_transport_can_send_ahead(qp))
 		return false;
 	for (i = 0; i < qp->req.ahead_sent; i++)
 		pkts += pvo_req_ahead(qp, i)->npkts;
@@ -295,8 +304,7 @@ static bool send_ahead(struct pvo_qp *qp)
 	if (qp->req.ahead_sent < qp->req.nahead) {
 		/* after a go-back-N: again, in order, as the window allows */
 		w = pvo_req_ahead(qp, qp->req.ahead_sent++);
-		pvo_transport_count_retransmits(qp, w->npkts);
-		send_wqe(qp, w, true);
+		send_wqe(qp, w, true, w->npkts);
 		return true;
 	}
 	if (qp->req.nahead >= PVO_REQ_AHEAD)
@@ -313,7 +321,7 @@ static bool send_ahead(struct pvo_qp *qp)
 	w->psn = pvo_psn_add(last->psn, last->npkts);
 	qp->req.nahead++;
 	qp->req.ahead_sent++;
-	send_wqe(qp, w, true);
+	send_wqe(qp, w, true, 0);
 	return true;
 }
 
@@ -374,10 +382,86 @@ void pvo_req_resend(struct pvo_qp *qp)
 
 void pvo_req_send(struct pvo_qp *qp)
 {
-	send_wqe(qp, &qp->req.wqe, false);
+	send_wqe(qp, &qp->req.wqe, false, 0);
 }
 
-static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead)
+/*
+ * Which packets of the active WQE go now, for a transport that cuts it at
+ * the path MTU (the local transport sends it whole): from where the
+ * responder stands (go-back-N) or, when the window moved, from where the
+ * last send ended, at most a window beyond the last ACK. Counts the
+ * packets that go again.
+ */
+static void cut(struct pvo_qp *qp, struct pvo_pkt *pkt)
+{
+	struct pvo_req_pos *p = &qp->req.pos;
+	uint32_t mtu = pvo_qp_mtu_bytes(qp), n, start, end;
+
+	switch (pkt->op) {
+	case PVO_OP_READ:
+		/* from the first response packet not yet placed, at most a
+		 * window of it: a long READ is asked for in pieces, each a
+		 * READ request of its own with the PSNs of its responses.
+		 * Asking again within a piece goes to the piece's end, not
+		 * past it: a duplicate READ that reaches beyond the PSNs its
+		 * first request used is dropped (see duplicate() in the
+		 * overlay's receiver.c; rxe drops it too). */
+		n = pvo_packets(pkt->dma_len, mtu);
+		start = p->read_next;
+		pkt->pkt_from = start;
+		pkt->pkt_to = start < p->read_end
+				  ? p->read_end
+				  : MIN(n, start + pvo_req_window(qp));
+		/* a request goes whole: any but the first is a
+		 * retransmission (so is every later piece's) */
+		pkt->pkt_resent += p->sent;
+		break;
+	case PVO_OP_CMP_SWAP:
+	case PVO_OP_FETCH_ADD:
+		pkt->pkt_from = 0;
+		pkt->pkt_to = 1;
+		pkt->pkt_resent += p->sent;
+		break;
+	default: /* SEND, WRITE */
+		n = pvo_packets(pkt->payload_len, mtu);
+		if (qp->type != PVO_QPT_RC) {
+			pkt->pkt_from = 0;
+			pkt->pkt_to = n;
+			pkt->pkt_resent += p->sent ? n : 0;
+			break;
+		}
+		start = MAX(p->more ? p->next_pkt : p->resend_pkt, p->acked);
+		end = MIN(n, p->acked + pvo_req_window(qp));
+		if (end <= start)
+			end = p->more ? start : MIN(n, start + 1);
+		pkt->pkt_from = start;
+		pkt->pkt_to = end;
+		pkt->pkt_resent +=
+		    start < p->next_pkt ? MIN(end, p->next_pkt) - start : 0;
+		break;
+	}
+}
+
+/* A transport sent what cut() named: the active WQE stands there now. */
+static void cut_sent(struct pvo_qp *qp, const struct pvo_pkt *pkt)
+{
+	struct pvo_req_pos *p = &qp->req.pos;
+
+	if (pkt->op == PVO_OP_READ) {
+		p->read_end = pkt->pkt_to;
+	} else if (qp->type == PVO_QPT_RC &&
+		   (pkt->op == PVO_OP_SEND || pkt->op == PVO_OP_WRITE)) {
+		p->next_pkt = pkt->pkt_to;
+		p->more = false;
+	}
+	p->sent = true;
+	p->resend_pkt = 0;
+}
+
+/* Sends w (ahead: a WQE behind the active one, whole); again: packets
+ * of it that go again besides what cut() counts. */
+static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
+		     uint32_t again)
 {
 	struct pvo_vm *vm = qp->vm;
 	const struct pvo_gid_entry *sgid = &vm->gids.e[w->path.sgid_index];
@@ -448,7 +532,16 @@ static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead)
 		pkt.payload = &w->dma;
 		pkt.payload_len = w->length;
 	}
+	pkt.pkt_resent = again;
+	if (ahead) { /* whole */
+		pkt.pkt_to = pvo_packets(pkt.payload_len, pvo_qp_mtu_bytes(qp));
+		pvo_transport_send(qp, &pkt);
+		return;
+	}
+	cut(qp, &pkt);
 	pvo_transport_send(qp, &pkt);
+	if (pkt.pkt_sent)
+		cut_sent(qp, &pkt);
 }
 
 /*
@@ -488,8 +581,7 @@ void pvo_req_run(struct pvo_qp *qp)
 			break;
 		if (qp->req.active && qp->req.resend_active) {
 			qp->req.resend_active = false;
-			pvo_transport_count_retransmits(qp, qp->req.wqe.npkts);
-			pvo_req_send(qp);
+			send_wqe(qp, &qp->req.wqe, false, qp->req.wqe.npkts);
 			wqes++;
 			continue;
 		}

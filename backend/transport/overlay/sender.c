@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Overlay sender (the requester's side on the wire): sends the active WQE
- * as packets at the path MTU with consecutive PSNs, and takes what the
- * responder answers: ACKs (also coalesced ones, as progress), RNR and
- * other NAKs, READ responses (placed straight into the WQE's buffers, in
- * PSN order) and atomic ACKs.
+ * Overlay sender (the requester's side on the wire): sends the packets of
+ * a message the engine names (struct pvo_pkt's pkt_from .. pkt_to) at the
+ * path MTU with consecutive PSNs, and takes what the responder answers:
+ * ACKs (also coalesced ones, as progress), RNR and other NAKs, READ
+ * responses (placed straight into the WQE's buffers, in PSN order) and
+ * atomic ACKs.
  *
  * One WQE is active per QP (req.c). A retransmission (ACK timeout, RNR,
  * PSN sequence NAK, a gap in READ responses) resends from the first packet
@@ -64,7 +65,7 @@ void pvo_ov_sender_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 	struct pvo_route rt = *rt0;
 	struct pvo_roce_hdr h = { 0 };
 	uint8_t cls = class_of(qp);
-	uint32_t i, n, end, start = 0, resent = 0;
+	uint32_t i, n, start = pkt->pkt_from, end = pkt->pkt_to;
 	bool rc = qp->type == PVO_QPT_RC;
 
 	rt.in.sport = pvo_overlay_sport(qp);
@@ -75,27 +76,15 @@ void pvo_ov_sender_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 
 	switch (pkt->op) {
 	case PVO_OP_READ:
-		/* from the first response packet not yet placed, at most a
-		 * window of it: a long READ is asked for in pieces, each a
-		 * READ request of its own with the PSNs of its responses.
-		 * Asking again within a piece goes to the piece's end, not
-		 * past it: a duplicate READ that reaches beyond the PSNs its
-		 * first request used is dropped (see duplicate() in
-		 * receiver.c; rxe drops it too). */
-		start = qp->net.read_next;
-		n = pvo_packets(pkt->dma_len, mtu);
-		if (start >= qp->net.read_end)
-			qp->net.read_end = MIN(n, start + pvo_req_window(qp));
+		/* one request for the responses [start, end) */
 		h.opcode = PVO_OPC_READ_REQUEST;
 		h.psn = pvo_psn_add(pkt->psn, start);
 		h.va = pkt->va + (uint64_t)start * mtu;
 		h.rkey = pkt->rkey;
-		h.dma_len = MIN(pkt->dma_len, (uint64_t)qp->net.read_end * mtu) -
+		h.dma_len = MIN(pkt->dma_len, (uint64_t)end * mtu) -
 			    MIN(pkt->dma_len, (uint64_t)start * mtu);
 		h.ackreq = true;
 		emit(qp, &rt, &h, NULL, 0, 0);
-		n = 1;
-		start = 0;
 		break;
 	case PVO_OP_CMP_SWAP:
 	case PVO_OP_FETCH_ADD:
@@ -109,23 +98,9 @@ void pvo_ov_sender_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		h.compare = pkt->op == PVO_OP_CMP_SWAP ? pkt->compare_add : 0;
 		h.ackreq = true;
 		emit(qp, &rt, &h, NULL, 0, 0);
-		n = 1;
 		break;
 	default: /* SEND, WRITE */
-		n = end = pvo_packets(pkt->payload_len, mtu);
-		if (rc && !pkt->ahead) {
-			/* continue, or go back to what the responder has;
-			 * at most a window beyond its last ACK */
-			start = MAX(qp->net.more ? qp->net.next_pkt
-						 : qp->net.resend_pkt,
-				    qp->net.acked);
-			end = MIN(n, qp->net.acked + pvo_req_window(qp));
-			if (end <= start)
-				end = qp->net.more ? start : MIN(n, start + 1);
-			resent = start < qp->net.next_pkt
-					 ? MIN(end, qp->net.next_pkt) - start
-					 : 0;
-		}
+		n = pvo_packets(pkt->payload_len, mtu);
 		for (i = start; i < end; i++) {
 			bool first = i == 0, last = i == n - 1;
 			uint64_t off = (uint64_t)i * mtu;
@@ -165,23 +140,10 @@ void pvo_ov_sender_send(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 				break;
 			}
 		}
-		if (rc && !pkt->ahead) {
-			qp->net.next_pkt = end;
-			qp->net.more = false;
-			pvo_overlay_count_retransmits(qp, resent);
-		}
 		break;
 	}
-	/* the other kinds go out whole: every resend is a retransmission
-	 * (RC SEND / WRITE counted above, by packet) */
-	if (!pkt->ahead && qp->net.sent &&
-	    !(rc && (pkt->op == PVO_OP_SEND || pkt->op == PVO_OP_WRITE))) {
-		pvo_overlay_count_retransmits(qp, n - start);
-	}
-	if (!pkt->ahead) {
-		qp->net.sent = true;
-		qp->net.resend_pkt = 0;
-	}
+	if (pkt->pkt_resent)
+		pvo_overlay_count_retransmits(qp, pkt->pkt_resent);
 }
 /* The responder made progress: the ACK timeout starts again. */
 static void progress(struct pvo_qp *qp)
@@ -208,8 +170,8 @@ static void read_response(struct pvo_qp *qp, const struct pvo_roce_hdr *h,
 	struct pvo_swqe *w = &qp->req.wqe;
 	unsigned int f = pvo_roce_flags(h->opcode);
 	int32_t d = pvo_psn_diff(h->psn, pvo_psn_add(first_psn,
-						      qp->net.read_next));
-	uint64_t off = (uint64_t)qp->net.read_next * mtu;
+						      qp->req.pos.read_next));
+	uint64_t off = (uint64_t)qp->req.pos.read_next * mtu;
 	struct pvo_reply r = { .code = PVO_REPLY_ACK };
 	struct pvo_dma src;
 
@@ -217,8 +179,8 @@ static void read_response(struct pvo_qp *qp, const struct pvo_roce_hdr *h,
 		return; /* duplicate */
 	if (d > 0) {
 		/* a response was lost or is late: ask once per gap */
-		if (qp->net.read_asked != qp->net.read_next + 1) {
-			qp->net.read_asked = qp->net.read_next + 1;
+		if (qp->req.pos.read_asked != qp->req.pos.read_next + 1) {
+			qp->req.pos.read_asked = qp->req.pos.read_next + 1;
 			pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_BAD_PSN);
 			pvo_req_window_adjust(qp, true, 0);
 			resend_now(qp);
@@ -233,7 +195,7 @@ static void read_response(struct pvo_qp *qp, const struct pvo_roce_hdr *h,
 	 */
 	if (off + h->payload_len > w->length ||
 	    (h->payload_len != mtu && off + h->payload_len != w->length) ||
-	    ((f & PVO_RH_LAST) && qp->net.read_next + 1 == w->npkts &&
+	    ((f & PVO_RH_LAST) && qp->req.pos.read_next + 1 == w->npkts &&
 	     off + h->payload_len != w->length)) {
 		pvo_comp_complete(qp, PVO_WC_BAD_RESP_ERR);
 		return;
@@ -248,13 +210,13 @@ static void read_response(struct pvo_qp *qp, const struct pvo_roce_hdr *h,
 			return;
 		}
 	}
-	qp->net.read_next++;
-	if (qp->net.read_next == w->npkts) {
+	qp->req.pos.read_next++;
+	if (qp->req.pos.read_next == w->npkts) {
 		r.data_placed = true;
 		pvo_comp_reply(qp, &r);
-	} else if (qp->net.read_next == qp->net.read_end) {
+	} else if (qp->req.pos.read_next == qp->req.pos.read_end) {
 		/* the next piece */
-		pvo_req_window_adjust(qp, false, qp->net.read_end);
+		pvo_req_window_adjust(qp, false, qp->req.pos.read_end);
 		pvo_req_send(qp);
 	} else {
 		progress(qp);
@@ -331,18 +293,18 @@ static void aeth(struct pvo_qp *qp, const struct pvo_roce_hdr *h)
 	}
 	switch (PVO_AETH_KIND(syn)) {
 	case PVO_AETH_ACK:
-		if ((uint32_t)diff + 1 > qp->net.acked) {
-			qp->net.acked = diff + 1;
+		if ((uint32_t)diff + 1 > qp->req.pos.acked) {
+			qp->req.pos.acked = diff + 1;
 			progress(qp);
 		}
 		/* the window moved: the rest of a long message */
-		if (qp->net.next_pkt < qp->req.wqe.npkts) {
-			qp->net.more = true;
+		if (qp->req.pos.next_pkt < qp->req.wqe.npkts) {
+			qp->req.pos.more = true;
 			pvo_req_send(qp);
 		}
 		return;
 	case PVO_AETH_RNR_NAK:
-		qp->net.resend_pkt = diff;
+		qp->req.pos.resend_pkt = diff;
 		r.code = PVO_REPLY_RNR;
 		r.rnr_timer = syn & 0x1f;
 		pvo_comp_reply(qp, &r);
@@ -353,7 +315,7 @@ static void aeth(struct pvo_qp *qp, const struct pvo_roce_hdr *h)
 			/* an RNR back-off is not cut short */
 			if (qp->req.wait == PVO_WAIT_RNR)
 				return;
-			qp->net.resend_pkt = diff;
+			qp->req.pos.resend_pkt = diff;
 			pvo_req_window_adjust(qp, true, 0);
 			resend_now(qp);
 			return;
