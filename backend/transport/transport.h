@@ -13,6 +13,16 @@
  *
  * pvo_transport_send() picks one per message: local when the destination
  * GID is installed in a VM of the sender's tenant on this back-end.
+ *
+ * The engine and the transports call each other through this header
+ * only, and in one cycle: the engine's requester calls
+ * pvo_transport_send(); a transport hands what it receives to the
+ * engine's responder (pvo_resp_receive) and what comes back to the
+ * engine's completer (pvo_comp_reply), which may call the requester and
+ * so pvo_transport_send() again. The local transport goes round it on
+ * one stack; the overlay's answers start from the socket. Every
+ * decision about progress, resends, the window, RNR back-off, timeouts
+ * and completions is the completer's; a transport decodes and carries.
  */
 #ifndef PVO_TRANSPORT_H
 #define PVO_TRANSPORT_H
@@ -87,14 +97,39 @@ struct pvo_pkt {
 };
 
 enum pvo_reply_code {
-	PVO_REPLY_NONE, /* nothing came back (dropped, unreachable) */
+	PVO_REPLY_NONE, /* nothing came back (dropped, unreachable); of a
+			 * packet: nothing to act on besides its PSN */
 	PVO_REPLY_ACK,
 	PVO_REPLY_RNR,	      /* RNR NAK with rnr_timer */
 	PVO_REPLY_INV_REQ,    /* NAK: invalid request */
 	PVO_REPLY_REM_ACCESS, /* NAK: remote access error */
 	PVO_REPLY_REM_OP,     /* NAK: remote operational error */
+	PVO_REPLY_PSN_SEQ,    /* NAK: PSN sequence error at psn */
 };
 
+/* Signed distance a - b on the 24-bit PSN circle. */
+static inline int32_t pvo_psn_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
+/* What an answer is about. */
+enum pvo_reply_kind {
+	/* the active message as a whole (the local transport; a message
+	 * sent that is answered later or never) */
+	PVO_ANS_MESSAGE,
+	/* one packet from the wire, about the packet with PSN psn: */
+	PVO_ANS_AETH,	    /* ACK / NAK (the PSNs before psn are done) */
+	PVO_ANS_READ_RESP,  /* a READ response packet with payload */
+	PVO_ANS_ATOMIC_ACK, /* with atomic_orig */
+};
+
+/*
+ * The responder's answer, as the completer takes it. A transport that
+ * carries whole messages fills code and the data; one that decodes
+ * packets also says which packet it answers (psn) and, for a READ
+ * response, where its payload is.
+ */
 struct pvo_reply {
 	enum pvo_reply_code code;
 	uint8_t rnr_timer;
@@ -103,11 +138,20 @@ struct pvo_reply {
 	 * valid until pvo_comp_reply returns). A pointer: a reply is made
 	 * for every message and must stay cheap to initialise. */
 	struct pvo_dma *data;
-	bool data_placed; /* overlay: already in the requester's buffers */
 	/* local transport: the responder QP must go to error once the
 	 * requester has seen this reply (its async event, 0 = none) */
 	bool responder_error;
 	uint32_t responder_event;
+	enum pvo_reply_kind kind;
+	uint32_t psn;
+	uint32_t msn; /* AETH: messages the responder completed */
+	/* AETH: the PSN after the last one the requester may be answered
+	 * for (pvo_req_sent_end(), or further after a migration: what the
+	 * source had sent) */
+	uint32_t sent_end;
+	bool last; /* READ response: LAST or ONLY */
+	const uint8_t *payload;
+	uint32_t payload_len;
 };
 
 /*
@@ -186,6 +230,16 @@ void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
  * the data, changing no responder state. */
 void pvo_resp_read(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		   struct pvo_reply *reply);
-void pvo_comp_reply(struct pvo_qp *qp, struct pvo_reply *reply);
+/*
+ * The completer takes an answer: it completes, resends, backs off or
+ * waits as the answer says (comp.c), and for a packet's answer lets the
+ * requester send what that allows. False if the answer is out of
+ * sequence in a way a transport counts as a drop: late (no WQE is
+ * active), for a WQE of another kind, the first packet after a gap.
+ */
+bool pvo_comp_reply(struct pvo_qp *qp, struct pvo_reply *reply);
+/* The PSN after the last packet qp's requester has sent (the active WQE
+ * and those behind it), or its next PSN when no WQE is active. */
+uint32_t pvo_req_sent_end(struct pvo_qp *qp);
 
 #endif

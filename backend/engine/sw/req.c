@@ -6,6 +6,7 @@
  * completed: the local transport answers it synchronously; over the wire,
  * RC SENDs and WRITEs behind it go ahead within a window of packets, and
  * the requester says which packets of the active one go each time (cut).
+ * What the answers mean is the completer's (comp.c).
  */
 #include <endian.h>
 #include <string.h>
@@ -383,6 +384,17 @@ void pvo_req_resend(struct pvo_qp *qp)
 void pvo_req_send(struct pvo_qp *qp)
 {
 	send_wqe(qp, &qp->req.wqe, false, 0);
+}
+
+uint32_t pvo_req_sent_end(struct pvo_qp *qp)
+{
+	const struct pvo_swqe *last;
+
+	if (!qp->req.active)
+		return qp->attr.sq_psn;
+	last = qp->req.nahead ? pvo_req_ahead(qp, qp->req.nahead - 1)
+			      : &qp->req.wqe;
+	return pvo_psn_add(last->psn, last->npkts);
 }
 
 /*
