@@ -19,6 +19,7 @@
 #include "grh.h"
 #include "mr.h"
 #include "qp.h"
+#include "sw_trace.h"
 #include "tap.h"
 #include "transport.h"
 
@@ -891,6 +892,26 @@ static void test_wire_answers(void)
 	destroy_qp(&a);
 }
 
+/* Every state of the requester and the completer has a name of its own. */
+static void test_state_names(void)
+{
+	bool ok = true;
+	unsigned int i, k;
+
+	for (i = 0; i < PVO_REQST_NSTATES; i++)
+		for (k = 0; k < i; k++)
+			ok = ok && strcmp(pvo_req_state_name(i), "?") &&
+			     strcmp(pvo_req_state_name(i),
+				    pvo_req_state_name(k));
+	for (i = 0; i < PVO_COMPST_NSTATES; i++)
+		for (k = 0; k < i; k++)
+			ok = ok && strcmp(pvo_comp_state_name(i), "?") &&
+			     strcmp(pvo_comp_state_name(i),
+				    pvo_comp_state_name(k));
+	tap_ok(ok && !strcmp(pvo_comp_state_name(PVO_COMPST_NSTATES), "?"),
+	       "requester and completer states have distinct names");
+}
+
 static void test_tenants(void)
 {
 	struct tqp c, b, a;
@@ -1570,7 +1591,7 @@ int main(void)
 		printf("Bail out! %s\n", err);
 		return 1;
 	}
-	tap_plan(124);
+	tap_plan(125);
 	node_init(&A, &cfg->vms[0], "10.0.0.1");
 	node_init(&B, &cfg->vms[1], "10.0.0.2");
 	node_init(&C, &cfg->vms[2], "10.0.0.2");
@@ -1579,6 +1600,7 @@ int main(void)
 	test_rc_data();
 	test_rc_errors();
 	test_wire_answers();
+	test_state_names();
 	test_tenants();
 	test_ud();
 	test_srq();

@@ -6,7 +6,8 @@
  * completed: the local transport answers it synchronously; over the wire,
  * RC SENDs and WRITEs behind it go ahead within a window of packets, and
  * the requester says which packets of the active one go each time (cut).
- * What the answers mean is the completer's (comp.c).
+ * What the answers mean is the completer's (comp.c). A run is a state
+ * machine (enum pvo_req_state in sw_trace.h).
  */
 #include <endian.h>
 #include <string.h>
@@ -17,13 +18,27 @@
 #include "guest_mem.h"
 #include "mr.h"
 #include "mw.h"
-#include "transport.h"
 #include "profile.h"
 #include "qp.h"
+#include "sw_trace.h"
 #include "transport.h"
 #include "vm.h"
 
 #define MAX_MSG_LEN (1ull << 31) /* port max_msg_sz */
+
+static const char *const state_names[PVO_REQST_NSTATES] = {
+	[PVO_REQST_NEXT] = "NEXT",   [PVO_REQST_RESEND] = "RESEND",
+	[PVO_REQST_AHEAD] = "AHEAD", [PVO_REQST_FETCH] = "FETCH",
+	[PVO_REQST_SEND] = "SEND",   [PVO_REQST_FLUSH] = "FLUSH",
+	[PVO_REQST_YIELD] = "YIELD", [PVO_REQST_DONE] = "DONE",
+};
+
+const char *pvo_req_state_name(enum pvo_req_state s)
+{
+	if ((unsigned int)s >= PVO_REQST_NSTATES || !state_names[s])
+		return "?";
+	return state_names[s];
+}
 
 static bool opcode_valid(const struct pvo_qp *qp, uint8_t op)
 {
@@ -569,56 +584,89 @@ void pvo_req_resume(void *opaque)
 	pvo_req_run(opaque);
 }
 
+/* What one run has done so far. */
+struct run {
+	unsigned int wqes;
+	uint64_t bytes;
+};
+
+static enum pvo_req_state next_step(struct pvo_qp *qp, const struct run *run)
+{
+	if (run->wqes >= RUN_MAX_WQES || run->bytes >= RUN_MAX_BYTES)
+		return PVO_REQST_YIELD;
+	if (qp->state == PVO_QPS_ERR || qp->state == PVO_QPS_SQE)
+		return PVO_REQST_FLUSH;
+	/* In SQD the active WQE finishes, no new one starts. */
+	if (qp->state != PVO_QPS_RTS)
+		return PVO_REQST_DONE;
+	if (qp->req.active)
+		return qp->req.resend_active ? PVO_REQST_RESEND
+					     : PVO_REQST_AHEAD;
+	return PVO_REQST_FETCH;
+}
+
+static enum pvo_req_state step(struct pvo_qp *qp, struct run *run,
+			       enum pvo_req_state s)
+{
+	switch (s) {
+	case PVO_REQST_NEXT:
+		return next_step(qp, run);
+	case PVO_REQST_RESEND:
+		/* promoted after a go-back-N: it goes again, whole */
+		qp->req.resend_active = false;
+		send_wqe(qp, &qp->req.wqe, false, qp->req.wqe.npkts);
+		run->wqes++;
+		return PVO_REQST_NEXT;
+	case PVO_REQST_AHEAD:
+		if (!send_ahead(qp))
+			return PVO_REQST_DONE;
+		run->wqes++;
+		run->bytes += pvo_req_ahead(qp, qp->req.ahead_sent - 1)->length;
+		return PVO_REQST_NEXT;
+	case PVO_REQST_FETCH:
+		switch (fetch(qp)) {
+		case FETCH_NONE:
+			return PVO_REQST_DONE;
+		case FETCH_SEND:
+			return PVO_REQST_SEND;
+		case FETCH_FAILED:
+		case FETCH_LOCAL:
+			break;
+		}
+		run->wqes++;
+		return PVO_REQST_NEXT;
+	case PVO_REQST_SEND:
+		run->wqes++;
+		run->bytes += qp->req.wqe.length;
+		pvo_req_send(qp);
+		return PVO_REQST_NEXT;
+	case PVO_REQST_FLUSH:
+		pvo_qp_flush_sq(qp);
+		return PVO_REQST_DONE;
+	case PVO_REQST_YIELD:
+		pvo_timer_arm(&qp->req.resume, 0);
+		return PVO_REQST_DONE;
+	default:
+		return PVO_REQST_DONE;
+	}
+}
+
 void pvo_req_run(struct pvo_qp *qp)
 {
-	unsigned int wqes = 0;
-	uint64_t bytes = 0;
+	enum pvo_req_state s = PVO_REQST_NEXT, next;
+	struct run run = { 0 };
 
 	/* A VM stopped for migration writes nothing into its memory: the
 	 * requester waits for the rings to start again (state.h). */
 	if (qp->req.running || qp->vm->frozen)
 		return;
 	qp->req.running = true;
-	for (;;) {
-		if (wqes >= RUN_MAX_WQES || bytes >= RUN_MAX_BYTES) {
-			pvo_timer_arm(&qp->req.resume, 0);
-			break;
-		}
-		if (qp->state == PVO_QPS_ERR || qp->state == PVO_QPS_SQE) {
-			pvo_qp_flush_sq(qp);
-			break;
-		}
-		/* In SQD the active WQE finishes, no new one starts. */
-		if (qp->state != PVO_QPS_RTS)
-			break;
-		if (qp->req.active && qp->req.resend_active) {
-			qp->req.resend_active = false;
-			send_wqe(qp, &qp->req.wqe, false, qp->req.wqe.npkts);
-			wqes++;
-			continue;
-		}
-		if (qp->req.active) {
-			if (!send_ahead(qp))
-				break;
-			wqes++;
-			bytes += pvo_req_ahead(qp, qp->req.ahead_sent - 1)->length;
-			continue;
-		}
-		switch (fetch(qp)) {
-		case FETCH_NONE:
-			goto out;
-		case FETCH_SEND:
-			wqes++;
-			bytes += qp->req.wqe.length;
-			pvo_req_send(qp);
-			break;
-		case FETCH_FAILED:
-		case FETCH_LOCAL:
-			wqes++;
-			break;
-		}
+	while (s != PVO_REQST_DONE) {
+		next = step(qp, &run, s);
+		pvo_sw_trace(qp, "req %s -> %s", pvo_req_state_name(s),
+			     pvo_req_state_name(next));
+		s = next;
 	}
-out:
 	qp->req.running = false;
 	/* hand what this run queued for the wire to the kernel */
 	pvo_transport_flush();

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The completer (comp.c) is a state machine, as in Linux rxe: a loop
- * whose states are named here, so that each transition can be logged.
+ * The requester's run (req.c) and the completer (comp.c) are state
+ * machines, as in Linux rxe: a loop whose states are named here, so that
+ * each transition can be logged.
  *
  * The trace is compiled in with PVO_TRACE (configure with
  * -Dc_args=-DPVO_TRACE) and printed with -v; in other builds
@@ -12,6 +13,18 @@
 #define PVO_SW_TRACE_H
 
 #include "log.h"
+
+enum pvo_req_state {
+	PVO_REQST_NEXT,	  /* pick the next step of the run */
+	PVO_REQST_RESEND, /* the promoted WQE again, after a go-back-N */
+	PVO_REQST_AHEAD,  /* a WQE behind the active one, if allowed */
+	PVO_REQST_FETCH,  /* the next WQE off the SQ */
+	PVO_REQST_SEND,	  /* the fetched WQE, as a message */
+	PVO_REQST_FLUSH,  /* the QP is in error: flush the SQ */
+	PVO_REQST_YIELD,  /* the run's budget is used: go on later */
+	PVO_REQST_DONE,
+	PVO_REQST_NSTATES
+};
 
 enum pvo_comp_state {
 	PVO_COMPST_GET_WQE,   /* the active WQE the answer is about */
@@ -34,7 +47,8 @@ enum pvo_comp_state {
 	PVO_COMPST_NSTATES
 };
 
-/* "CHECK_PSN", ...; "?" for a value out of range. */
+/* "FETCH", "CHECK_PSN", ...; "?" for a value out of range. */
+const char *pvo_req_state_name(enum pvo_req_state s);
 const char *pvo_comp_state_name(enum pvo_comp_state s);
 
 #ifdef PVO_TRACE
