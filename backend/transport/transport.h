@@ -20,7 +20,9 @@
  * engine's responder (pvo_resp_receive) and what comes back to the
  * engine's completer (pvo_comp_reply), which may call the requester and
  * so pvo_transport_send() again. The local transport goes round it on
- * one stack; the overlay's answers start from the socket. Every
+ * one stack; the overlay's answers start from the socket. Besides, a
+ * transport may ask how far the requester has sent (pvo_req_sent_end)
+ * and tell it that its peer runs again (pvo_comp_peer_thawed). Every
  * decision about progress, resends, the window, RNR back-off, timeouts
  * and completions is the completer's; a transport decodes and carries.
  */
@@ -241,5 +243,8 @@ bool pvo_comp_reply(struct pvo_qp *qp, struct pvo_reply *reply);
 /* The PSN after the last packet qp's requester has sent (the active WQE
  * and those behind it), or its next PSN when no WQE is active. */
 uint32_t pvo_req_sent_end(struct pvo_qp *qp);
+/* qp's peer runs again after a migration: if qp waits for an ACK, its
+ * timeout expires now (pvo_transport_thawed). */
+void pvo_comp_peer_thawed(struct pvo_qp *qp);
 
 #endif

@@ -529,3 +529,10 @@ void pvo_comp_timer(void *opaque)
 	if (c.run)
 		pvo_req_run(qp);
 }
+
+void pvo_comp_peer_thawed(struct pvo_qp *qp)
+{
+	/* its timeout, now: it resends what the frozen peer lost */
+	if (qp->req.active && qp->req.wait == PVO_WAIT_ACK)
+		pvo_timer_arm(&qp->req.timer, 0);
+}
