@@ -449,58 +449,72 @@ static enum pvo_comp_state resend(struct pvo_qp *qp)
 	return PVO_COMPST_DONE;
 }
 
-static enum pvo_comp_state step(struct pvo_qp *qp, struct comp *c,
-				enum pvo_comp_state s)
-{
-	switch (s) {
-	case PVO_COMPST_GET_WQE:
-		return get_wqe(qp, c);
-	case PVO_COMPST_CHECK_PSN:
-		return check_psn(qp, c);
-	case PVO_COMPST_IMPLIED:
-		return implied(qp, c);
-	case PVO_COMPST_CHECK_ACK:
-		return check_ack(qp, c);
-	case PVO_COMPST_READ:
-		return c->r->kind == PVO_ANS_READ_RESP ? read_packet(qp, c)
-						       : read_whole(qp, c);
-	case PVO_COMPST_ATOMIC:
-		return atomic(qp, c);
-	case PVO_COMPST_PROGRESS:
-		return progress(qp, c);
-	case PVO_COMPST_SEND_MORE:
-		return send_more(qp, c);
-	case PVO_COMPST_COMP_WQE:
-		return comp_wqe(qp, c);
-	case PVO_COMPST_RNR_RETRY:
-		return rnr_retry(qp, c);
-	case PVO_COMPST_TIMEOUT:
-		return timeout(qp, c);
-	case PVO_COMPST_RETRY:
-		return retry(qp, c);
-	case PVO_COMPST_LOSS:
-		pvo_req_window_adjust(qp, true, 0);
-		return PVO_COMPST_RESEND;
-	case PVO_COMPST_RESEND:
-		return resend(qp);
-	case PVO_COMPST_WAIT_ACK:
-		wait_for(qp, PVO_WAIT_ACK,
-			 pvo_ack_timeout_usec(qp->attr.timeout));
-		return PVO_COMPST_DONE;
-	case PVO_COMPST_DROP:
-		c->dropped = true;
-		return PVO_COMPST_DONE;
-	default:
-		return PVO_COMPST_DONE;
-	}
-}
-
+/* The machine, from state s until DONE: one loop, so that the data path
+ * pays no call per state. */
 static void comp_run(struct pvo_qp *qp, struct comp *c, enum pvo_comp_state s)
 {
 	enum pvo_comp_state next;
 
 	while (s != PVO_COMPST_DONE) {
-		next = step(qp, c, s);
+		switch (s) {
+		case PVO_COMPST_GET_WQE:
+			next = get_wqe(qp, c);
+			break;
+		case PVO_COMPST_CHECK_PSN:
+			next = check_psn(qp, c);
+			break;
+		case PVO_COMPST_IMPLIED:
+			next = implied(qp, c);
+			break;
+		case PVO_COMPST_CHECK_ACK:
+			next = check_ack(qp, c);
+			break;
+		case PVO_COMPST_READ:
+			next = c->r->kind == PVO_ANS_READ_RESP
+				   ? read_packet(qp, c)
+				   : read_whole(qp, c);
+			break;
+		case PVO_COMPST_ATOMIC:
+			next = atomic(qp, c);
+			break;
+		case PVO_COMPST_PROGRESS:
+			next = progress(qp, c);
+			break;
+		case PVO_COMPST_SEND_MORE:
+			next = send_more(qp, c);
+			break;
+		case PVO_COMPST_COMP_WQE:
+			next = comp_wqe(qp, c);
+			break;
+		case PVO_COMPST_RNR_RETRY:
+			next = rnr_retry(qp, c);
+			break;
+		case PVO_COMPST_TIMEOUT:
+			next = timeout(qp, c);
+			break;
+		case PVO_COMPST_RETRY:
+			next = retry(qp, c);
+			break;
+		case PVO_COMPST_LOSS:
+			pvo_req_window_adjust(qp, true, 0);
+			next = PVO_COMPST_RESEND;
+			break;
+		case PVO_COMPST_RESEND:
+			next = resend(qp);
+			break;
+		case PVO_COMPST_WAIT_ACK:
+			wait_for(qp, PVO_WAIT_ACK,
+				 pvo_ack_timeout_usec(qp->attr.timeout));
+			next = PVO_COMPST_DONE;
+			break;
+		case PVO_COMPST_DROP:
+			c->dropped = true;
+			next = PVO_COMPST_DONE;
+			break;
+		default:
+			next = PVO_COMPST_DONE;
+			break;
+		}
 		pvo_sw_trace(qp, "comp %s -> %s", pvo_comp_state_name(s),
 			     pvo_comp_state_name(next));
 		s = next;
