@@ -19,7 +19,9 @@
 #include "grh.h"
 #include "mr.h"
 #include "qp.h"
+#include "sw_trace.h"
 #include "tap.h"
+#include "transport.h"
 
 #define BUF_PAGES 64
 
@@ -764,6 +766,152 @@ static void test_rc_errors(void)
 	       "... after retry_cnt + 1 timeouts");
 }
 
+/* An answer as the overlay decodes it from a packet. */
+static struct pvo_reply answer(enum pvo_reply_kind kind,
+			       enum pvo_reply_code code, uint32_t psn)
+{
+	struct pvo_reply r = { .kind = kind, .code = code, .psn = psn };
+
+	return r;
+}
+
+static struct pvo_reply aeth(struct pvo_qp *qp, enum pvo_reply_code code,
+			     uint32_t psn)
+{
+	struct pvo_reply r = answer(PVO_ANS_AETH, code, psn);
+
+	r.sent_end = pvo_req_sent_end(qp);
+	return r;
+}
+
+/*
+ * The completer takes the wire's answers itself: a QP whose peer QPN
+ * does not exist keeps its WQE active (waiting for an ACK timeout that
+ * is long here), and answers given to pvo_comp_reply as the overlay
+ * decodes them complete it.
+ */
+static void test_wire_answers(void)
+{
+	struct tqp a;
+	struct pvo_send_wqe *w;
+	struct pvo_qp *qa;
+	struct pvo_reply r;
+	struct pvo_cqe e;
+	uint8_t data[2 * 4096];
+	uint32_t psn, mtu;
+	uint64_t orig = 0x1122334455667788ull;
+	bool ok;
+
+	create_qp(&A, &a, PVO_QPT_RC, 0);
+	connect_rc(&a, B.gid, 0xabcde, 7, 14, 1);
+	qa = pvo_qp_by_qpn(A.g->vm, a.qpn);
+	if (!qa) {
+		tap_ok(false, "wire answers: no QP");
+		return;
+	}
+	mtu = pvo_qp_mtu_bytes(qa);
+
+	/* a SEND of three packets, acknowledged in two steps */
+	w = wqe(&a, PVO_WR_SEND, 40);
+	sge(w, va(0), 2 * mtu + 100, A.key);
+	post_send(&a);
+	psn = qa->attr.sq_psn;
+	r = aeth(qa, PVO_REPLY_ACK, pvo_psn_add(psn, -1));
+	ok = pvo_comp_reply(qa, &r) && qa->req.active;
+	r = aeth(qa, PVO_REPLY_ACK, psn);
+	ok = ok && pvo_comp_reply(qa, &r) && qa->req.active &&
+	     !cqes_pending(&A);
+	tap_ok(ok, "an ACK before the WQE or of its first packet: it waits");
+	r = aeth(qa, PVO_REPLY_ACK, pvo_psn_add(psn, 2));
+	pvo_comp_reply(qa, &r);
+	e = cqe_of(&A);
+	tap_ok(e.status == 0 && le64toh(e.wr_id) == 40 &&
+		       qa->attr.sq_psn == pvo_psn_add(psn, 3),
+	       "... the ACK of its last packet completes it");
+	tap_ok(!pvo_comp_reply(qa, &r), "a late ACK is out of sequence");
+
+	/* a READ of two packets: the responses go where their PSN says */
+	fill(data, 2 * mtu, 9);
+	memset(bufp(&A, 100000), 0, 2 * mtu);
+	w = wqe(&a, PVO_WR_RDMA_READ, 41);
+	sge(w, va(100000), 2 * mtu, A.key);
+	w->u.rdma.remote_addr = htole64(va(0));
+	w->u.rdma.rkey = htole32(B.key);
+	post_send(&a);
+	psn = qa->attr.sq_psn;
+	r = aeth(qa, PVO_REPLY_ACK, psn);
+	ok = pvo_comp_reply(qa, &r) && qa->req.active;
+	r = answer(PVO_ANS_READ_RESP, PVO_REPLY_ACK, pvo_psn_add(psn, 1));
+	r.payload = data + mtu;
+	r.payload_len = mtu;
+	r.last = true;
+	ok = ok && !pvo_comp_reply(qa, &r) && qa->req.active;
+	tap_ok(ok, "READ: an ACK does not complete it, a response after a "
+		   "gap is out of sequence");
+	r = answer(PVO_ANS_READ_RESP, PVO_REPLY_ACK, psn);
+	r.payload = data;
+	r.payload_len = mtu;
+	pvo_comp_reply(qa, &r);
+	r.psn = pvo_psn_add(psn, 1);
+	r.payload = data + mtu;
+	r.last = true;
+	pvo_comp_reply(qa, &r);
+	e = cqe_of(&A);
+	tap_ok(e.status == 0 && le64toh(e.wr_id) == 41 &&
+		       memcmp(bufp(&A, 100000), data, 2 * mtu) == 0,
+	       "... the responses in order complete it, their data placed");
+
+	/* an atomic ACK: the original value */
+	w = wqe(&a, PVO_WR_ATOMIC_FETCH_AND_ADD, 42);
+	sge(w, va(110000), 8, A.key);
+	w->u.atomic.remote_addr = htole64(va(8));
+	w->u.atomic.rkey = htole32(B.key);
+	post_send(&a);
+	psn = qa->attr.sq_psn;
+	r = answer(PVO_ANS_READ_RESP, PVO_REPLY_ACK, psn);
+	ok = !pvo_comp_reply(qa, &r) && qa->req.active;
+	r = answer(PVO_ANS_ATOMIC_ACK, PVO_REPLY_ACK, psn);
+	r.atomic_orig = orig;
+	pvo_comp_reply(qa, &r);
+	e = cqe_of(&A);
+	tap_ok(ok && e.status == 0 && e.opcode == PVO_WC_FETCH_ADD &&
+		       le64toh(*(uint64_t *)bufp(&A, 110000)) == orig,
+	       "atomic: a READ response is out of sequence, the atomic ACK "
+	       "completes it with the original value");
+
+	/* a NAK: the WQE fails, the QP goes to error */
+	w = wqe(&a, PVO_WR_SEND, 43);
+	sge(w, va(0), 8, A.key);
+	post_send(&a);
+	r = aeth(qa, PVO_REPLY_REM_ACCESS, qa->attr.sq_psn);
+	pvo_comp_reply(qa, &r);
+	e = cqe_of(&A);
+	tap_ok(e.status == PVO_WC_REM_ACCESS_ERR && le64toh(e.wr_id) == 43 &&
+		       qp_state(&a) == PVO_QPS_ERR,
+	       "a remote access NAK fails the WQE and the QP");
+	destroy_qp(&a);
+}
+
+/* Every state of the requester and the completer has a name of its own. */
+static void test_state_names(void)
+{
+	bool ok = true;
+	unsigned int i, k;
+
+	for (i = 0; i < PVO_REQST_NSTATES; i++)
+		for (k = 0; k < i; k++)
+			ok = ok && strcmp(pvo_req_state_name(i), "?") &&
+			     strcmp(pvo_req_state_name(i),
+				    pvo_req_state_name(k));
+	for (i = 0; i < PVO_COMPST_NSTATES; i++)
+		for (k = 0; k < i; k++)
+			ok = ok && strcmp(pvo_comp_state_name(i), "?") &&
+			     strcmp(pvo_comp_state_name(i),
+				    pvo_comp_state_name(k));
+	tap_ok(ok && !strcmp(pvo_comp_state_name(PVO_COMPST_NSTATES), "?"),
+	       "requester and completer states have distinct names");
+}
+
 static void test_tenants(void)
 {
 	struct tqp c, b, a;
@@ -1443,7 +1591,7 @@ int main(void)
 		printf("Bail out! %s\n", err);
 		return 1;
 	}
-	tap_plan(117);
+	tap_plan(125);
 	node_init(&A, &cfg->vms[0], "10.0.0.1");
 	node_init(&B, &cfg->vms[1], "10.0.0.2");
 	node_init(&C, &cfg->vms[2], "10.0.0.2");
@@ -1451,6 +1599,8 @@ int main(void)
 
 	test_rc_data();
 	test_rc_errors();
+	test_wire_answers();
+	test_state_names();
 	test_tenants();
 	test_ud();
 	test_srq();

@@ -13,6 +13,7 @@
 #include "icrc.h"
 #include "roce.h"
 #include "tap.h"
+#include "transport.h" /* pvo_psn_diff */
 
 static uint8_t pkt[PVO_ENCAP_LEN + PVO_ROCE_MAX_HDRS + 4096 + 8];
 

@@ -125,10 +125,8 @@ void pvo_local_thawed(struct pvo_qp *qp)
 	struct pvo_qp *pq =
 	    peer ? pvo_qp_by_qpn(peer, qp->attr.dest_qpn) : NULL;
 
-	/* the peer's timeout, now: it resends what the frozen VM lost */
-	if (pq && pq->req.active && pq->req.wait == PVO_WAIT_ACK &&
-	    pq->attr.dest_qpn == qp->qpn)
-		pvo_timer_arm(&pq->req.timer, 0);
+	if (pq && pq->attr.dest_qpn == qp->qpn)
+		pvo_comp_peer_thawed(pq);
 }
 
 static void deliver(struct pvo_qp *member, void *arg)

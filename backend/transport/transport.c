@@ -53,16 +53,6 @@ bool pvo_transport_can_send_ahead(struct pvo_qp *qp)
 	return false;
 }
 
-void pvo_transport_new_message(struct pvo_qp *qp, bool on_wire)
-{
-	EACH_TRANSPORT(new_message, qp, on_wire);
-}
-
-void pvo_transport_count_retransmits(struct pvo_qp *qp, uint64_t n)
-{
-	EACH_TRANSPORT(count_retransmits, qp, n);
-}
-
 void pvo_transport_flush(void)
 {
 	EACH_TRANSPORT(flush);

@@ -2,8 +2,9 @@
 /*
  * Transports carry a requester's messages to the responder QP and the
  * responder's answer back. The engine hands a transport one request
- * (struct pvo_pkt: a whole message or, for a packetising transport, one
- * segment of it) and gets the answer through pvo_comp_reply().
+ * (struct pvo_pkt: a whole message, which a packetising transport cuts
+ * into the packets the engine names) and gets the answer through
+ * pvo_comp_reply().
  *
  *   local    both QPs on this back-end, same tenant: the responder runs
  *            right away and copies straight between the two guests
@@ -12,6 +13,18 @@
  *
  * pvo_transport_send() picks one per message: local when the destination
  * GID is installed in a VM of the sender's tenant on this back-end.
+ *
+ * The engine and the transports call each other through this header
+ * only, and in one cycle: the engine's requester calls
+ * pvo_transport_send(); a transport hands what it receives to the
+ * engine's responder (pvo_resp_receive) and what comes back to the
+ * engine's completer (pvo_comp_reply), which may call the requester and
+ * so pvo_transport_send() again. The local transport goes round it on
+ * one stack; the overlay's answers start from the socket. Besides, a
+ * transport may ask how far the requester has sent (pvo_req_sent_end)
+ * and tell it that its peer runs again (pvo_comp_peer_thawed). Every
+ * decision about progress, resends, the window, RNR back-off, timeouts
+ * and completions is the completer's; a transport decodes and carries.
  */
 #ifndef PVO_TRANSPORT_H
 #define PVO_TRANSPORT_H
@@ -78,17 +91,49 @@ struct pvo_pkt {
 	/* payload of this segment (SEND, WRITE); NULL when empty */
 	struct pvo_dma *payload;
 	uint64_t payload_len;
+	/* for a packetising transport: the packets of the message that go
+	 * now, [pkt_from, pkt_to) at the path MTU (READ: the responses
+	 * asked for), and how many of them are retransmissions; it sets
+	 * pkt_sent when it sent them */
+	uint32_t pkt_from, pkt_to;
+	uint32_t pkt_resent;
+	bool pkt_sent;
 };
 
 enum pvo_reply_code {
-	PVO_REPLY_NONE, /* nothing came back (dropped, unreachable) */
+	PVO_REPLY_NONE, /* nothing came back (dropped, unreachable); of a
+			 * packet: nothing to act on besides its PSN */
 	PVO_REPLY_ACK,
 	PVO_REPLY_RNR,	      /* RNR NAK with rnr_timer */
 	PVO_REPLY_INV_REQ,    /* NAK: invalid request */
 	PVO_REPLY_REM_ACCESS, /* NAK: remote access error */
 	PVO_REPLY_REM_OP,     /* NAK: remote operational error */
+	PVO_REPLY_PSN_SEQ,    /* NAK: PSN sequence error at psn */
 };
 
+/* Signed distance a - b on the 24-bit PSN circle. */
+static inline int32_t pvo_psn_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
+/* What an answer is about. */
+enum pvo_reply_kind {
+	/* the active message as a whole (the local transport; a message
+	 * sent that is answered later or never) */
+	PVO_ANS_MESSAGE,
+	/* one packet from the wire, about the packet with PSN psn: */
+	PVO_ANS_AETH,	    /* ACK / NAK (the PSNs before psn are done) */
+	PVO_ANS_READ_RESP,  /* a READ response packet with payload */
+	PVO_ANS_ATOMIC_ACK, /* with atomic_orig */
+};
+
+/*
+ * The responder's answer, as the completer takes it. A transport that
+ * carries whole messages fills code and the data; one that decodes
+ * packets also says which packet it answers (psn) and, for a READ
+ * response, where its payload is.
+ */
 struct pvo_reply {
 	enum pvo_reply_code code;
 	uint8_t rnr_timer;
@@ -97,11 +142,20 @@ struct pvo_reply {
 	 * valid until pvo_comp_reply returns). A pointer: a reply is made
 	 * for every message and must stay cheap to initialise. */
 	struct pvo_dma *data;
-	bool data_placed; /* overlay: already in the requester's buffers */
 	/* local transport: the responder QP must go to error once the
 	 * requester has seen this reply (its async event, 0 = none) */
 	bool responder_error;
 	uint32_t responder_event;
+	enum pvo_reply_kind kind;
+	uint32_t psn;
+	uint32_t msn; /* AETH: messages the responder completed */
+	/* AETH: the PSN after the last one the requester may be answered
+	 * for (pvo_req_sent_end(), or further after a migration: what the
+	 * source had sent) */
+	uint32_t sent_end;
+	bool last; /* READ response: LAST or ONLY */
+	const uint8_t *payload;
+	uint32_t payload_len;
 };
 
 /*
@@ -119,14 +173,9 @@ struct pvo_transport_ops {
 	 * sender's tenant this transport reaches (every transport is asked). */
 	void (*send_mcast)(struct pvo_qp *qp, struct pvo_pkt *pkt);
 	/* Whether the WQEs behind qp's active one may be sent before it
-	 * completes (RC SEND / WRITE): this transport carries qp's messages,
-	 * answers later, and has the active WQE out whole. */
+	 * completes (RC SEND / WRITE, once the active one is out whole):
+	 * this transport carries qp's messages and answers later. */
 	bool (*can_send_ahead)(struct pvo_qp *qp);
-	/* The requester's active WQE is a new message; on_wire: it was sent
-	 * ahead already, whole. */
-	void (*new_message)(struct pvo_qp *qp, bool on_wire);
-	/* n packets of qp go out again (counters). */
-	void (*count_retransmits)(struct pvo_qp *qp, uint64_t n);
 	/* The requester's run ended: hand over what it queued. */
 	void (*flush)(void);
 	/* qp went back to RESET: its wire state starts over. */
@@ -153,8 +202,6 @@ extern const struct pvo_transport_ops pvo_transport_overlay;
 void pvo_transport_send(struct pvo_qp *qp, struct pvo_pkt *pkt);
 /* The hooks of struct pvo_transport_ops, asked of every transport. */
 bool pvo_transport_can_send_ahead(struct pvo_qp *qp);
-void pvo_transport_new_message(struct pvo_qp *qp, bool on_wire);
-void pvo_transport_count_retransmits(struct pvo_qp *qp, uint64_t n);
 void pvo_transport_flush(void);
 void pvo_transport_reset_qp(struct pvo_qp *qp);
 void pvo_transport_forget_qp(struct pvo_qp *qp);
@@ -195,7 +242,20 @@ void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
  * the data, changing no responder state. */
 void pvo_resp_read(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		   struct pvo_reply *reply);
-void pvo_comp_reply(struct pvo_qp *qp, struct pvo_reply *reply);
+/*
+ * The completer takes an answer: it completes, resends, backs off or
+ * waits as the answer says (comp.c), and for a packet's answer lets the
+ * requester send what that allows. False if the answer is out of
+ * sequence in a way a transport counts as a drop: late (no WQE is
+ * active), for a WQE of another kind, the first packet after a gap.
+ */
+bool pvo_comp_reply(struct pvo_qp *qp, struct pvo_reply *reply);
+/* The PSN after the last packet qp's requester has sent (the active WQE
+ * and those behind it), or its next PSN when no WQE is active. */
+uint32_t pvo_req_sent_end(struct pvo_qp *qp);
+/* qp's peer runs again after a migration: if qp waits for an ACK, its
+ * timeout expires now (pvo_transport_thawed). */
+void pvo_comp_peer_thawed(struct pvo_qp *qp);
 
 /* The save_qp / load_qp hooks, asked of every transport (load: until
  * one refuses). */

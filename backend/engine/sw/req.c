@@ -2,9 +2,12 @@
 /*
  * Requester: takes send WQEs off the SQ in order, checks them against the
  * QP and the local MRs (local errors complete right here), and sends each
- * as one message through the transport. At most one WQE is active at a
- * time: the local transport answers synchronously, so only RNR back-off
- * and ACK timeouts leave a WQE waiting (for its timer).
+ * as one message through the transport. One WQE is active, the oldest not
+ * completed: the local transport answers it synchronously; over the wire,
+ * RC SENDs and WRITEs behind it go ahead within a window of packets, and
+ * the requester says which packets of the active one go each time (cut).
+ * What the answers mean is the completer's (comp.c). A run is a state
+ * machine (enum pvo_req_state in sw_trace.h).
  */
 #include <endian.h>
 #include <string.h>
@@ -15,13 +18,27 @@
 #include "guest_mem.h"
 #include "mr.h"
 #include "mw.h"
-#include "transport.h"
 #include "profile.h"
 #include "qp.h"
+#include "sw_trace.h"
 #include "transport.h"
 #include "vm.h"
 
 #define MAX_MSG_LEN (1ull << 31) /* port max_msg_sz */
+
+static const char *const state_names[PVO_REQST_NSTATES] = {
+	[PVO_REQST_NEXT] = "NEXT",   [PVO_REQST_RESEND] = "RESEND",
+	[PVO_REQST_AHEAD] = "AHEAD", [PVO_REQST_FETCH] = "FETCH",
+	[PVO_REQST_SEND] = "SEND",   [PVO_REQST_FLUSH] = "FLUSH",
+	[PVO_REQST_YIELD] = "YIELD", [PVO_REQST_DONE] = "DONE",
+};
+
+const char *pvo_req_state_name(enum pvo_req_state s)
+{
+	if ((unsigned int)s >= PVO_REQST_NSTATES || !state_names[s])
+		return "?";
+	return state_names[s];
+}
 
 static bool opcode_valid(const struct pvo_qp *qp, uint8_t op)
 {
@@ -226,12 +243,16 @@ static enum pvo_wc_status local_op(struct pvo_qp *qp,
 	}
 }
 
-/* The active WQE starts as a message; on_wire: it was sent ahead. */
+/* The active WQE starts as a message; on_wire: it was sent ahead, whole. */
 static void new_message(struct pvo_qp *qp, bool on_wire)
 {
+	struct pvo_req_pos *p = &qp->req.pos;
+
 	qp->req.rnr_left = qp->attr.rnr_retry;
 	qp->req.retry_left = qp->attr.retry_cnt;
-	pvo_transport_new_message(qp, on_wire);
+	memset(p, 0, sizeof(*p));
+	p->sent = on_wire;
+	p->next_pkt = on_wire ? qp->req.wqe.npkts : 0;
 }
 
 static enum fetch_result fetch(struct pvo_qp *qp)
@@ -270,7 +291,8 @@ static bool pipelined(uint8_t opcode)
 	       opcode == PVO_WR_RDMA_WRITE_WITH_IMM;
 }
 
-static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead);
+static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
+		     uint32_t again);
 
 /*
  * Overlay RC: sends the next WQE before the active one completed, while
@@ -285,8 +307,11 @@ static bool send_ahead(struct pvo_qp *qp)
 	uint32_t pkts = qp->req.wqe.npkts;
 	unsigned int i;
 
+	/* the active WQE must be out whole */
 	if (qp->type != PVO_QPT_RC || qp->req.wait == PVO_WAIT_RNR ||
-	    !pipelined(qp->req.wqe.opcode) || !pvo_transport_can_send_ahead(qp))
+	    !pipelined(qp->req.wqe.opcode) || !qp->req.pos.sent ||
+	    qp->req.pos.next_pkt < qp->req.wqe.npkts ||
+	    !pvo_transport_can_send_ahead(qp))
 		return false;
 	for (i = 0; i < qp->req.ahead_sent; i++)
 		pkts += pvo_req_ahead(qp, i)->npkts;
@@ -295,8 +320,7 @@ static bool send_ahead(struct pvo_qp *qp)
 	if (qp->req.ahead_sent < qp->req.nahead) {
 		/* after a go-back-N: again, in order, as the window allows */
 		w = pvo_req_ahead(qp, qp->req.ahead_sent++);
-		pvo_transport_count_retransmits(qp, w->npkts);
-		send_wqe(qp, w, true);
+		send_wqe(qp, w, true, w->npkts);
 		return true;
 	}
 	if (qp->req.nahead >= PVO_REQ_AHEAD)
@@ -313,7 +337,7 @@ static bool send_ahead(struct pvo_qp *qp)
 	w->psn = pvo_psn_add(last->psn, last->npkts);
 	qp->req.nahead++;
 	qp->req.ahead_sent++;
-	send_wqe(qp, w, true);
+	send_wqe(qp, w, true, 0);
 	return true;
 }
 
@@ -374,10 +398,97 @@ void pvo_req_resend(struct pvo_qp *qp)
 
 void pvo_req_send(struct pvo_qp *qp)
 {
-	send_wqe(qp, &qp->req.wqe, false);
+	send_wqe(qp, &qp->req.wqe, false, 0);
 }
 
-static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead)
+uint32_t pvo_req_sent_end(struct pvo_qp *qp)
+{
+	const struct pvo_swqe *last;
+
+	if (!qp->req.active)
+		return qp->attr.sq_psn;
+	last = qp->req.nahead ? pvo_req_ahead(qp, qp->req.nahead - 1)
+			      : &qp->req.wqe;
+	return pvo_psn_add(last->psn, last->npkts);
+}
+
+/*
+ * Which packets of the active WQE go now, for a transport that cuts it at
+ * the path MTU (the local transport sends it whole): from where the
+ * responder stands (go-back-N) or, when the window moved, from where the
+ * last send ended, at most a window beyond the last ACK. Counts the
+ * packets that go again.
+ */
+static void cut(struct pvo_qp *qp, struct pvo_pkt *pkt)
+{
+	struct pvo_req_pos *p = &qp->req.pos;
+	uint32_t mtu = pvo_qp_mtu_bytes(qp), n, start, end;
+
+	switch (pkt->op) {
+	case PVO_OP_READ:
+		/* from the first response packet not yet placed, at most a
+		 * window of it: a long READ is asked for in pieces, each a
+		 * READ request of its own with the PSNs of its responses.
+		 * Asking again within a piece goes to the piece's end, not
+		 * past it: a duplicate READ that reaches beyond the PSNs its
+		 * first request used is dropped (see duplicate() in the
+		 * overlay's receiver.c; rxe drops it too). */
+		n = pvo_packets(pkt->dma_len, mtu);
+		start = p->read_next;
+		pkt->pkt_from = start;
+		pkt->pkt_to = start < p->read_end
+				  ? p->read_end
+				  : MIN(n, start + pvo_req_window(qp));
+		/* a request goes whole: any but the first is a
+		 * retransmission (so is every later piece's) */
+		pkt->pkt_resent += p->sent;
+		break;
+	case PVO_OP_CMP_SWAP:
+	case PVO_OP_FETCH_ADD:
+		pkt->pkt_from = 0;
+		pkt->pkt_to = 1;
+		pkt->pkt_resent += p->sent;
+		break;
+	default: /* SEND, WRITE */
+		n = pvo_packets(pkt->payload_len, mtu);
+		if (qp->type != PVO_QPT_RC) {
+			pkt->pkt_from = 0;
+			pkt->pkt_to = n;
+			pkt->pkt_resent += p->sent ? n : 0;
+			break;
+		}
+		start = MAX(p->more ? p->next_pkt : p->resend_pkt, p->acked);
+		end = MIN(n, p->acked + pvo_req_window(qp));
+		if (end <= start)
+			end = p->more ? start : MIN(n, start + 1);
+		pkt->pkt_from = start;
+		pkt->pkt_to = end;
+		pkt->pkt_resent +=
+		    start < p->next_pkt ? MIN(end, p->next_pkt) - start : 0;
+		break;
+	}
+}
+
+/* A transport sent what cut() named: the active WQE stands there now. */
+static void cut_sent(struct pvo_qp *qp, const struct pvo_pkt *pkt)
+{
+	struct pvo_req_pos *p = &qp->req.pos;
+
+	if (pkt->op == PVO_OP_READ) {
+		p->read_end = pkt->pkt_to;
+	} else if (qp->type == PVO_QPT_RC &&
+		   (pkt->op == PVO_OP_SEND || pkt->op == PVO_OP_WRITE)) {
+		p->next_pkt = pkt->pkt_to;
+		p->more = false;
+	}
+	p->sent = true;
+	p->resend_pkt = 0;
+}
+
+/* Sends w (ahead: a WQE behind the active one, whole); again: packets
+ * of it that go again besides what cut() counts. */
+static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
+		     uint32_t again)
 {
 	struct pvo_vm *vm = qp->vm;
 	const struct pvo_gid_entry *sgid = &vm->gids.e[w->path.sgid_index];
@@ -448,7 +559,16 @@ static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead)
 		pkt.payload = &w->dma;
 		pkt.payload_len = w->length;
 	}
+	pkt.pkt_resent = again;
+	if (ahead) { /* whole */
+		pkt.pkt_to = pvo_packets(pkt.payload_len, pvo_qp_mtu_bytes(qp));
+		pvo_transport_send(qp, &pkt);
+		return;
+	}
+	cut(qp, &pkt);
 	pvo_transport_send(qp, &pkt);
+	if (pkt.pkt_sent)
+		cut_sent(qp, &pkt);
 }
 
 /*
@@ -464,57 +584,89 @@ void pvo_req_resume(void *opaque)
 	pvo_req_run(opaque);
 }
 
+/* What one run has done so far. */
+struct run {
+	unsigned int wqes;
+	uint64_t bytes;
+};
+
+static enum pvo_req_state next_step(struct pvo_qp *qp, const struct run *run)
+{
+	if (run->wqes >= RUN_MAX_WQES || run->bytes >= RUN_MAX_BYTES)
+		return PVO_REQST_YIELD;
+	if (qp->state == PVO_QPS_ERR || qp->state == PVO_QPS_SQE)
+		return PVO_REQST_FLUSH;
+	/* In SQD the active WQE finishes, no new one starts. */
+	if (qp->state != PVO_QPS_RTS)
+		return PVO_REQST_DONE;
+	if (qp->req.active)
+		return qp->req.resend_active ? PVO_REQST_RESEND
+					     : PVO_REQST_AHEAD;
+	return PVO_REQST_FETCH;
+}
+
+static enum pvo_req_state step(struct pvo_qp *qp, struct run *run,
+			       enum pvo_req_state s)
+{
+	switch (s) {
+	case PVO_REQST_NEXT:
+		return next_step(qp, run);
+	case PVO_REQST_RESEND:
+		/* promoted after a go-back-N: it goes again, whole */
+		qp->req.resend_active = false;
+		send_wqe(qp, &qp->req.wqe, false, qp->req.wqe.npkts);
+		run->wqes++;
+		return PVO_REQST_NEXT;
+	case PVO_REQST_AHEAD:
+		if (!send_ahead(qp))
+			return PVO_REQST_DONE;
+		run->wqes++;
+		run->bytes += pvo_req_ahead(qp, qp->req.ahead_sent - 1)->length;
+		return PVO_REQST_NEXT;
+	case PVO_REQST_FETCH:
+		switch (fetch(qp)) {
+		case FETCH_NONE:
+			return PVO_REQST_DONE;
+		case FETCH_SEND:
+			return PVO_REQST_SEND;
+		case FETCH_FAILED:
+		case FETCH_LOCAL:
+			break;
+		}
+		run->wqes++;
+		return PVO_REQST_NEXT;
+	case PVO_REQST_SEND:
+		run->wqes++;
+		run->bytes += qp->req.wqe.length;
+		pvo_req_send(qp);
+		return PVO_REQST_NEXT;
+	case PVO_REQST_FLUSH:
+		pvo_qp_flush_sq(qp);
+		return PVO_REQST_DONE;
+	case PVO_REQST_YIELD:
+		pvo_timer_arm(&qp->req.resume, 0);
+		return PVO_REQST_DONE;
+	default:
+		return PVO_REQST_DONE;
+	}
+}
+
 void pvo_req_run(struct pvo_qp *qp)
 {
-	unsigned int wqes = 0;
-	uint64_t bytes = 0;
+	enum pvo_req_state s = PVO_REQST_NEXT, next;
+	struct run run = { 0 };
 
 	/* A VM stopped for migration writes nothing into its memory: the
 	 * requester waits for the rings to start again (state.h). */
 	if (qp->req.running || qp->vm->frozen)
 		return;
 	qp->req.running = true;
-	for (;;) {
-		if (wqes >= RUN_MAX_WQES || bytes >= RUN_MAX_BYTES) {
-			pvo_timer_arm(&qp->req.resume, 0);
-			break;
-		}
-		if (qp->state == PVO_QPS_ERR || qp->state == PVO_QPS_SQE) {
-			pvo_qp_flush_sq(qp);
-			break;
-		}
-		/* In SQD the active WQE finishes, no new one starts. */
-		if (qp->state != PVO_QPS_RTS)
-			break;
-		if (qp->req.active && qp->req.resend_active) {
-			qp->req.resend_active = false;
-			pvo_transport_count_retransmits(qp, qp->req.wqe.npkts);
-			pvo_req_send(qp);
-			wqes++;
-			continue;
-		}
-		if (qp->req.active) {
-			if (!send_ahead(qp))
-				break;
-			wqes++;
-			bytes += pvo_req_ahead(qp, qp->req.ahead_sent - 1)->length;
-			continue;
-		}
-		switch (fetch(qp)) {
-		case FETCH_NONE:
-			goto out;
-		case FETCH_SEND:
-			wqes++;
-			bytes += qp->req.wqe.length;
-			pvo_req_send(qp);
-			break;
-		case FETCH_FAILED:
-		case FETCH_LOCAL:
-			wqes++;
-			break;
-		}
+	while (s != PVO_REQST_DONE) {
+		next = step(qp, &run, s);
+		pvo_sw_trace(qp, "req %s -> %s", pvo_req_state_name(s),
+			     pvo_req_state_name(next));
+		s = next;
 	}
-out:
 	qp->req.running = false;
 	/* hand what this run queued for the wire to the kernel */
 	pvo_transport_flush();

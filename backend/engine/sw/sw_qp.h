@@ -63,6 +63,24 @@ struct pvo_rwqe {
 #define PVO_REQ_WINDOW_MIN 8
 #define PVO_REQ_WINDOW_START 64
 
+/*
+ * Where the active WQE stands on a transport that cuts it into packets
+ * (the overlay): what the requester sent of it, what the responder
+ * acknowledged or, for a READ, answered. Starts over with each WQE; the
+ * local transport answers whole messages and never reads it.
+ */
+struct pvo_req_pos {
+	uint32_t resend_pkt; /* the next (re)send starts here */
+	uint32_t acked;	     /* packets acknowledged */
+	uint32_t next_pkt;   /* packets sent (go-back-N: since the
+			      * last resend) */
+	bool more;	     /* the next send continues at next_pkt */
+	uint32_t read_next;  /* READ response packets placed */
+	uint32_t read_end;   /* ... asked for so far */
+	uint32_t read_asked; /* read_next + 1 of the last re-request */
+	bool sent;	     /* sent at least once */
+};
+
 /* requester: SQ[cons] is the oldest WQE not completed */
 struct pvo_req {
 	uint32_t cons;
@@ -86,6 +104,7 @@ struct pvo_req {
 	bool resend_active; /* promoted, not sent since go-back-N */
 	/* packets in flight allowed, 0: start (pvo_req_window) */
 	uint32_t window;
+	struct pvo_req_pos pos; /* of the active WQE */
 };
 
 struct pvo_resp {

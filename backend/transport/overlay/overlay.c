@@ -439,6 +439,7 @@ static bool overlay_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 		return false;
 	}
 	pvo_ov_sender_send(qp, pkt, &rt);
+	pkt->pkt_sent = true;
 	/* RC waits for the answer from the wire; UC and UD are done */
 	if (!pkt->ahead)
 		pvo_comp_reply(qp, &none);
@@ -449,22 +450,7 @@ static bool overlay_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
  * behind the active WQE go once it is out whole. */
 static bool overlay_can_send_ahead(struct pvo_qp *qp)
 {
-	struct overlay *ov = overlay();
-
-	return qp->net.sent && qp->net.next_pkt >= qp->req.wqe.npkts &&
-	       ov->on && !pvo_local_route(qp, qp->attr.path.dgid);
-}
-
-static void overlay_new_message(struct pvo_qp *qp, bool on_wire)
-{
-	qp->net.resend_pkt = 0;
-	qp->net.acked = 0;
-	qp->net.more = false;
-	qp->net.read_next = 0;
-	qp->net.read_end = 0;
-	qp->net.read_asked = 0;
-	qp->net.sent = on_wire;
-	qp->net.next_pkt = on_wire ? qp->req.wqe.npkts : 0;
+	return overlay()->on && !pvo_local_route(qp, qp->attr.path.dgid);
 }
 
 static void overlay_reset_qp(struct pvo_qp *qp)
@@ -481,8 +467,6 @@ const struct pvo_transport_ops pvo_transport_overlay = {
 	.send = overlay_send,
 	.send_mcast = overlay_send_mcast,
 	.can_send_ahead = overlay_can_send_ahead,
-	.new_message = overlay_new_message,
-	.count_retransmits = pvo_overlay_count_retransmits,
 	.flush = pvo_overlay_flush,
 	.reset_qp = overlay_reset_qp,
 	.forget_qp = pvo_ov_receiver_forget,

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The overlay transport's part of a QP (struct pvo_qp's net): where the
- * active WQE stands on the wire, the responder's ACK and NAK state, the
- * atomics kept for replay, the counters. Embedded in struct pvo_qp
- * (verbs/qp.h); sender.c and receiver.c own it.
+ * The overlay transport's part of a QP (struct pvo_qp's net): its inner
+ * UDP source port, the responder's ACK and NAK state, the atomics kept
+ * for replay, what a migrated requester may be answered for, the
+ * counters. Embedded in struct pvo_qp (verbs/qp.h); sender.c and
+ * receiver.c own it. Where the active WQE stands on the wire is the
+ * engine's (struct pvo_req_pos).
  */
 #ifndef PVO_OVERLAY_QP_H
 #define PVO_OVERLAY_QP_H
@@ -17,17 +19,7 @@
 #define PVO_ATOMIC_REPLAY 16
 
 struct pvo_overlay_qp {
-	/* requester, for the active WQE */
-	uint32_t resend_pkt; /* the next (re)send starts here */
-	uint32_t acked;	     /* packets acknowledged */
-	uint32_t next_pkt;   /* packets sent (go-back-N: since the
-			      * last resend) */
-	bool more;	     /* the next send continues at next_pkt */
-	uint32_t read_next;  /* READ response packets placed */
-	uint32_t read_end;   /* ... asked for so far */
-	uint32_t read_asked; /* read_next + 1 of the last re-request */
-	bool sent;	     /* sent at least once */
-	uint16_t sport;	     /* inner UDP source port */
+	uint16_t sport; /* inner UDP source port */
 	/* responder */
 	bool nak_sent; /* PSN sequence NAK sent for rq_psn */
 	/* ACK coalescing: one ACK per receive batch, for the latest

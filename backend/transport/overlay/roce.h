@@ -139,10 +139,4 @@ bool pvo_roce_decode(const uint8_t *buf, size_t len, struct pvo_roce_hdr *h);
 uint8_t pvo_roce_opcode(uint8_t cls, uint8_t op_first, bool first, bool last,
 			bool imm);
 
-/* Signed distance a - b on the 24-bit PSN circle. */
-static inline int32_t pvo_psn_diff(uint32_t a, uint32_t b)
-{
-	return (int32_t)((a - b) << 8) >> 8;
-}
-
 #endif
