@@ -13,6 +13,8 @@
  *
  * pvo_transport_send() picks one per message: local when the destination
  * GID is installed in a VM of the sender's tenant on this back-end.
+ * These carry the software engine's messages only: a QP on the host-verbs
+ * engine (engine/hostverbs/) has the host's device carry its data.
  *
  * The engine and the transports call each other through this header
  * only, and in one cycle: the engine's requester calls
