@@ -297,7 +297,7 @@ static void test_modify(void)
 		a.qp_state = htole32(PVO_QPS_RESET);
 		tap_is(modify(h, M(STATE), &a), 0, "RTS->RESET");
 		tap_ok(le32toh(hdr->cons) == 5 && hdr->db_pending == 0 &&
-			       qp->req.cons == 5,
+			       qp->sq_cons == 5,
 		       "RESET: SQ cons = prod, db_pending cleared");
 		q = query(h);
 		tap_ok(le32toh(q.qp_state) == PVO_QPS_RESET &&
@@ -305,7 +305,7 @@ static void test_modify(void)
 		       "RESET forgets the attributes");
 		hdr->prod = 0;
 		hdr->cons = 0;
-		qp->req.cons = 0;
+		qp->sq_cons = 0;
 	}
 }
 

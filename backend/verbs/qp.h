@@ -63,6 +63,10 @@ struct pvo_qp {
 	struct pvo_cq *scq, *rcq;
 	struct pvo_srq *srq;
 	struct pvo_ring sq, rq; /* rq unused (entries 0) with an SRQ */
+	/* The rings' consumers, whichever engine runs the QP: SQ[sq_cons]
+	 * is the oldest send WQE not completed, RQ[rq_cons] the oldest
+	 * receive WQE (what the guest sees in the rings' cons fields). */
+	uint32_t sq_cons, rq_cons;
 	uint32_t max_send_sge, max_recv_sge, max_inline;
 	struct pvo_qp_attrs attr;
 	uint8_t (*mcast)[PVO_GID_LEN]; /* UD: groups joined (mcast.h) */

@@ -243,7 +243,7 @@ static void post_rq(struct pvo_qp *qp)
 
 	if (qp->srq)
 		return; /* the SRQ's doorbell posts its receives */
-	n = published(qp, &qp->rq, qp->resp.rq_cons, h->rq_posted);
+	n = published(qp, &qp->rq, qp->rq_cons, h->rq_posted);
 	if (n < 0) {
 		ring_broken(qp, "RQ");
 		return;
@@ -300,9 +300,9 @@ static void complete_stuck(struct pvo_qp *qp)
 
 	c.status = h->stuck;
 	h->stuck = 0;
-	qp->req.cons++;
+	qp->sq_cons++;
 	h->sq_posted++;
-	pvo_ring_store(qp->vm, &qp->sq, PVO_RING_CONS, qp->req.cons);
+	pvo_ring_store(qp->vm, &qp->sq, PVO_RING_CONS, qp->sq_cons);
 	c.wr_id = e->wr_id;
 	c.opcode = pvo_wc_opcode_of(e->opcode);
 	put_cqe(qp, qp->scq, &c);
@@ -364,7 +364,7 @@ static unsigned int build_batch(struct pvo_qp *qp, struct hv_batch *b,
 static void post_sq(struct pvo_qp *qp)
 {
 	struct pvo_hv_qp *h = to_hv_qp(qp);
-	int64_t n = published(qp, &qp->sq, qp->req.cons, h->sq_posted);
+	int64_t n = published(qp, &qp->sq, qp->sq_cons, h->sq_posted);
 	struct ibv_send_wr *bad;
 	struct hv_batch b;
 	unsigned int k;
@@ -391,7 +391,7 @@ static void post_sq(struct pvo_qp *qp)
 		h->sq_posted += k;
 		n -= k;
 	}
-	if (h->stuck && qp->req.cons == h->sq_posted)
+	if (h->stuck && qp->sq_cons == h->sq_posted)
 		complete_stuck(qp);
 }
 
@@ -445,11 +445,11 @@ static void flush_rest(struct pvo_qp *qp)
 	h->flushing = false;
 	h->stuck = 0;
 	pvo_qp_flush_sq(qp);
-	h->sq_posted = qp->req.cons;
+	h->sq_posted = qp->sq_cons;
 	if (qp->state != PVO_QPS_ERR)
 		return; /* SQE: the receive queue works on */
 	pvo_qp_flush_rq(qp);
-	h->rq_posted = qp->resp.rq_cons;
+	h->rq_posted = qp->rq_cons;
 }
 
 /*
@@ -550,7 +550,7 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 	struct pvo_hv_wqe *e;
 	/* error completions carry no valid opcode: the wr_id says */
 	bool recv = wc->wr_id & HV_WR_RECV;
-	uint32_t cons = recv ? qp->resp.rq_cons : qp->req.cons;
+	uint32_t cons = recv ? qp->rq_cons : qp->sq_cons;
 	uint32_t entries = recv ? qp->rq.entries : qp->sq.entries;
 
 	if (wc->wr_id & HV_WR_SRQ) {
@@ -572,16 +572,16 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 	c.status = status_of(wc->status);
 	c.vendor_err = htole32(wc->vendor_err);
 	if (recv) {
-		e = &h->rq[qp->resp.rq_cons & (qp->rq.entries - 1)];
-		qp->resp.rq_cons++;
+		e = &h->rq[qp->rq_cons & (qp->rq.entries - 1)];
+		qp->rq_cons++;
 		pvo_ring_store(qp->vm, &qp->rq, PVO_RING_CONS,
-			       qp->resp.rq_cons);
+			       qp->rq_cons);
 		recv_cqe(qp, wc, e, &c);
 		put_cqe(qp, qp->rcq, &c);
 	} else {
-		e = &h->sq[qp->req.cons & (qp->sq.entries - 1)];
-		qp->req.cons++;
-		pvo_ring_store(qp->vm, &qp->sq, PVO_RING_CONS, qp->req.cons);
+		e = &h->sq[qp->sq_cons & (qp->sq.entries - 1)];
+		qp->sq_cons++;
+		pvo_ring_store(qp->vm, &qp->sq, PVO_RING_CONS, qp->sq_cons);
 		if (e->signaled || wc->status != IBV_WC_SUCCESS) {
 			c.wr_id = e->wr_id;
 			c.opcode = pvo_wc_opcode_of(e->opcode);
@@ -590,7 +590,7 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 				c.byte_len = htole32(wc->byte_len);
 			put_cqe(qp, qp->scq, &c);
 		}
-		if (h->stuck && qp->req.cons == h->sq_posted)
+		if (h->stuck && qp->sq_cons == h->sq_posted)
 			complete_stuck(qp);
 	}
 	/* an error completion: the host QP is in error, and so is the
@@ -620,8 +620,8 @@ static void hv_modify(struct pvo_qp *qp, unsigned int cur)
 	case PVO_QPS_RESET:
 		/* the guest finds empty rings (software engine's rule) */
 		pvo_engine_sw.modify(qp, cur);
-		h->sq_posted = qp->req.cons;
-		h->rq_posted = qp->resp.rq_cons;
+		h->sq_posted = qp->sq_cons;
+		h->rq_posted = qp->rq_cons;
 		h->stuck = 0;
 		break;
 	case PVO_QPS_RTR:

@@ -139,8 +139,8 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 	h->sq = g_new0(struct pvo_hv_wqe, qp->sq.entries);
 	h->rq = g_new0(struct pvo_hv_wqe, qp->rq.entries);
 	/* the software engine's create loaded the guest's counters */
-	h->sq_posted = qp->req.cons;
-	h->rq_posted = qp->resp.rq_cons;
+	h->sq_posted = qp->sq_cons;
+	h->rq_posted = qp->rq_cons;
 	h->dev = d;
 	h->rcq_need = rq_need;
 	qp->engine_part = h;

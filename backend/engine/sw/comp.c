@@ -87,8 +87,8 @@ void pvo_comp_complete(struct pvo_qp *qp, enum pvo_wc_status status)
 	qp->req.active = false;
 	qp->req.resend_active = false;
 	qp->req.wait = PVO_WAIT_NONE;
-	qp->req.cons++;
-	pvo_ring_store(vm, &qp->sq, PVO_RING_CONS, qp->req.cons);
+	qp->sq_cons++;
+	pvo_ring_store(vm, &qp->sq, PVO_RING_CONS, qp->sq_cons);
 	if (status == PVO_WC_SUCCESS) {
 		qp->attr.sq_psn = pvo_psn_add(qp->attr.sq_psn, w->npkts);
 		pvo_req_window_adjust(qp, false, w->npkts);

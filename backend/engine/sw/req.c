@@ -201,12 +201,12 @@ static enum fetch_result read_wqe(struct pvo_qp *qp, uint32_t idx,
 	struct pvo_vm *vm = qp->vm;
 	uint32_t avail;
 
-	if (!pvo_ring_produced(vm, &qp->sq, qp->req.cons, idx,
+	if (!pvo_ring_produced(vm, &qp->sq, qp->sq_cons, idx,
 			       &qp->req.prod_seen, &avail)) {
 		pvo_vm_warn(vm,
 			    "QP 0x%x: SQ producer is not within %u of the "
 			    "consumer %u: QP to error",
-			    qp->qpn, qp->sq.entries, qp->req.cons);
+			    qp->qpn, qp->sq.entries, qp->sq_cons);
 		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
 		return FETCH_FAILED;
 	}
@@ -262,7 +262,7 @@ static enum fetch_result fetch(struct pvo_qp *qp)
 	enum fetch_result r;
 
 	pvo_prof_begin(PVO_PROF_OF(qp));
-	r = read_wqe(qp, qp->req.cons, w, &st);
+	r = read_wqe(qp, qp->sq_cons, w, &st);
 	if (r != FETCH_SEND) {
 		pvo_prof_cancel();
 		return r;
@@ -328,7 +328,7 @@ static bool send_ahead(struct pvo_qp *qp)
 	if (!qp->req.ahead)
 		qp->req.ahead = g_new(struct pvo_swqe, PVO_REQ_AHEAD);
 	w = pvo_req_ahead(qp, qp->req.nahead);
-	if (read_wqe(qp, qp->req.cons + 1 + qp->req.nahead, w, &st) !=
+	if (read_wqe(qp, qp->sq_cons + 1 + qp->req.nahead, w, &st) !=
 		FETCH_SEND ||
 	    st || !pipelined(w->opcode))
 		return false;

@@ -64,7 +64,7 @@ static bool take_recv(struct pvo_qp *qp, struct pvo_rwqe *rw, bool resolve,
 	struct pvo_vm *vm = qp->vm;
 	struct pvo_srq *srq = qp->srq;
 	struct pvo_ring *ring = srq ? &srq->ring : &qp->rq;
-	uint32_t *cons = srq ? &srq->cons : &qp->resp.rq_cons;
+	uint32_t *cons = srq ? &srq->cons : &qp->rq_cons;
 	uint32_t *seen = srq ? &srq->prod_seen : &qp->resp.rq_prod_seen;
 	uint32_t max_sge = srq ? srq->max_sge : qp->max_recv_sge;
 	const struct pvo_pd *pd = srq ? srq->pd : qp->pd;

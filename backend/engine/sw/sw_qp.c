@@ -26,10 +26,10 @@ static void sw_create(struct pvo_qp *qp)
 	struct pvo_vm *vm = qp->vm;
 
 	/* The guest starts posting at the counters it initialised. */
-	pvo_ring_load(vm, &qp->sq, PVO_RING_CONS, &qp->req.cons);
-	qp->req.prod_seen = qp->req.cons;
+	pvo_ring_load(vm, &qp->sq, PVO_RING_CONS, &qp->sq_cons);
+	qp->req.prod_seen = qp->sq_cons;
 	if (!qp->srq)
-		pvo_ring_load(vm, &qp->rq, PVO_RING_CONS, &qp->resp.rq_cons);
+		pvo_ring_load(vm, &qp->rq, PVO_RING_CONS, &qp->rq_cons);
 	sw_restore(qp);
 }
 
@@ -58,13 +58,13 @@ static void sw_reset(struct pvo_qp *qp)
 
 	req_stop(qp);
 	if (pvo_ring_load(vm, &qp->sq, PVO_RING_PROD, &prod)) {
-		qp->req.cons = prod;
+		qp->sq_cons = prod;
 		qp->req.prod_seen = prod;
 		pvo_ring_store(vm, &qp->sq, PVO_RING_CONS, prod);
 	}
 	pvo_ring_store(vm, &qp->sq, PVO_RING_DB_PENDING, 0);
 	if (!qp->srq && pvo_ring_load(vm, &qp->rq, PVO_RING_PROD, &prod)) {
-		qp->resp.rq_cons = prod;
+		qp->rq_cons = prod;
 		qp->resp.rq_prod_seen = prod;
 		pvo_ring_store(vm, &qp->rq, PVO_RING_CONS, prod);
 	}
@@ -185,16 +185,16 @@ static void flush_cqe(struct pvo_qp *qp, struct pvo_cq *cq, uint64_t wr_id,
 void pvo_qp_flush_sq(struct pvo_qp *qp)
 {
 	struct pvo_vm *vm = qp->vm;
-	uint32_t n = outstanding(vm, &qp->sq, qp->req.cons);
+	uint32_t n = outstanding(vm, &qp->sq, qp->sq_cons);
 
 	req_stop(qp);
 	while (n--) {
 		struct pvo_send_wqe w;
 
-		if (!pvo_ring_read(vm, &qp->sq, qp->req.cons, &w, sizeof(w)))
+		if (!pvo_ring_read(vm, &qp->sq, qp->sq_cons, &w, sizeof(w)))
 			memset(&w, 0, sizeof(w));
-		qp->req.cons++;
-		pvo_ring_store(vm, &qp->sq, PVO_RING_CONS, qp->req.cons);
+		qp->sq_cons++;
+		pvo_ring_store(vm, &qp->sq, PVO_RING_CONS, qp->sq_cons);
 		flush_cqe(qp, qp->scq, w.wr_id, pvo_wc_opcode_of(w.opcode));
 	}
 }
@@ -212,15 +212,15 @@ void pvo_qp_flush_rq(struct pvo_qp *qp)
 	}
 	if (qp->srq)
 		return; /* SRQ WQEs belong to no QP */
-	n = outstanding(vm, &qp->rq, qp->resp.rq_cons);
+	n = outstanding(vm, &qp->rq, qp->rq_cons);
 	while (n--) {
 		struct pvo_recv_wqe w;
 
-		if (!pvo_ring_read(vm, &qp->rq, qp->resp.rq_cons, &w,
+		if (!pvo_ring_read(vm, &qp->rq, qp->rq_cons, &w,
 				   sizeof(w)))
 			memset(&w, 0, sizeof(w));
-		qp->resp.rq_cons++;
-		pvo_ring_store(vm, &qp->rq, PVO_RING_CONS, qp->resp.rq_cons);
+		qp->rq_cons++;
+		pvo_ring_store(vm, &qp->rq, PVO_RING_CONS, qp->rq_cons);
 		flush_cqe(qp, qp->rcq, w.wr_id, PVO_WC_RECV);
 	}
 }

@@ -81,11 +81,10 @@ struct pvo_req_pos {
 	bool sent;	     /* sent at least once */
 };
 
-/* requester: SQ[cons] is the oldest WQE not completed */
+/* requester (the SQ's consumer is the QP's, qp->sq_cons) */
 struct pvo_req {
-	uint32_t cons;
 	uint32_t prod_seen; /* SQ producer as last loaded */
-	bool active;  /* wqe holds SQ[cons], sent at least once */
+	bool active;  /* wqe holds SQ[qp->sq_cons], sent at least once */
 	bool running; /* pvo_req_run is on the stack */
 	enum pvo_req_wait wait;
 	uint8_t rnr_left, retry_left;
@@ -108,7 +107,6 @@ struct pvo_req {
 };
 
 struct pvo_resp {
-	uint32_t rq_cons;
 	uint32_t rq_prod_seen; /* RQ producer as last loaded */
 	bool comm_est; /* COMM_EST raised (RTR) */
 	uint32_t msn;  /* messages completed (the AETH's MSN) */

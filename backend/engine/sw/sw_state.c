@@ -38,8 +38,8 @@ void pvo_sw_save(const struct pvo_qp *qp, struct pvo_st_qp *q)
 {
 	const typeof(qp->resp.msg) *m = &qp->resp.msg;
 
-	q->sq_cons = qp->req.cons;
-	q->rq_cons = qp->resp.rq_cons;
+	q->sq_cons = qp->sq_cons;
+	q->rq_cons = qp->rq_cons;
 	q->msn = qp->resp.msn;
 	q->comm_est = qp->resp.comm_est;
 	q->msg_active = m->active;
@@ -111,9 +111,9 @@ bool pvo_sw_load(struct pvo_qp *qp, const struct pvo_st_qp *q,
 {
 	typeof(qp->resp.msg) *m = &qp->resp.msg;
 
-	qp->req.cons = q->sq_cons;
+	qp->sq_cons = q->sq_cons;
 	qp->req.prod_seen = q->sq_cons;
-	qp->resp.rq_cons = q->rq_cons;
+	qp->rq_cons = q->rq_cons;
 	qp->resp.rq_prod_seen = q->rq_cons;
 	PVO_ST_CHECK(q->msn <= PVO_QPN_MAX && q->comm_est <= 1, "msn",
 		     "0x%x/%u", q->msn, q->comm_est);
