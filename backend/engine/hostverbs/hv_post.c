@@ -618,7 +618,9 @@ static void hv_modify(struct pvo_qp *qp, unsigned int cur)
 
 	switch (qp->state) {
 	case PVO_QPS_RESET:
-		/* the guest finds empty rings (software engine's rule) */
+		/* The guest finds empty rings; the software engine's part of
+		 * the QP (made at CREATE_QP, see hv_destroy) forgets its work
+		 * too, as the next RTR may hand the QP to it. */
 		pvo_engine_sw.modify(qp, cur);
 		h->sq_posted = qp->sq_cons;
 		h->rq_posted = qp->rq_cons;
@@ -698,6 +700,11 @@ static void hv_flush(struct pvo_qp *qp, bool rq_too)
 	flush_rest(qp);
 }
 
+/*
+ * Every QP starts on the software engine (verbs/qp.c) and keeps its part
+ * (timers, send-ahead slots) while host verbs runs it: RTR to a peer on
+ * this host hands the QP back (hv_qp.c). That part goes with the QP.
+ */
 static void hv_destroy(struct pvo_qp *qp)
 {
 	pvo_engine_sw.destroy(qp);
