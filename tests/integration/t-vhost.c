@@ -1439,28 +1439,30 @@ static void judge_attack(const char *name, struct attack *a,
 	       "  ... the log says why (\"%s\")", log_line);
 }
 
-static void test_dripping_message(struct vu_frontend *victim)
+/* One attack by VM a's session while VM b is asked, then the verdict. */
+static void attack_vm_a(struct vu_frontend *victim,
+			int (*run)(struct attack *), const char *what,
+			const char *log_line)
 {
-	struct attack a = {.run = drip};
+	struct attack a = {.run = run};
 	struct victim_log v;
 
 	a.fe = open_vm("a", "VM a's session");
 	run_attack(&a, victim, &v);
-	judge_attack("a message dripping one byte every 200 ms", &a, &v,
-		     "message bytes arrived within");
+	judge_attack(what, &a, &v, log_line);
 	vu_frontend_free(a.fe);
+}
+
+static void test_dripping_message(struct vu_frontend *victim)
+{
+	attack_vm_a(victim, drip, "a message dripping one byte every 200 ms",
+		    "message bytes arrived within");
 }
 
 static void test_unread_replies(struct vu_frontend *victim)
 {
-	struct attack a = {.run = flood};
-	struct victim_log v;
-
-	a.fe = open_vm("a", "VM a's session");
-	run_attack(&a, victim, &v);
-	judge_attack("requests flooded while no reply is read", &a, &v,
-		     "has not read its replies");
-	vu_frontend_free(a.fe);
+	attack_vm_a(victim, flood, "requests flooded while no reply is read",
+		    "has not read its replies");
 }
 
 /*
