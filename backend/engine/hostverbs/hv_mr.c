@@ -172,7 +172,13 @@ enum pvo_status pvo_hv_rereg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 
 struct pvo_mr *pvo_hv_mr_by_key(struct pvo_vm *vm, uint32_t key)
 {
-	return g_hash_table_lookup(to_hv_vm(vm)->keys, GUINT_TO_POINTER(key));
+	GHashTable *keys = to_hv_vm(vm)->keys;
+
+	/* every key lookup of the data path comes here: no hashing while
+	 * the VM has no host MR */
+	if (!g_hash_table_size(keys))
+		return NULL;
+	return g_hash_table_lookup(keys, GUINT_TO_POINTER(key));
 }
 
 void pvo_hv_take_key(struct pvo_vm *vm, struct pvo_mr *mr)
