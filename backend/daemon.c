@@ -14,9 +14,15 @@
  * higher priority whenever it has hot QPs and drops those of a VM that is
  * not connected on its first pass, so nothing refers to the VM by then
  * (while other VMs' QPs stay hot, the free waits).
+ *
+ * Threads. Everything here runs on thread 0. A tenant's VMs live on the
+ * thread it is placed on (place()), and this file touches a VM only
+ * with the world paused and that thread's loop entered (in_vm()), so
+ * whatever a VM's code attaches lands on its own loop.
  */
 #include <arpa/inet.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,6 +35,7 @@
 #include "loop.h"
 #include "mgmt.h"
 #include "overlay.h"
+#include "threads.h"
 #include "vhost.h"
 #include "vm.h"
 
@@ -36,6 +43,7 @@
 struct gone {
 	struct pvo_vm_config cfg; /* vm->cfg points here */
 	struct pvo_tenant tenant;
+	GSource *reaper; /* on the VM's loop, once it is closed */
 };
 
 static struct {
@@ -44,8 +52,8 @@ static struct {
 	GPtrArray *vms;	    /* struct pvo_vm: the config's, in its order */
 	GPtrArray *removed; /* struct pvo_vm: gone, front-end connected */
 	GPtrArray *dying;   /* struct pvo_vm: gone and closed, to be freed */
+	GMutex dying_lock;  /* their reapers run on their own threads */
 	GSource *watch;	    /* looks at the removed ones every second */
-	GSource *reaper;    /* frees the dying ones */
 	unsigned int reloads;
 	struct pvo_mgmt_daemon mgmt;
 } d;
@@ -72,22 +80,35 @@ static void make_gone(struct pvo_vm *vm)
 	vm->cfg = &g->cfg;
 }
 
-static void free_dying(void)
+/* From thread 0 (the world paused): the calling thread acts in the
+ * loop of vm's thread until out_vm(). */
+static struct pvo_loop *in_vm(const struct pvo_vm *vm)
 {
-	while (d.dying->len) {
-		struct pvo_vm *vm = g_ptr_array_remove_index(d.dying, 0);
-		struct gone *g = gone_of(vm);
-
-		pvo_vm_free(vm);
-		g_free(g);
-	}
+	return pvo_thread_enter(vm->cfg->tenant->thread);
 }
 
-static gboolean reap(gpointer unused)
+static void out_vm(struct pvo_loop *was)
 {
-	free_dying();
-	g_source_unref(d.reaper); /* this source ends with this call */
-	d.reaper = NULL;
+	pvo_thread_leave(was);
+}
+
+static void free_gone(struct pvo_vm *vm)
+{
+	struct gone *g = gone_of(vm);
+
+	pvo_vm_free(vm);
+	g_free(g);
+}
+
+static gboolean reap(gpointer opaque)
+{
+	struct pvo_vm *vm = opaque;
+
+	g_mutex_lock(&d.dying_lock);
+	g_ptr_array_remove_fast(d.dying, vm);
+	g_mutex_unlock(&d.dying_lock);
+	g_source_unref(gone_of(vm)->reaper); /* it ends with this call */
+	free_gone(vm);
 	return G_SOURCE_REMOVE;
 }
 
@@ -95,20 +116,26 @@ static gboolean reap(gpointer unused)
  * once nothing refers to it any more (see the top of the file). */
 static void bury(struct pvo_vm *vm)
 {
+	struct pvo_loop *was = in_vm(vm);
+	struct gone *g = gone_of(vm);
+
 	pvo_vhost_close(vm);
+	g_mutex_lock(&d.dying_lock);
 	g_ptr_array_add(d.dying, vm);
-	if (d.reaper)
-		return;
-	d.reaper = g_idle_source_new();
-	g_source_set_priority(d.reaper, G_PRIORITY_LOW);
-	g_source_set_callback(d.reaper, reap, NULL, NULL);
-	pvo_loop_attach(d.reaper);
+	g_mutex_unlock(&d.dying_lock);
+	g->reaper = g_idle_source_new();
+	g_source_set_priority(g->reaper, G_PRIORITY_LOW);
+	g_source_set_callback(g->reaper, reap, vm, NULL);
+	pvo_loop_attach(g->reaper);
+	out_vm(was);
 }
 
 static gboolean watch_removed(gpointer unused)
 {
 	unsigned int i = 0;
+	gboolean again;
 
+	pvo_threads_pause();
 	while (i < d.removed->len) {
 		struct pvo_vm *vm = g_ptr_array_index(d.removed, i);
 
@@ -123,11 +150,13 @@ static gboolean watch_removed(gpointer unused)
 		g_ptr_array_remove_index(d.removed, i);
 		bury(vm);
 	}
-	if (d.removed->len)
-		return G_SOURCE_CONTINUE;
-	g_source_unref(d.watch);
-	d.watch = NULL;
-	return G_SOURCE_REMOVE;
+	again = d.removed->len != 0;
+	if (!again) {
+		g_source_unref(d.watch);
+		d.watch = NULL;
+	}
+	pvo_threads_resume();
+	return again ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
 }
 
 static struct pvo_vm *find(GPtrArray *vms, const char *name)
@@ -154,6 +183,102 @@ static const struct pvo_tenant *find_tenant(const struct pvo_daemon_config *cfg,
 	return NULL;
 }
 
+/* How many threads cfg asks for: threads = 0 takes the online CPUs. */
+static unsigned int threads_wanted(const struct pvo_daemon_config *cfg)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (cfg->threads)
+		return cfg->threads;
+	return CLAMP(cpus, 1, PVO_AUTO_THREADS);
+}
+
+/* The thread the served VMs of VNI vni run on, or -1 if none is served. */
+static int serving_thread(uint32_t vni)
+{
+	GPtrArray *lists[] = { d.vms, d.removed };
+	unsigned int l, k;
+
+	for (l = 0; l < G_N_ELEMENTS(lists); l++)
+		for (k = 0; lists[l] && k < lists[l]->len; k++) {
+			const struct pvo_vm *vm = g_ptr_array_index(lists[l], k);
+
+			if (vm->cfg->tenant->vni == vni)
+				return vm->cfg->tenant->thread;
+		}
+	return -1;
+}
+
+/*
+ * Places cfg's tenants on n threads: a pinned one (thread = K) where it
+ * says, one whose VNI has VMs served already where they run (a VM never
+ * changes threads), the others each on the thread with fewest tenants.
+ * Local copies go between VMs of one tenant only, so they never cross
+ * threads (docs/threads.md).
+ */
+static bool place(struct pvo_daemon_config *cfg, unsigned int n, char **err)
+{
+	unsigned int load[PVO_MAX_THREADS] = { 0 }, k, best;
+	int i, was;
+
+	for (i = 0; i < cfg->num_tenants; i++) {
+		struct pvo_tenant *t = &cfg->tenants[i];
+
+		t->thread = UINT_MAX;
+		was = serving_thread(t->vni);
+		if (t->thread_pin > n) {
+			*err = g_strdup_printf(
+			    "%s:%d: tenant '%s': thread = %u, but the daemon "
+			    "runs %u threads (threads in [daemon], or "
+			    "--threads)",
+			    cfg->path, t->line, t->name, t->thread_pin, n);
+			return false;
+		}
+		if (t->thread_pin && was >= 0 &&
+		    (unsigned int)was != t->thread_pin - 1) {
+			*err = g_strdup_printf(
+			    "%s:%d: tenant '%s': thread = %u, but its VMs "
+			    "run on thread %d: a VM cannot change threads; "
+			    "change it with the daemon restarted",
+			    cfg->path, t->line, t->name, t->thread_pin,
+			    was + 1);
+			return false;
+		}
+		if (t->thread_pin)
+			t->thread = t->thread_pin - 1;
+		else if (was >= 0)
+			t->thread = was;
+		if (t->thread != UINT_MAX)
+			load[t->thread]++;
+	}
+	for (i = 0; i < cfg->num_tenants; i++) {
+		struct pvo_tenant *t = &cfg->tenants[i];
+
+		if (t->thread != UINT_MAX)
+			continue;
+		for (best = 0, k = 1; k < n; k++)
+			if (load[k] < load[best])
+				best = k;
+		t->thread = best;
+		load[best]++;
+	}
+	return true;
+}
+
+static void show_threads(GString *o)
+{
+	unsigned int i, k, vms;
+
+	for (i = 0; i < pvo_threads_count(); i++) {
+		for (vms = 0, k = 0; k < d.vms->len; k++)
+			vms += ((struct pvo_vm *)g_ptr_array_index(d.vms, k))
+				   ->cfg->tenant->thread == i;
+		g_string_append_printf(o, "thread id=%u vms=%u cpu_ms=%llu\n",
+				       i + 1, vms,
+				       pvo_thread_cpu_us(i) / 1000);
+	}
+}
+
 static void show(GString *o)
 {
 	const struct pvo_daemon_config *cfg = d.cfg;
@@ -170,21 +295,63 @@ static void show(GString *o)
 		inet_ntop(AF_INET, &cfg->peers[i], ip, sizeof(ip));
 		g_string_append_printf(o, "%s%s", i ? "," : "", ip);
 	}
-	g_string_append_printf(o, "%s remotes=%d\n",
-			       cfg->num_peers ? "" : "none", cfg->num_remotes);
+	g_string_append_printf(o, "%s remotes=%d threads=%u\n",
+			       cfg->num_peers ? "" : "none", cfg->num_remotes,
+			       pvo_threads_count());
+	show_threads(o);
 	for (i = 0; i < cfg->num_tenants; i++) {
 		const struct pvo_tenant *t = &cfg->tenants[i];
 
 		g_string_append_printf(
-		    o, "tenant name=%s vni=%u mtu=%u learn=%s\n", t->name,
-		    t->vni, t->mtu, t->no_learn ? "no" : "yes");
+		    o, "tenant name=%s vni=%u mtu=%u learn=%s thread=%u\n",
+		    t->name, t->vni, t->mtu, t->no_learn ? "no" : "yes",
+		    t->thread + 1);
 	}
+}
+
+/* The busy-poll setting of every thread's loop. */
+static void busy_poll_all(uint32_t usec)
+{
+	unsigned int i;
+
+	for (i = 0; i < pvo_threads_count(); i++) {
+		struct pvo_loop *was = pvo_thread_enter(i);
+
+		pvo_busy_poll_init(usec);
+		pvo_thread_leave(was);
+	}
+}
+
+static bool start(struct pvo_daemon_config *cfg, char **err)
+{
+	struct pvo_loop *was;
+	int i;
+
+	busy_poll_all(cfg->busy_poll_us);
+	if (!pvo_engines_open(cfg, err))
+		return false;
+	for (i = 0; i < cfg->num_vms; i++) {
+		struct pvo_vm *vm;
+		bool ok;
+
+		was = pvo_thread_enter(cfg->vms[i].tenant->thread);
+		vm = pvo_vm_new(&cfg->vms[i]);
+		g_ptr_array_add(d.vms, vm);
+		ok = pvo_vhost_listen(vm, err);
+		pvo_thread_leave(was);
+		if (!ok)
+			return false;
+	}
+	return pvo_overlay_start(cfg, err) &&
+	       (!cfg->mgmt_socket[0] ||
+		pvo_mgmt_start(cfg->mgmt_socket, &d.mgmt, err));
 }
 
 bool pvo_daemon_start(struct pvo_daemon_config *cfg,
 		      const struct pvo_daemon_opts *o, char **err)
 {
-	int i;
+	unsigned int n;
+	bool ok;
 
 	d.cfg = cfg;
 	d.opts = *o;
@@ -198,46 +365,52 @@ bool pvo_daemon_start(struct pvo_daemon_config *cfg,
 	    .show = show,
 	    .reload = pvo_daemon_reload,
 	};
-	pvo_busy_poll_init(cfg->busy_poll_us);
-	if (!pvo_engines_open(cfg, err))
+	n = threads_wanted(cfg);
+	if (!place(cfg, n, err) || !pvo_threads_start(n, err))
 		return false;
-	for (i = 0; i < cfg->num_vms; i++) {
-		struct pvo_vm *vm = pvo_vm_new(&cfg->vms[i]);
-
-		g_ptr_array_add(d.vms, vm);
-		if (!pvo_vhost_listen(vm, err))
-			return false;
-	}
-	return pvo_overlay_start(cfg, err) &&
-	       (!cfg->mgmt_socket[0] ||
-		pvo_mgmt_start(cfg->mgmt_socket, &d.mgmt, err));
+	pvo_threads_pause();
+	ok = start(cfg, err);
+	pvo_threads_resume();
+	if (ok)
+		pvo_info(NULL, "serving %d VMs of %d tenants on %u thread%s",
+			 cfg->num_vms, cfg->num_tenants, n, n > 1 ? "s" : "");
+	return ok;
 }
 
 void pvo_daemon_stop(void)
 {
+	struct pvo_loop *was;
 	struct pvo_vm *vm;
 
 	if (!d.vms)
 		return;
+	pvo_threads_pause();
 	pvo_mgmt_stop();
 	pvo_overlay_stop();
 	pvo_loop_remove(d.watch);
 	d.watch = NULL;
 	while (d.vms->len) {
 		vm = g_ptr_array_remove_index(d.vms, 0);
+		was = in_vm(vm);
 		pvo_vhost_close(vm);
 		pvo_vm_free(vm);
+		out_vm(was);
 	}
 	while (d.removed->len) {
 		vm = g_ptr_array_remove_index(d.removed, 0);
-		pvo_vhost_close(vm);
-		g_ptr_array_add(d.dying, vm);
+		bury(vm);
 	}
-	/* the loop runs no more: nothing else refers to them */
-	pvo_loop_remove(d.reaper);
-	d.reaper = NULL;
-	free_dying();
+	/* no callback runs any more: the reapers' VMs are freed here */
+	while (d.dying->len) {
+		vm = g_ptr_array_remove_index(d.dying, 0);
+		was = in_vm(vm);
+		pvo_loop_remove(gone_of(vm)->reaper);
+		free_gone(vm);
+		out_vm(was);
+	}
 	pvo_engines_close();
+	pvo_threads_resume();
+	pvo_threads_stop();
 	g_ptr_array_free(d.vms, TRUE);
 	g_ptr_array_free(d.removed, TRUE);
 	g_ptr_array_free(d.dying, TRUE);
@@ -480,34 +653,61 @@ static bool plan(struct plan *p, char **err)
  * everything as it was, if one cannot be bound. */
 static bool listen_all(struct plan *p, char **err)
 {
+	struct pvo_loop *was;
 	unsigned int k;
+	bool ok;
 	int i;
 
 	for (i = 0; i < p->cfg->num_vms; i++)
-		if (!p->keep[i])
+		if (!p->keep[i]) {
+			was = pvo_thread_enter(p->cfg->vms[i].tenant->thread);
 			p->fresh[i] = pvo_vm_new(&p->cfg->vms[i]);
-	for (k = 0; k < p->closing->len; k++)
-		pvo_vhost_close(g_ptr_array_index(p->closing, k));
+			pvo_thread_leave(was);
+		}
+	for (k = 0; k < p->closing->len; k++) {
+		struct pvo_vm *vm = g_ptr_array_index(p->closing, k);
+
+		was = in_vm(vm);
+		pvo_vhost_close(vm);
+		out_vm(was);
+	}
 	for (i = 0; i < p->cfg->num_vms; i++) {
 		struct pvo_vm *vm = p->keep[i] ? p->keep[i] : p->fresh[i];
 
 		if (vm->vhost)
 			continue;
-		if (!pvo_vhost_listen(vm, err))
+		/* a fresh VM's cfg is already the new file's: its thread */
+		was = in_vm(vm);
+		ok = pvo_vhost_listen(vm, err);
+		out_vm(was);
+		if (!ok)
 			goto undo;
 		g_ptr_array_add(p->listened, vm);
 	}
 	return true;
 undo:
-	for (k = 0; k < p->listened->len; k++)
-		pvo_vhost_close(g_ptr_array_index(p->listened, k));
-	for (i = 0; i < p->cfg->num_vms; i++)
+	for (k = 0; k < p->listened->len; k++) {
+		struct pvo_vm *vm = g_ptr_array_index(p->listened, k);
+
+		was = in_vm(vm);
+		pvo_vhost_close(vm);
+		out_vm(was);
+	}
+	for (i = 0; i < p->cfg->num_vms; i++) {
+		if (!p->fresh[i])
+			continue;
+		was = in_vm(p->fresh[i]);
 		pvo_vm_free(p->fresh[i]); /* never connected: free now */
+		out_vm(was);
+	}
 	for (k = 0; k < p->closing->len; k++) {
 		struct pvo_vm *vm = g_ptr_array_index(p->closing, k);
 		char *e = NULL;
 
-		if (!pvo_vhost_listen(vm, &e)) {
+		was = in_vm(vm);
+		ok = pvo_vhost_listen(vm, &e);
+		out_vm(was);
+		if (!ok) {
 			pvo_log(pvo_vm_name(vm),
 				"%s; not served until a reload binds its "
 				"socket",
@@ -521,6 +721,7 @@ undo:
 static void commit(struct plan *p)
 {
 	struct pvo_overlay_reloaded ov;
+	struct pvo_loop *was;
 	unsigned int k;
 	char *q;
 	int i;
@@ -541,9 +742,12 @@ static void commit(struct plan *p)
 				 "existing objects stay",
 				 q);
 		g_free(q);
+		/* a kept VM's tenant keeps its thread (place()) */
 		vm->cfg = &p->cfg->vms[i];
+		was = in_vm(vm);
 		pvo_vm_apply_quota(vm);
 		pvo_vm_set_engine(vm);
+		out_vm(was);
 		g_ptr_array_add(d.vms, vm);
 	}
 	for (k = 0; k < p->closing->len; k++) {
@@ -569,7 +773,9 @@ static void commit(struct plan *p)
 
 		make_gone(vm);
 		/* no front-end can connect any more; the session stays */
+		was = in_vm(vm);
 		unlink(vm->cfg->socket_path);
+		out_vm(was);
 		g_ptr_array_add(d.removed, vm);
 		pvo_info(pvo_vm_name(vm),
 			 "removed from the config: its "
@@ -588,7 +794,7 @@ static void commit(struct plan *p)
 		list_add(p->map, "%u left as the management socket set %s",
 			 ov.kept_mgmt, ov.kept_mgmt > 1 ? "them" : "it");
 	if (p->cfg->busy_poll_us != d.cfg->busy_poll_us)
-		pvo_busy_poll_init(p->cfg->busy_poll_us);
+		busy_poll_all(p->cfg->busy_poll_us);
 	pvo_config_free(d.cfg);
 	d.cfg = p->cfg;
 	p->cfg = NULL;
@@ -647,6 +853,10 @@ static char *reload(char **err)
 	}
 	if (d.opts.busy_poll_set)
 		p.cfg->busy_poll_us = d.opts.busy_poll_us;
+	if (d.opts.threads_set)
+		p.cfg->threads = d.opts.threads;
+	if (!place(p.cfg, pvo_threads_count(), err))
+		goto out;
 	p.keep = g_new0(struct pvo_vm *, p.cfg->num_vms);
 	p.fresh = g_new0(struct pvo_vm *, p.cfg->num_vms);
 	p.closing = g_ptr_array_new();
@@ -684,7 +894,12 @@ out:
 
 bool pvo_daemon_reload(char **summary, char **err)
 {
-	char *why = NULL, *sum = reload(&why);
+	char *why = NULL, *sum;
+
+	/* the VMs move to the new file's sections under their threads */
+	pvo_threads_pause();
+	sum = reload(&why);
+	pvo_threads_resume();
 
 	if (!sum) {
 		*err =

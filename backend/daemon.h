@@ -2,7 +2,8 @@
 /*
  * The daemon's configuration and what it serves from it: one struct
  * pvo_vm per [vm] section listening on its socket, the overlay and the
- * management socket. Reloading the file (SIGHUP, pvo-ctl reload) brings
+ * management socket, and the data-path threads they run on (each
+ * tenant's VMs on one: docs/threads.md). Reloading the file (SIGHUP, pvo-ctl reload) brings
  * them in line with it where that can be done live (docs/configuration.md,
  * "Reloading the configuration").
  */
@@ -20,6 +21,8 @@ struct pvo_daemon_opts {
 	char **vms;	    /* --vm NAME...: only these (NULL: every VM) */
 	bool busy_poll_set; /* --busy-poll-us overrides the file's */
 	uint32_t busy_poll_us;
+	bool threads_set;   /* --threads overrides the file's */
+	uint32_t threads;
 };
 
 /* Serves cfg, which the daemon owns from now on. False with *err set

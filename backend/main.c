@@ -30,6 +30,7 @@ static char **opt_ips;
 static char *opt_max_pd;
 static char *opt_max_ucontexts;
 static char *opt_busy_poll;
+static char *opt_threads;
 
 static const GOptionEntry entries[] = {
 	{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &opt_config,
@@ -63,6 +64,10 @@ static const GOptionEntry entries[] = {
 	  "Keep polling a QP's send queue for N us after its last WQE "
 	  "instead of waiting for doorbells (latency mode; overrides "
 	  "busy-poll-us of the config)",
+	  "N" },
+	{ "threads", 0, 0, G_OPTION_ARG_STRING, &opt_threads,
+	  "Run N data-path threads (overrides threads of the config; 0: "
+	  "one per online CPU)",
 	  "N" },
 	{ "verbose", 'v', 0, G_OPTION_ARG_NONE, &pvo_verbose,
 	  "Log every command and vhost-user event", NULL },
@@ -209,10 +214,27 @@ int main(int argc, char **argv)
 		dopts.busy_poll_set = true;
 		dopts.busy_poll_us = v;
 	}
+	if (opt_threads) {
+		uint64_t v;
+
+		if (!pvo_parse_u64(opt_threads, 0, PVO_MAX_THREADS, &v)) {
+			fprintf(stderr,
+				"pvrdma-overlayd: --threads '%s': expected a "
+				"number of threads from 1 to %d, or 0 for one "
+				"per online CPU\n",
+				opt_threads, PVO_MAX_THREADS);
+			pvo_config_free(cfg);
+			return 2;
+		}
+		cfg->threads = v;
+		dopts.threads_set = true;
+		dopts.threads = v;
+	}
 	dopts.from_file = opt_config != NULL;
 	dopts.vms = opt_vms;
 	signal(SIGPIPE, SIG_IGN);
-	/* one loop on the default main context serves every VM */
+	/* thread 0's loop, on the default main context; the daemon starts
+	 * the other threads' */
 	pvo_loop_enter(pvo_loop_new(NULL));
 	loop = g_main_loop_new(NULL, FALSE);
 	if (!pvo_daemon_start(cfg, &dopts, &err)) {

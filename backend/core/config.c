@@ -232,6 +232,11 @@ static const struct key daemon_keys[] = {
 	  .doc = "latency mode: poll a QP's send queue for this long after "
 		 "its last WQE instead of waiting for doorbells "
 		 "(--busy-poll-us overrides it)" },
+	{ "threads", UINT(DAEMON, threads, 0, PVO_MAX_THREADS),
+	  .expect = "a number of threads", .zero = "one per online CPU, at "
+	  "most " G_STRINGIFY(PVO_AUTO_THREADS), .def = "0",
+	  .doc = "data-path threads; each serves the VMs of the tenants "
+		 "placed on it (docs/threads.md; --threads overrides it)" },
 	{ "peers", CUSTOM(parse_peers),
 	  .expect = "IPv4 addresses, separated by commas or semicolons (at "
 		    "most " G_STRINGIFY(PVO_MAX_PEERS) ")",
@@ -277,6 +282,10 @@ static const struct key tenant_keys[] = {
 	  .def = "overlay",
 	  .doc = "with hostverbs, user RC / UC / UD QPs and SRQs are objects "
 		 "of the host's RDMA device (docs/hostverbs.md)" },
+	{ "thread", UINT(TENANT, thread_pin, 0, PVO_MAX_THREADS),
+	  .expect = "a thread number (up to [daemon] threads)",
+	  .zero = "placed by the daemon", .def = "0",
+	  .doc = "the data-path thread that serves the tenant's VMs" },
 	{ "hostverbs-netdev", NAME(TENANT, hv_netdev),
 	  .expect = "a network interface name of at most 15 characters",
 	  .def_doc = "required with hostverbs",
@@ -1150,6 +1159,13 @@ bool pvo_config_daemon_reloadable(const struct pvo_daemon_config *old,
 			"overlay's socket is bound at start-up; restart the "
 			"daemon to change it",
 			old->vxlan_port, new->vxlan_port);
+		return false;
+	}
+	if (old->threads != new->threads) {
+		*why = g_strdup_printf(
+			"[daemon] threads changed (%u -> %u): the threads are "
+			"started with the daemon; restart it to change them",
+			old->threads, new->threads);
 		return false;
 	}
 	if (old->no_udp_gso != new->no_udp_gso) {

@@ -10,6 +10,10 @@
 
 #define PVO_MAX_IPS 8		/* == PVO_MAX_ALLOWED_GIDS */
 #define PVO_MAX_PEERS 64	/* [daemon] peers */
+/* [daemon] threads: more would wake each other more than they serve;
+ * threads = 0 takes one per online CPU up to PVO_AUTO_THREADS */
+#define PVO_MAX_THREADS 64
+#define PVO_AUTO_THREADS 8
 #define PVO_MIGRATION_KEY_MIN 16	/* bytes in the migration-key file */
 #define PVO_MIGRATION_KEY_MAX 256
 #define PVO_NAME_MAX 64
@@ -31,6 +35,10 @@ struct pvo_tenant {
 	uint32_t vni;		/* VXLAN network identifier, 24 bits */
 	uint16_t mtu;		/* Ethernet MTU of the tenant network */
 	bool no_learn;		/* learn = no: only [remote] / managed entries */
+	/* thread = K: the data-path thread K - 1 serves its VMs; 0: the
+	 * daemon places it (daemon.c), in thread */
+	uint32_t thread_pin;
+	unsigned int thread;
 	/* transport = hostverbs: inter-host RC / UC QPs ride the host's
 	 * RDMA device ([daemon] hostverbs-device) with the GIDs of this
 	 * netdev (engine/hostverbs/hv_device.h) */
@@ -69,6 +77,7 @@ struct pvo_daemon_config {
 	bool no_udp_gso;		/* udp-gso = no */
 	char mgmt_socket[108];
 	uint32_t busy_poll_us;		/* 0: wait for doorbells only */
+	uint32_t threads;		/* 0: one per online CPU, capped */
 	/* overlay learning: the VTEPs it may learn from besides those of
 	 * [remote] sections, how long a learned entry lives without
 	 * packets, and how long it must be silent before another VTEP may

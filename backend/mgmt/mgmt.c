@@ -13,6 +13,7 @@
 
 #include "loop.h"
 #include "mgmt.h"
+#include "threads.h"
 #include "overlay.h"
 #include "overlay_map.h"
 #include "qp.h"
@@ -71,12 +72,14 @@ static void show_vm(GString *o, struct pvo_vm *vm, bool removed)
 	uint32_t h;
 
 	g_string_append_printf(o,
-			       "vm name=%s vni=%u connected=%d removed=%d "
+			       "vm name=%s vni=%u thread=%u connected=%d "
+			       "removed=%d "
 			       "max_ucontexts=%u max_pd=%u max_qp=%u max_cq=%u "
 			       "max_mr=%u max_mw=%u max_ah=%u max_srq=%u "
 			       "max_mr_size=%" G_GUINT64_FORMAT,
 			       vm->cfg->name, vm->cfg->tenant->vni,
-			       vm->connected, removed, q->max_ucontexts,
+			       vm->cfg->tenant->thread + 1, vm->connected,
+			       removed, q->max_ucontexts,
 			       q->max_pd, q->max_qp, q->max_cq, q->max_mr,
 			       q->max_mw, q->max_ah, q->max_srq,
 			       q->max_mr_size);
@@ -98,12 +101,13 @@ static void show_vm(GString *o, struct pvo_vm *vm, bool removed)
 
 static void show(GString *o)
 {
-	const struct pvo_overlay_stats *os = pvo_overlay_stats();
+	struct pvo_overlay_stats ost, *os = &ost;
 	const struct pvo_mgmt_daemon *d = mgmt()->daemon;
 	GPtrArray *map = pvo_map_sorted();
 	char ip[INET_ADDRSTRLEN], vtep[INET_ADDRSTRLEN];
 	unsigned int i;
 
+	pvo_overlay_stats(os);
 	for (i = 0; i < map->len; i++) {
 		const struct pvo_map_entry *e = g_ptr_array_index(map, i);
 		const uint8_t *m = e->mac;
@@ -230,7 +234,10 @@ void pvo_mgmt_execute(const char *line, void *out)
 			g_free(*w);
 	a[n] = NULL;
 	if (n == 1 && strcmp(a[0], "show") == 0) {
+		/* the VMs' counters, still while their threads are parked */
+		pvo_threads_pause();
 		show(o);
+		pvo_threads_resume();
 		g_string_append(o, "ok\n");
 	} else if (n == 1 && strcmp(a[0], "reload") == 0) {
 		reload(o);

@@ -50,15 +50,15 @@ static enum pvo_map_verdict ingress(const struct pvo_map_entry *seen,
 
 static const char *vtep_of(const char *ip)
 {
-	const struct pvo_map_entry *e = pvo_map_find(7, inet_addr(ip));
+	struct pvo_map_entry e;
 
-	return e ? inet_ntoa(e->vtep) : "none";
+	return pvo_map_get(7, inet_addr(ip), &e) ? inet_ntoa(e.vtep) : "none";
 }
 
 int main(void)
 {
 	struct pvo_map_entry cfg = at("10.0.0.2", "192.0.2.2");
-	struct pvo_map_entry seen;
+	struct pvo_map_entry seen, got;
 	unsigned int i;
 
 	tap_plan(15);
@@ -80,11 +80,11 @@ int main(void)
 	tap_is(ingress(&seen, false, 100 * S),
 	       PVO_MAP_UNKNOWN_SRC,
 	       "an unknown sender where learning is not allowed: unknown");
-	tap_ok(!pvo_map_find(7, seen.ip), "... and it is not learned");
+	tap_ok(!pvo_map_get(7, seen.ip, &got), "... and it is not learned");
 	tap_is(ingress(&seen, true, 100 * S), PVO_MAP_OK,
 	       "an unknown sender from a VTEP that may be learned: passes");
-	tap_ok(pvo_map_find(7, seen.ip) &&
-		       pvo_map_find(7, seen.ip)->origin == PVO_MAP_LEARNED,
+	tap_ok(pvo_map_get(7, seen.ip, &got) &&
+		       got.origin == PVO_MAP_LEARNED,
 	       "... and is learned");
 
 	seen = at("10.0.0.3", "192.0.2.4");

@@ -22,6 +22,7 @@ enum pvo_drop {
 	PVO_DROP_BAD_ANNOUNCE,	/* a migration announcement failing its
 				 * key or naming a VTEP not its sender */
 	PVO_DROP_STALE_ANNOUNCE, /* ... older than the VM's last move */
+	PVO_DROP_THREAD_BUSY,	/* the serving thread's inbox was full */
 	PVO_DROP_COUNT
 };
 

@@ -17,8 +17,11 @@
  */
 #include "t-datapath.h"
 
-static const char base_config[] = "[tenant blue]\n"
+static const char base_config[] = "threads = 2\n"
+			     "\n"
+			     "[tenant blue]\n"
 			     "vni = 100\n"
+			     "thread = 2\n"
 			     "\n"
 			     "[tenant red]\n"
 			     "vni = 200\n"
@@ -656,6 +659,27 @@ static char *host_config(int host, unsigned int port, const char *via)
 		   : out;
 }
 
+/*
+ * Tenant blue is pinned to thread 2 of 2, red placed on thread 1: every
+ * test runs blue's VMs on a data-path thread of their own, and the
+ * overlay's datagrams for them are handed over from thread 1, which
+ * reads the VTEP socket.
+ */
+static void check_threads(void)
+{
+	char line[4096];
+
+	tap_ok(backend_mgmt_line(&bp, "vm name=a ", line, sizeof(line)) &&
+		       backend_field(line, " thread=") == 2,
+	       "show: vm a (tenant blue, thread = 2) runs on thread 2");
+	tap_ok(backend_mgmt_line(&bp, "vm name=c ", line, sizeof(line)) &&
+		       backend_field(line, " thread=") == 1,
+	       "show: vm c (tenant red, placed) runs on the other thread");
+	tap_ok(backend_mgmt_line(&bp, "thread id=2 ", line, sizeof(line)) &&
+		       backend_field(line, " vms=") == 1,
+	       "show: thread 2 serves one VM here (a; b is remote)");
+}
+
 int start_host3(char *err, size_t len)
 {
 	static const char *const vms[] = {"a", "b", NULL};
@@ -738,6 +762,8 @@ static void test_setup(void)
 	if (!node_open(&A, "10.0.0.1") || !node_open(&B, "10.0.0.2") ||
 	    !node_open(&C, "10.0.0.3"))
 		lost("the data path cannot be set up, nothing else can run");
+	if (overlay)
+		check_threads();
 
 	d = &A.vm->dev;
 	tap_ok(
@@ -848,7 +874,8 @@ int main(void)
 		 * receive, as on hardware (sim_verbs.h) */
 		sim_settle_receives = true;
 		if (asprintf(&hv_config,
-			     "[tenant blue]\nvni = 100\ntransport = hostverbs\n"
+			     "threads = 2\n\n[tenant blue]\nvni = 100\n"
+			     "thread = 2\ntransport = hostverbs\n"
 			     "hostverbs-netdev = %s\n%s",
 			     hv_netdev,
 			     strstr(base_config, "\n[tenant red]") + 1) < 0)

@@ -138,7 +138,7 @@ enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
 {
 	const struct pvo_daemon_config *cfg = pvo_overlay_config();
 	struct pvo_map_entry e = {.origin = PVO_MAP_MOVED};
-	const struct pvo_map_entry *old;
+	struct pvo_map_entry was, *old = NULL;
 	struct pvo_announce a;
 	struct pvo_vm *here;
 	uint8_t gid[16];
@@ -162,7 +162,8 @@ enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
 	if (a.gen + PVO_ANNOUNCE_WINDOW_US < (uint64_t)now ||
 	    a.gen > (uint64_t)now + PVO_ANNOUNCE_WINDOW_US)
 		return PVO_DROP_STALE_ANNOUNCE;
-	old = pvo_map_find(a.vni, a.ip);
+	if (pvo_map_get(a.vni, a.ip, &was))
+		old = &was;
 	/* the repeats of an announcement already followed */
 	if (old && old->gen == a.gen && old->vtep.s_addr == a.vtep.s_addr)
 		return PVO_DROP_COUNT;

@@ -19,11 +19,13 @@
 #include "log.h"
 #include "loop.h"
 #include "announce.h"
+#include "handoff.h"
 #include "moves.h"
 #include "overlay.h"
 #include "overlay_map.h"
 #include "overlay_state.h"
 #include "qp.h"
+#include "threads.h"
 #include "timer.h"
 #include "vm.h"
 
@@ -53,7 +55,7 @@ union cmsg_room {
 struct overlay {
 	bool on;
 	const struct pvo_daemon_config *cfg;
-	int fd; /* bound to vtep:vxlan-port, receives */
+	int fd; /* bound to vtep:vxlan-port, receives (thread 0's only) */
 	int tx_fd[TX_SOCKETS];
 	struct pvo_watch *src; /* watches fd on the loop */
 	bool in_rx; /* taking in a receive batch: flushes wait for its end */
@@ -109,6 +111,7 @@ const char *pvo_drop_name(enum pvo_drop d)
 		[PVO_DROP_BAD_ANNOUNCE] = "bad_announce",
 		[PVO_DROP_STALE_ANNOUNCE] = "stale_announce",
 		[PVO_DROP_UNKNOWN_SRC] = "unknown_src",
+		[PVO_DROP_THREAD_BUSY] = "thread_busy",
 	};
 
 	return d < PVO_DROP_COUNT ? names[d] : "?";
@@ -119,9 +122,40 @@ bool pvo_overlay_enabled(void)
 	return overlay()->on;
 }
 
-const struct pvo_overlay_stats *pvo_overlay_stats(void)
+static void add_stats(struct pvo_overlay_stats *to,
+		      const struct pvo_overlay_stats *s)
 {
-	return &overlay()->stats;
+	unsigned int d;
+
+	to->net.tx_packets += s->net.tx_packets;
+	to->net.tx_bytes += s->net.tx_bytes;
+	to->net.rx_packets += s->net.rx_packets;
+	to->net.rx_bytes += s->net.rx_bytes;
+	to->net.retransmits += s->net.retransmits;
+	for (d = 0; d < PVO_DROP_COUNT; d++)
+		to->net.drops[d] += s->net.drops[d];
+	to->tx_syscalls += s->tx_syscalls;
+	to->rx_syscalls += s->rx_syscalls;
+	to->gso_padded += s->gso_padded;
+}
+
+void pvo_overlay_stats(struct pvo_overlay_stats *out)
+{
+	unsigned int i;
+
+	memset(out, 0, sizeof(*out));
+	out->gso = true;
+	for (i = 0; i < pvo_threads_count(); i++) {
+		struct pvo_loop *was = pvo_thread_enter(i);
+		struct overlay *ov = overlay();
+
+		add_stats(out, &ov->stats);
+		/* thread 0 receives; a thread that gave GSO up says so */
+		if (i == 0)
+			out->gro = ov->stats.gro;
+		out->gso = out->gso && ov->stats.gso;
+		pvo_thread_leave(was);
+	}
 }
 
 uint32_t pvo_gid_ipv4(const uint8_t *gid)
@@ -170,17 +204,16 @@ uint16_t pvo_overlay_sport(struct pvo_qp *qp)
 bool pvo_overlay_route(struct pvo_vm *vm, uint32_t sip, uint32_t dip,
 		       struct pvo_route *rt)
 {
-	const struct pvo_map_entry *e =
-	    pvo_map_find(vm->cfg->tenant->vni, dip);
+	struct pvo_map_entry e;
 
-	if (!e)
+	if (!pvo_map_get(vm->cfg->tenant->vni, dip, &e))
 		return false;
 	memset(rt, 0, sizeof(*rt));
 	rt->vtep.sin_family = AF_INET;
-	rt->vtep.sin_port = htons(e->port);
-	rt->vtep.sin_addr = e->vtep;
+	rt->vtep.sin_port = htons(e.port);
+	rt->vtep.sin_addr = e.vtep;
 	rt->in.vni = vm->cfg->tenant->vni;
-	memcpy(rt->in.dmac, e->mac, 6);
+	memcpy(rt->in.dmac, e.mac, 6);
 	memcpy(rt->in.smac, vm->cfg->mac, 6);
 	rt->in.sip = sip;
 	rt->in.dip = dip;
@@ -736,6 +769,35 @@ static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from
 		pvo_ov_sender_input(qp, &in, &h);
 }
 
+/*
+ * A datagram of a tenant another thread serves goes to that thread: only
+ * its VNI is read here. Everything else, the malformed included, is
+ * taken in (and counted) here.
+ */
+static bool handed_off(const uint8_t *buf, size_t len,
+		       const struct sockaddr_in *from)
+{
+	const struct pvo_tenant *t;
+
+	if (pvo_threads_count() == 1 || len < PVO_VXLAN_LEN)
+		return false;
+	t = tenant_of_vni((uint32_t)buf[4] << 16 | buf[5] << 8 | buf[6]);
+	if (!t || t->thread == pvo_thread_self())
+		return false;
+	if (!pvo_handoff_post(t->thread, buf, len, from)) {
+		overlay()->stats.net.rx_packets++;
+		pvo_overlay_count_drop(NULL, NULL, PVO_DROP_THREAD_BUSY);
+	}
+	return true;
+}
+
+/* After a batch from the inbox, as after one from the socket. */
+static void handed_done(void)
+{
+	pvo_ov_receiver_send_acks();
+	flush_now(overlay());
+}
+
 /* The segment size of a GRO run (UDP_GRO control message), or 0. */
 static size_t gro_size(struct msghdr *h)
 {
@@ -793,8 +855,11 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer opaque)
 			if (!seg || seg > len)
 				seg = len;
 			for (off = 0; off < len; off += seg)
-				input(ov->rbuf[i] + off, MIN(seg, len - off),
-				      &ov->from[i]);
+				if (!handed_off(ov->rbuf[i] + off,
+						MIN(seg, len - off),
+						&ov->from[i]))
+					input(ov->rbuf[i] + off,
+					      MIN(seg, len - off), &ov->from[i]);
 		}
 		ov->in_rx = false;
 		pvo_ov_receiver_send_acks();
@@ -891,52 +956,108 @@ static GHashTable *config_entries(const struct pvo_daemon_config *cfg)
 	return h;
 }
 
-bool pvo_overlay_start(const struct pvo_daemon_config *cfg, char **err)
+static void close_sockets(struct overlay *ov, int ntx)
+{
+	while (ntx--)
+		close(ov->tx_fd[ntx]);
+	if (ov->fd >= 0)
+		close(ov->fd);
+	ov->fd = -1;
+}
+
+/*
+ * The calling loop's overlay: sockets to send from on every thread, the
+ * VTEP socket and the aging of learned entries on thread 0, the inbox of
+ * handed-over datagrams on the others.
+ */
+static bool start_loop(const struct pvo_daemon_config *cfg, unsigned int i,
+		       char **err)
 {
 	struct overlay *ov = overlay();
-	GHashTable *entries = config_entries(cfg);
-	GHashTableIter it;
-	gpointer k, v;
-	int i;
+	int k;
 
 	ov->cfg = cfg;
-	g_hash_table_iter_init(&it, entries);
-	while (g_hash_table_iter_next(&it, &k, &v))
-		pvo_map_set(&((struct cfg_entry *)v)->e);
-	g_hash_table_destroy(entries);
 	if (cfg->vtep.s_addr == INADDR_ANY)
 		return true; /* no overlay: local transport only */
-	ov->fd = open_socket(cfg->vtep.s_addr, cfg->vxlan_port, err);
-	if (ov->fd < 0)
-		return false;
-	for (i = 0; i < TX_SOCKETS; i++) {
-		ov->tx_fd[i] = open_socket(cfg->vtep.s_addr, 0, err);
-		if (ov->tx_fd[i] < 0) {
-			while (i--)
-				close(ov->tx_fd[i]);
-			close(ov->fd);
-			ov->fd = -1;
+	if (i == 0) {
+		ov->fd = open_socket(cfg->vtep.s_addr, cfg->vxlan_port, err);
+		if (ov->fd < 0)
+			return false;
+	}
+	for (k = 0; k < TX_SOCKETS; k++) {
+		ov->tx_fd[k] = open_socket(cfg->vtep.s_addr, 0, err);
+		if (ov->tx_fd[k] < 0) {
+			close_sockets(ov, k);
 			return false;
 		}
 	}
 	/* GSO and GRO where the kernel has them (Linux 4.18 / 5.0) */
 	ov->stats.gso = !cfg->no_udp_gso;
-	ov->stats.gro = setsockopt(ov->fd, SOL_UDP, UDP_GRO, &(int){ 1 },
-			    sizeof(int)) == 0;
-	ov->src = pvo_loop_add_fd(ov->fd, G_IO_IN, on_readable, ov);
-	if (!ov->src) {
-		*err = g_strdup_printf("overlay: cannot wait on the VXLAN "
-				       "socket: %s",
-				       g_strerror(errno));
-		for (i = 0; i < TX_SOCKETS; i++)
-			close(ov->tx_fd[i]);
-		close(ov->fd);
-		ov->fd = -1;
+	if (i == 0) {
+		ov->stats.gro = setsockopt(ov->fd, SOL_UDP, UDP_GRO,
+					   &(int){ 1 }, sizeof(int)) == 0;
+		ov->src = pvo_loop_add_fd(ov->fd, G_IO_IN, on_readable, ov);
+		if (!ov->src) {
+			*err = g_strdup_printf("overlay: cannot wait on the "
+					       "VXLAN socket: %s",
+					       g_strerror(errno));
+			close_sockets(ov, TX_SOCKETS);
+			return false;
+		}
+		pvo_timer_init(&ov->aging, on_aging, ov);
+		pvo_timer_arm(&ov->aging, aging_period_us(ov));
+	} else if (!pvo_handoff_open(i, input, handed_done, err)) {
+		close_sockets(ov, TX_SOCKETS);
 		return false;
 	}
-	pvo_timer_init(&ov->aging, on_aging, ov);
-	pvo_timer_arm(&ov->aging, aging_period_us(ov));
 	ov->on = true;
+	return true;
+}
+
+static void stop_loop(unsigned int i)
+{
+	struct overlay *ov = overlay();
+
+	if (!ov->on)
+		return;
+	flush_now(ov);
+	if (i == 0) {
+		pvo_loop_remove_fd(ov->src);
+		ov->src = NULL;
+		pvo_timer_destroy(&ov->aging);
+	} else {
+		pvo_handoff_close(i);
+	}
+	close_sockets(ov, TX_SOCKETS);
+	ov->on = false;
+}
+
+/* From thread 0 with the world paused, as the other life-cycle calls. */
+bool pvo_overlay_start(const struct pvo_daemon_config *cfg, char **err)
+{
+	GHashTable *entries = config_entries(cfg);
+	GHashTableIter it;
+	gpointer k, v;
+	unsigned int i;
+
+	g_hash_table_iter_init(&it, entries);
+	while (g_hash_table_iter_next(&it, &k, &v))
+		pvo_map_set(&((struct cfg_entry *)v)->e);
+	g_hash_table_destroy(entries);
+	for (i = 0; i < pvo_threads_count(); i++) {
+		struct pvo_loop *was = pvo_thread_enter(i);
+		bool ok = start_loop(cfg, i, err);
+
+		pvo_thread_leave(was);
+		if (!ok) {
+			while (i--) {
+				was = pvo_thread_enter(i);
+				stop_loop(i);
+				pvo_thread_leave(was);
+			}
+			return false;
+		}
+	}
 	return true;
 }
 
@@ -947,17 +1068,18 @@ static bool same_entry(const struct pvo_map_entry *a,
 	       memcmp(a->mac, b->mac, 6) == 0;
 }
 
+static void reload_loop(const struct pvo_daemon_config *cfg, unsigned int n);
+
 void pvo_overlay_reload(const struct pvo_daemon_config *cfg,
 			struct pvo_overlay_reloaded *r)
 {
-	struct overlay *ov = overlay();
-	GHashTable *was = config_entries(ov->cfg), *now = config_entries(cfg);
-	const struct pvo_daemon_config *old = ov->cfg;
-	const struct pvo_map_entry *cur;
+	GHashTable *was = config_entries(overlay()->cfg);
+	GHashTable *now = config_entries(cfg);
+	struct pvo_map_entry cur;
 	struct cfg_entry *c, *o;
 	GHashTableIter it;
 	gpointer k, v;
-	int tos = cfg->dscp << 2, i;
+	unsigned int i;
 
 	memset(r, 0, sizeof(*r));
 	/* sections that went: their entries, where the config's are still
@@ -967,8 +1089,8 @@ void pvo_overlay_reload(const struct pvo_daemon_config *cfg,
 		c = v;
 		if (g_hash_table_contains(now, k))
 			continue;
-		cur = pvo_map_find(c->e.vni, c->e.ip);
-		if (cur && cur->origin == PVO_MAP_CONFIG) {
+		if (pvo_map_get(c->e.vni, c->e.ip, &cur) &&
+		    cur.origin == PVO_MAP_CONFIG) {
 			pvo_map_del(c->e.vni, c->e.ip);
 			r->removed++;
 		}
@@ -981,8 +1103,8 @@ void pvo_overlay_reload(const struct pvo_daemon_config *cfg,
 		o = g_hash_table_lookup(was, k);
 		if (o && same_entry(&o->e, &c->e))
 			continue;
-		cur = pvo_map_find(c->e.vni, c->e.ip);
-		if (cur && cur->origin == PVO_MAP_MGMT) {
+		if (pvo_map_get(c->e.vni, c->e.ip, &cur) &&
+		    cur.origin == PVO_MAP_MGMT) {
 			r->kept_mgmt++;
 			continue;
 		}
@@ -995,6 +1117,20 @@ void pvo_overlay_reload(const struct pvo_daemon_config *cfg,
 	g_hash_table_destroy(was);
 	g_hash_table_destroy(now);
 
+	for (i = 0; i < pvo_threads_count(); i++) {
+		struct pvo_loop *in = pvo_thread_enter(i);
+
+		reload_loop(cfg, i);
+		pvo_thread_leave(in);
+	}
+}
+
+static void reload_loop(const struct pvo_daemon_config *cfg, unsigned int n)
+{
+	struct overlay *ov = overlay();
+	const struct pvo_daemon_config *old = ov->cfg;
+	int tos = cfg->dscp << 2, i;
+
 	ov->cfg = cfg;
 	if (!ov->on)
 		return;
@@ -1005,25 +1141,19 @@ void pvo_overlay_reload(const struct pvo_daemon_config *cfg,
 				   sizeof(tos));
 	}
 	/* a shorter age is looked at within its own period */
-	if (cfg->learn_age_s != old->learn_age_s)
+	if (n == 0 && cfg->learn_age_s != old->learn_age_s)
 		pvo_timer_arm(&ov->aging, aging_period_us(ov));
 }
 
 void pvo_overlay_stop(void)
 {
-	struct overlay *ov = overlay();
-	int i;
+	unsigned int i;
 
-	if (ov->on) {
-		flush_now(ov);
-		pvo_loop_remove_fd(ov->src);
-		ov->src = NULL;
-		pvo_timer_destroy(&ov->aging);
-		close(ov->fd);
-		for (i = 0; i < TX_SOCKETS; i++)
-			close(ov->tx_fd[i]);
-		ov->fd = -1;
-		ov->on = false;
+	for (i = 0; i < pvo_threads_count(); i++) {
+		struct pvo_loop *was = pvo_thread_enter(i);
+
+		stop_loop(i);
+		pvo_thread_leave(was);
 	}
 	pvo_map_clear();
 }

@@ -64,7 +64,9 @@ struct pvo_overlay_stats {
 	uint64_t gso_padded; /* packets padded to keep a GSO run going */
 	bool gso, gro; /* UDP GSO sends, UDP GRO receives in use */
 };
-const struct pvo_overlay_stats *pvo_overlay_stats(void);
+/* The daemon's counters: every thread's summed (from thread 0, the world
+ * paused). */
+void pvo_overlay_stats(struct pvo_overlay_stats *out);
 
 /* Where a packet goes: the peer VTEP and the inner addressing. */
 struct pvo_route {

@@ -6,6 +6,13 @@
 
 #include "overlay_map.h"
 
+/*
+ * Every data-path thread looks routes up and learns senders, the main
+ * thread changes entries from the config and the management socket: one
+ * lock over the table, held for a lookup or a change and never across a
+ * call out of this file but the ingress rules' own callbacks.
+ */
+static GMutex lock;
 static GHashTable *table; /* key (vni << 32 | ip) -> entry */
 static unsigned int learned;
 
@@ -22,17 +29,28 @@ static GHashTable *get_table(void)
 	return table;
 }
 
-const struct pvo_map_entry *pvo_map_find(uint32_t vni, uint32_t ip)
+static struct pvo_map_entry *lookup(uint32_t vni, uint32_t ip)
 {
 	uint64_t k = key_of(vni, ip);
 
 	return table ? g_hash_table_lookup(table, &k) : NULL;
 }
 
-bool pvo_map_set(const struct pvo_map_entry *e)
+bool pvo_map_get(uint32_t vni, uint32_t ip, struct pvo_map_entry *out)
 {
-	struct pvo_map_entry *old =
-	    (struct pvo_map_entry *)pvo_map_find(e->vni, e->ip);
+	struct pvo_map_entry *e;
+
+	g_mutex_lock(&lock);
+	e = lookup(vni, ip);
+	if (e)
+		*out = *e;
+	g_mutex_unlock(&lock);
+	return e != NULL;
+}
+
+static bool set_locked(const struct pvo_map_entry *e)
+{
+	struct pvo_map_entry *old = lookup(e->vni, e->ip);
 	uint64_t *k;
 
 	if (old) {
@@ -61,21 +79,31 @@ bool pvo_map_set(const struct pvo_map_entry *e)
 	return true;
 }
 
+bool pvo_map_set(const struct pvo_map_entry *e)
+{
+	bool ok;
+
+	g_mutex_lock(&lock);
+	ok = set_locked(e);
+	g_mutex_unlock(&lock);
+	return ok;
+}
+
 bool pvo_map_del(uint32_t vni, uint32_t ip)
 {
 	uint64_t k = key_of(vni, ip);
 	struct pvo_map_entry *e;
 
-	if (!table)
-		return false;
-	e = g_hash_table_lookup(table, &k);
-	if (!e)
-		return false;
-	if (e->origin == PVO_MAP_LEARNED)
-		learned--;
-	g_hash_table_remove(table, &k);
-	g_free(e);
-	return true;
+	g_mutex_lock(&lock);
+	e = lookup(vni, ip);
+	if (e) {
+		if (e->origin == PVO_MAP_LEARNED)
+			learned--;
+		g_hash_table_remove(table, &k);
+		g_free(e);
+	}
+	g_mutex_unlock(&lock);
+	return e != NULL;
 }
 
 static gint by_key(gconstpointer a, gconstpointer b)
@@ -90,15 +118,18 @@ static gint by_key(gconstpointer a, gconstpointer b)
 
 void *pvo_map_sorted(void)
 {
-	GPtrArray *out = g_ptr_array_new();
+	GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
 	GHashTableIter it;
 	gpointer k, v;
 
+	g_mutex_lock(&lock);
 	if (table) {
 		g_hash_table_iter_init(&it, table);
 		while (g_hash_table_iter_next(&it, &k, &v))
-			g_ptr_array_add(out, v);
+			g_ptr_array_add(out, g_memdup2(v, sizeof(
+						struct pvo_map_entry)));
 	}
+	g_mutex_unlock(&lock);
 	g_ptr_array_sort(out, by_key);
 	return out;
 }
@@ -108,14 +139,16 @@ void pvo_map_clear(void)
 	GHashTableIter it;
 	gpointer k, v;
 
-	if (!table)
-		return;
-	g_hash_table_iter_init(&it, table);
-	while (g_hash_table_iter_next(&it, &k, &v))
-		g_free(v);
-	g_hash_table_destroy(table);
-	table = NULL;
-	learned = 0;
+	g_mutex_lock(&lock);
+	if (table) {
+		g_hash_table_iter_init(&it, table);
+		while (g_hash_table_iter_next(&it, &k, &v))
+			g_free(v);
+		g_hash_table_destroy(table);
+		table = NULL;
+		learned = 0;
+	}
+	g_mutex_unlock(&lock);
 }
 
 const char *pvo_map_origin_name(enum pvo_map_origin o)
@@ -133,11 +166,10 @@ const char *pvo_map_origin_name(enum pvo_map_origin o)
 	return "?";
 }
 
-enum pvo_map_verdict pvo_map_ingress(const struct pvo_map_entry *seen,
-				     const struct pvo_map_rules *r)
+static enum pvo_map_verdict ingress_locked(const struct pvo_map_entry *seen,
+					   const struct pvo_map_rules *r)
 {
-	struct pvo_map_entry *e =
-	    (struct pvo_map_entry *)pvo_map_find(seen->vni, seen->ip);
+	struct pvo_map_entry *e = lookup(seen->vni, seen->ip);
 	struct pvo_map_entry n = *seen;
 
 	/* the steady state: a sender from its own VTEP */
@@ -156,7 +188,18 @@ enum pvo_map_verdict pvo_map_ingress(const struct pvo_map_entry *seen,
 	if (e && n.last_us - e->last_us < r->move_us)
 		return PVO_MAP_WRONG_VTEP;
 	n.origin = PVO_MAP_LEARNED;
-	return pvo_map_set(&n) ? PVO_MAP_OK : PVO_MAP_UNKNOWN_SRC;
+	return set_locked(&n) ? PVO_MAP_OK : PVO_MAP_UNKNOWN_SRC;
+}
+
+enum pvo_map_verdict pvo_map_ingress(const struct pvo_map_entry *seen,
+				     const struct pvo_map_rules *r)
+{
+	enum pvo_map_verdict v;
+
+	g_mutex_lock(&lock);
+	v = ingress_locked(seen, r);
+	g_mutex_unlock(&lock);
+	return v;
 }
 
 unsigned int pvo_map_expire(uint64_t now_us, uint64_t age_us)
@@ -165,8 +208,11 @@ unsigned int pvo_map_expire(uint64_t now_us, uint64_t age_us)
 	gpointer k, v;
 	unsigned int n = 0;
 
-	if (!table)
+	g_mutex_lock(&lock);
+	if (!table) {
+		g_mutex_unlock(&lock);
 		return 0;
+	}
 	g_hash_table_iter_init(&it, table);
 	while (g_hash_table_iter_next(&it, &k, &v)) {
 		struct pvo_map_entry *e = v;
@@ -179,5 +225,6 @@ unsigned int pvo_map_expire(uint64_t now_us, uint64_t age_us)
 		learned--;
 		n++;
 	}
+	g_mutex_unlock(&lock);
 	return n;
 }

@@ -5,6 +5,7 @@
  * socket and from validated received packets; a learned entry never
  * replaces one the administrator set. The table also decides whether a
  * received packet's sender may be where it came from (pvo_map_ingress).
+ * Every thread may call any of these: the table has a lock of its own.
  */
 #ifndef PVO_OVERLAY_MAP_H
 #define PVO_OVERLAY_MAP_H
@@ -38,8 +39,10 @@ struct pvo_map_entry {
  * or the table of learned entries is full. */
 bool pvo_map_set(const struct pvo_map_entry *e);
 bool pvo_map_del(uint32_t vni, uint32_t ip);
-const struct pvo_map_entry *pvo_map_find(uint32_t vni, uint32_t ip);
-/* Entries in a stable order (VNI, IP): a GPtrArray the caller frees. */
+/* A copy of the entry of (vni, ip) in *out; false if there is none. */
+bool pvo_map_get(uint32_t vni, uint32_t ip, struct pvo_map_entry *out);
+/* Copies of the entries in a stable order (VNI, IP): a GPtrArray the
+ * caller frees with them. */
 void *pvo_map_sorted(void);
 void pvo_map_clear(void);
 const char *pvo_map_origin_name(enum pvo_map_origin o);
