@@ -139,8 +139,12 @@ static inline struct pvo_hv_qp *to_hv_qp(const struct pvo_qp *qp)
 }
 
 /* hv_device.c: one per (device, port) of the tenants */
+/* A host device as one thread opened it: its completion channel and
+ * async events are on that thread's loop, with the QPs of the VMs it
+ * serves. */
 struct pvo_hv_device {
 	char name[64];
+	unsigned int thread;
 	struct ibv_context *ctx;
 	struct ibv_comp_channel *channel;
 	uint8_t port;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The host RDMA device of the host-verbs engine: opened once at
- * start-up, its completion channel and async events on the loop, and the
+ * The host RDMA device of the host-verbs engine: opened at start-up once
+ * per thread that serves a tenant on it, its completion channel and async
+ * events on that thread's loop (nothing of one thread's VMs is ever
+ * touched from another), and the
  * tenant's side of addressing: which host GID a VM sends from, and which
  * destinations its tenant's netdev reaches.
  */
@@ -18,6 +20,7 @@
 #include "log.h"
 #include "loop.h"
 #include "qp.h"
+#include "threads.h"
 #include "vm.h"
 
 /* the devices opened at start-up (struct pvo_hv_device) */
@@ -30,7 +33,8 @@ struct pvo_hv_device *pvo_hv_dev(const struct pvo_tenant *t)
 	for (i = 0; t && t->hostverbs && devices && i < devices->len; i++) {
 		struct pvo_hv_device *d = g_ptr_array_index(devices, i);
 
-		if (d->port == t->hv_port && !strcmp(d->name, t->hv_device))
+		if (d->port == t->hv_port && d->thread == t->thread &&
+		    !strcmp(d->name, t->hv_device))
 			return d;
 	}
 	return NULL;
@@ -103,6 +107,8 @@ static char *device_names(struct ibv_device **list, int n)
 
 static void device_free(struct pvo_hv_device *d)
 {
+	struct pvo_loop *was = pvo_thread_enter(d->thread);
+
 	if (d->comp_src)
 		pvo_loop_remove_fd(d->comp_src);
 	if (d->async_src)
@@ -113,6 +119,7 @@ static void device_free(struct pvo_hv_device *d)
 		g_hash_table_destroy(d->by_qpn);
 	ibv_close_device(d->ctx);
 	g_free(d);
+	pvo_thread_leave(was);
 }
 
 /* Opens the tenant's device and port, or says why not. */
@@ -121,6 +128,7 @@ static struct pvo_hv_device *device_open(const struct pvo_tenant *t, char **err)
 	struct ibv_device **list;
 	struct ibv_context *ctx = NULL;
 	struct pvo_hv_device *d;
+	struct pvo_loop *was;
 	int i, n = 0;
 
 	list = ibv_get_device_list(&n);
@@ -146,6 +154,7 @@ static struct pvo_hv_device *device_open(const struct pvo_tenant *t, char **err)
 	ibv_free_device_list(list);
 	d = g_new0(struct pvo_hv_device, 1);
 	d->ctx = ctx;
+	d->thread = t->thread;
 	g_strlcpy(d->name, t->hv_device, sizeof(d->name));
 	d->port = t->hv_port;
 	if (ibv_query_port(ctx, d->port, &d->port_attr)) {
@@ -177,17 +186,19 @@ static struct pvo_hv_device *device_open(const struct pvo_tenant *t, char **err)
 			d->name, d->port,
 			ibv_port_state_str(d->port_attr.state));
 	d->by_qpn = g_hash_table_new(g_direct_hash, g_direct_equal);
+	was = pvo_thread_enter(d->thread);
 	d->comp_src = pvo_loop_add_fd(d->channel->fd, G_IO_IN, comp_ready, d);
 	d->async_src = pvo_loop_add_fd(ctx->async_fd, G_IO_IN, async_ready, d);
+	pvo_thread_leave(was);
 	if (!d->comp_src || !d->async_src) {
 		*err = g_strdup_printf("hostverbs-device %s: cannot wait on "
 				       "its events: %s",
 				       d->name, g_strerror(errno));
 		goto fail;
 	}
-	pvo_log(NULL, "hostverbs: %s port %u (%s, MTU %d)", d->name, d->port,
-		ibv_port_state_str(d->port_attr.state),
-		128 << d->port_attr.active_mtu);
+	pvo_log(NULL, "hostverbs: %s port %u (%s, MTU %d) for thread %u",
+		d->name, d->port, ibv_port_state_str(d->port_attr.state),
+		128 << d->port_attr.active_mtu, d->thread + 1);
 	return d;
 fail:
 	device_free(d);
@@ -236,10 +247,10 @@ bool pvo_hv_reloadable(const struct pvo_daemon_config *cfg, char **err)
 		if (!t->hostverbs || pvo_hv_dev(t))
 			continue;
 		*err = g_strdup_printf(
-		    "tenant '%s' would use hostverbs-device %s port %u, "
-		    "which the daemon did not open at start-up: restart "
-		    "the daemon",
-		    t->name, t->hv_device, t->hv_port);
+		    "tenant '%s' would use hostverbs-device %s port %u on "
+		    "thread %u, where the daemon did not open it at "
+		    "start-up: restart the daemon",
+		    t->name, t->hv_device, t->hv_port, t->thread + 1);
 		return false;
 	}
 	return true;
