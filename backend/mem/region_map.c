@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <sys/statfs.h>
 #include <unistd.h>
+#include <glib.h>
 
 #include "region_map.h"
 
@@ -28,7 +29,7 @@ static size_t file_page_size(int fd)
 void *pvo_region_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		      off_t offset)
 {
-	static unsigned int next;
+	static gint next; /* threads map regions at once */
 	size_t page, span, colour;
 	uintptr_t res, base, end;
 	void *p;
@@ -53,7 +54,7 @@ void *pvo_region_mmap(void *addr, size_t len, int prot, int flags, int fd,
 	if (p == MAP_FAILED)
 		return mmap(addr, len, prot, flags, fd, offset);
 	res = (uintptr_t)p;
-	colour = pvo_region_colour(next++);
+	colour = pvo_region_colour((unsigned int)g_atomic_int_add(&next, 1));
 	/* the colour within the period; the file offset's residue modulo
 	 * 2 MiB kept, so THP and 2 MiB hugetlbfs pages still line up */
 	base = ((res + PVO_REGION_PERIOD - 1) & ~(PVO_REGION_PERIOD - 1)) +

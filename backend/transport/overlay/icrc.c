@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* RoCEv2 ICRC; see icrc.h. */
+#include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "icrc.h"
@@ -11,6 +13,7 @@
 
 /* Slicing-by-8 tables, built once. */
 static uint32_t table[8][256];
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
 static void init_tables(void)
 {
@@ -33,8 +36,8 @@ uint32_t pvo_crc32_le_table(uint32_t crc, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
-	if (!table[0][1])
-		init_tables();
+	/* threads may get here first together: one builds, all wait */
+	pthread_once(&tables_once, init_tables);
 	while (len >= 8) {
 		uint32_t lo, hi;
 
@@ -113,18 +116,22 @@ crc32_clmul(uint32_t crc, const uint8_t *p, size_t len)
 	return pvo_crc32_le_table(crc, p, len);
 }
 
-static int have_clmul = -1;
+static bool have_clmul;
+static pthread_once_t cpu_once = PTHREAD_ONCE_INIT;
+
+static void check_cpu(void)
+{
+	__builtin_cpu_init();
+	have_clmul = __builtin_cpu_supports("pclmul") &&
+		     __builtin_cpu_supports("sse4.1");
+}
 #endif
 
 uint32_t pvo_crc32_le(uint32_t crc, const void *buf, size_t len)
 {
 #if defined(__x86_64__)
 	if (len >= 64) {
-		if (have_clmul < 0) {
-			__builtin_cpu_init();
-			have_clmul = __builtin_cpu_supports("pclmul") &&
-				     __builtin_cpu_supports("sse4.1");
-		}
+		pthread_once(&cpu_once, check_cpu);
 		if (have_clmul)
 			return crc32_clmul(crc, buf, len);
 	}
