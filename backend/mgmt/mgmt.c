@@ -70,12 +70,13 @@ static void put_host_use(GString *o, const struct pvo_vm *vm)
 	struct pvo_vm_host_use u;
 
 	pvo_vm_host_use(vm, &u);
-	g_string_append_printf(o,
-			       " host_mrs=%u host_mappings=%u "
-			       "max_host_mappings=%u host_pinned=%" G_GUINT64_FORMAT
-			       " max_pinned=%" G_GUINT64_FORMAT,
-			       u.mrs, u.mappings, u.max_mappings, u.pinned,
-			       vm->cfg->quota.max_pinned);
+	g_string_append_printf(
+	    o,
+	    " host_mrs=%u host_mappings=%u "
+	    "max_host_mappings=%u host_pinned=%" G_GUINT64_FORMAT
+	    " max_pinned=%" G_GUINT64_FORMAT,
+	    u.mrs, u.mappings, u.max_mappings, u.pinned,
+	    vm->cfg->quota.max_pinned);
 }
 
 static void show_vm(GString *o, struct pvo_vm *vm, bool removed)

@@ -100,7 +100,6 @@ static void test_refused(void)
 	refused("no pages", outside, 0, -EINVAL, "0 pages");
 }
 
-
 /* Lines of /proc/self/maps: the process's mappings. */
 static unsigned int map_count(void)
 {
@@ -194,7 +193,8 @@ static struct pvo_vm *budget_vm(const struct pvo_vm_config *cfg)
 
 static void test_budget(const struct pvo_daemon_config *cfg)
 {
-	struct pvo_vm *a = budget_vm(&cfg->vms[1]), *b = budget_vm(&cfg->vms[2]),
+	struct pvo_vm *a = budget_vm(&cfg->vms[1]),
+		      *b = budget_vm(&cfg->vms[2]),
 		      *c = budget_vm(&cfg->vms[3]);
 	struct pvo_hv_use ua = {0}, ub = {0}, uc = {0};
 	enum pvo_status st;
@@ -280,8 +280,10 @@ static void measure(void)
 	if (!ret)
 		pvo_mr_alias_unmap(&a);
 	t2 = now_ms();
-	tap_ok(ret == 0, "%u single-page runs: counted and mapped in %.1f "
-	       "ms, unmapped in %.1f ms", runs, t1 - t0, t2 - t1);
+	tap_ok(ret == 0,
+	       "%u single-page runs: counted and mapped in %.1f "
+	       "ms, unmapped in %.1f ms",
+	       runs, t1 - t0, t2 - t1);
 	t0 = now_ms();
 	ret = pvo_mr_alias_count(g.vm, gpas, big, runs, &n, &why);
 	t1 = now_ms();
@@ -308,15 +310,16 @@ static void measure(void)
 
 int main(void)
 {
-	static const char conf[] = "[tenant t]\nvni=1\n"
-				   "[vm a]\ntenant=t\nmac=52:54:00:00:00:0a\n"
-				   "ips=10.0.0.1\nsocket=/tmp/a.sock\n"
-				   "[vm b1]\ntenant=t\nmac=52:54:00:00:00:b1\n"
-				   "max-host-mappings=100\nmax-pinned=1048576\n"
-				   "[vm b2]\ntenant=t\nmac=52:54:00:00:00:b2\n"
-				   "max-host-mappings=100\nmax-pinned=1048576\n"
-				   "[vm b3]\ntenant=t\nmac=52:54:00:00:00:b3\n"
-				   "max-host-mappings=100\nmax-pinned=1048576\n";
+	static const char conf[] =
+	    "[tenant t]\nvni=1\n"
+	    "[vm a]\ntenant=t\nmac=52:54:00:00:00:0a\n"
+	    "ips=10.0.0.1\nsocket=/tmp/a.sock\n"
+	    "[vm b1]\ntenant=t\nmac=52:54:00:00:00:b1\n"
+	    "max-host-mappings=100\nmax-pinned=1048576\n"
+	    "[vm b2]\ntenant=t\nmac=52:54:00:00:00:b2\n"
+	    "max-host-mappings=100\nmax-pinned=1048576\n"
+	    "[vm b3]\ntenant=t\nmac=52:54:00:00:00:b3\n"
+	    "max-host-mappings=100\nmax-pinned=1048576\n";
 	uint8_t *ram[2] = {fg_shared_block(), fg_shared_block()};
 	struct pvo_daemon_config *cfg;
 	char *err = NULL;

@@ -107,8 +107,7 @@ uint32_t pvo_hv_budget_mappings_max(const struct pvo_vm *vm)
 	return m;
 }
 
-static uint32_t left_locked(const struct pvo_vm *vm,
-			    const struct pvo_hv_use *u)
+static uint32_t left_locked(const struct pvo_vm *vm, const struct pvo_hv_use *u)
 {
 	uint64_t max = max_locked(vm), share = share_locked();
 	uint64_t own = u->mappings < max ? max - u->mappings : 0;
@@ -144,13 +143,14 @@ void pvo_hv_budget_join(struct pvo_vm *vm, struct pvo_hv_use *u)
 	b.over = sum > share;
 	g_mutex_unlock(&b.lock);
 	if (warn)
-		pvo_log(NULL,
-			"hostverbs: the VMs' max-host-mappings add up to %" PRIu64
-			", more than the %" PRIu64 " host mappings of half of "
-			"vm.max_map_count: each VM may have its part of them, "
-			"in proportion to its quota; raise vm.max_map_count "
-			"to %" PRIu64 " (sysctl) to give each its whole quota",
-			sum, share, 2 * sum);
+		pvo_log(
+		    NULL,
+		    "hostverbs: the VMs' max-host-mappings add up to %" PRIu64
+		    ", more than the %" PRIu64 " host mappings of half of "
+		    "vm.max_map_count: each VM may have its part of them, "
+		    "in proportion to its quota; raise vm.max_map_count "
+		    "to %" PRIu64 " (sysctl) to give each its whole quota",
+		    sum, share, 2 * sum);
 }
 
 void pvo_hv_budget_leave(struct pvo_vm *vm, struct pvo_hv_use *u)
@@ -166,9 +166,8 @@ void pvo_hv_budget_leave(struct pvo_vm *vm, struct pvo_hv_use *u)
 }
 
 /* Why a charge is refused (a log line), or NULL. Under the lock. */
-static char *refusal_locked(const struct pvo_vm *vm,
-			    const struct pvo_hv_use *u, uint32_t mappings,
-			    uint64_t pinned)
+static char *refusal_locked(const struct pvo_vm *vm, const struct pvo_hv_use *u,
+			    uint32_t mappings, uint64_t pinned)
 {
 	const struct pvo_quota *q = &vm->cfg->quota;
 	uint64_t max = max_locked(vm), share = share_locked();

@@ -97,8 +97,7 @@ static enum pvo_status charge(struct pvo_vm *vm, struct pvo_mr *mr,
 
 static void uncharge(struct pvo_vm *vm, const struct pvo_hv_mr *h)
 {
-	pvo_hv_budget_uncharge(&to_hv_vm(vm)->use, h->alias.runs,
-			       h->alias.len);
+	pvo_hv_budget_uncharge(&to_hv_vm(vm)->use, h->alias.runs, h->alias.len);
 }
 
 static enum pvo_status alias(struct pvo_vm *vm, struct pvo_mr *mr,
@@ -124,10 +123,9 @@ static enum pvo_status alias(struct pvo_vm *vm, struct pvo_mr *mr,
 	}
 	pvo_hv_budget_uncharge(&to_hv_vm(vm)->use, runs,
 			       (uint64_t)npages * PVO_PAGE_SIZE);
-	pvo_vm_warn(vm,
-		    "hostverbs: MR of %" PRIu32 " pages at iova 0x%" PRIx64
-		    ": %s",
-		    npages, mr->iova, why);
+	pvo_vm_warn(
+	    vm, "hostverbs: MR of %" PRIu32 " pages at iova 0x%" PRIx64 ": %s",
+	    npages, mr->iova, why);
 	g_free(why);
 	return status_of_errno(-err);
 }

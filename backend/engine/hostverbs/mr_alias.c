@@ -25,9 +25,8 @@ void pvo_mr_alias_unmap(struct pvo_mr_alias *a)
  * guest RAM. Counting and mapping walk the page list with this alone, so
  * both see the same runs.
  */
-static uint32_t run_at(struct pvo_vm *vm, const uint64_t *gpas,
-		       uint32_t npages, uint32_t i, void **src, int *err,
-		       char **why)
+static uint32_t run_at(struct pvo_vm *vm, const uint64_t *gpas, uint32_t npages,
+		       uint32_t i, void **src, int *err, char **why)
 {
 	uint64_t avail;
 	uint32_t n;
@@ -61,9 +60,8 @@ static int no_pages(uint32_t npages, char **why)
 	return -EINVAL;
 }
 
-int pvo_mr_alias_count(struct pvo_vm *vm, const uint64_t *gpas,
-		       uint32_t npages, uint32_t max_runs, uint32_t *runs,
-		       char **why)
+int pvo_mr_alias_count(struct pvo_vm *vm, const uint64_t *gpas, uint32_t npages,
+		       uint32_t max_runs, uint32_t *runs, char **why)
 {
 	uint32_t i = 0, n;
 	void *src;

@@ -38,9 +38,8 @@ struct pvo_mr_alias {
  * than max_runs (*runs then max_runs + 1: the walk stops there), or
  * -errno with *why (g_free) as pvo_mr_alias_map says.
  */
-int pvo_mr_alias_count(struct pvo_vm *vm, const uint64_t *gpas,
-		       uint32_t npages, uint32_t max_runs, uint32_t *runs,
-		       char **why);
+int pvo_mr_alias_count(struct pvo_vm *vm, const uint64_t *gpas, uint32_t npages,
+		       uint32_t max_runs, uint32_t *runs, char **why);
 /*
  * Maps the npages 4 KiB guest pages at gpas[] (page aligned, guest RAM)
  * back to back, one mremap per run. 0, or -errno with *why saying which
