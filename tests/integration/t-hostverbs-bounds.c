@@ -6,9 +6,9 @@
  * host mapping per copy) and MRs of long contiguous runs (many pinned
  * bytes): at max-host-mappings and max-pinned its REG_MR fails with
  * ENOSPC, the daemon's mapping count (/proc/PID/maps) stays within the
- * bound, another VM's REG_MR still succeeds, and deregistering, or the
- * VM going, gives the budget back; pvo-ctl show says how much each VM
- * holds.
+ * bound, another VM's REG_MR still succeeds, and deregistering, a
+ * REREG_MR's old MR, or the VM going, gives the budget back; pvo-ctl
+ * show says how much each VM holds.
  *
  * Needs an RDMA device: T_HV_DEV=DEV:NETDEV names one; otherwise, as
  * root, the test makes its own in a network namespace of its own (a
@@ -159,6 +159,39 @@ static int reg_pages(struct sim_pd *pd, const uint64_t *gpas, uint32_t n,
 	return st;
 }
 
+/* REREG_MR of mr to one page n times over: its status. */
+static int rereg_copies(struct sim_mr *mr, uint64_t gpa, uint32_t n)
+{
+	struct guest_ram *ram = sim_vm_ram(mr->ctx->vm);
+	struct pvo_cmd_rereg_mr c = {0};
+	struct sim_pdir_mem mem = {0};
+	uint64_t *gpas = calloc(n, sizeof(*gpas));
+	uint32_t i, key;
+	int st;
+
+	for (i = 0; i < n; i++)
+		gpas[i] = gpa;
+	st = sim_pdir_build(ram, gpas, n, &c.pages, &mem);
+	free(gpas);
+	if (st < 0)
+		return -ENOMEM;
+	c.mr = htole32(mr->handle);
+	c.flags = htole32(PVO_REREG_TRANS);
+	c.access = htole32(PVO_ACCESS_LOCAL_WRITE);
+	c.iova = htole64(mr->iova);
+	c.length = htole64((uint64_t)n * PAGE);
+	st = pvo_rereg_mr(mr->ctx->vm->fe, mr->ctx->handle, &c, &key);
+	if (st != PVO_STATUS_OK) {
+		sim_pdir_free(ram, &mem);
+		return st;
+	}
+	sim_pdir_free(ram, &mr->pdir_mem);
+	mr->pdir_mem = mem;
+	mr->key = key;
+	mr->len = (uint64_t)n * PAGE;
+	return st;
+}
+
 /* One page of the VM's RAM, n times over: n host mappings. */
 static int reg_copies(struct sim_pd *pd, uint64_t gpa, uint32_t n,
 		      struct sim_mr *mr)
@@ -236,11 +269,24 @@ static void test_mappings(struct side *a, struct side *b, uint64_t page)
 		   daemon_maps() <= base + SLACK,
 	       "VM a deregisters: its mappings are given back (maps %u)",
 	       daemon_maps());
-	st = reg_copies(&a->pd, page, 600, &m2);
-	tap_ok(st == PVO_STATUS_OK, "then the 600 fit (%s)",
+	st = reg_copies(&a->pd, page, 1500, &m2);
+	tap_ok(st == PVO_STATUS_OK, "then 1500 fit again (%s)",
 	       pvo_status_name(st));
-	if (st == PVO_STATUS_OK)
+	/* the new host MR is made while the old one stands */
+	if (st == PVO_STATUS_OK) {
+		int st2 = rereg_copies(&m2, page, 600);
+
+		st = rereg_copies(&m2, page, 400);
+		tap_ok(st2 == PVO_STATUS_ENOSPC && st == PVO_STATUS_OK &&
+			   shown("a", "host_mappings") == 400 &&
+			   shown("a", "host_mrs") == 1,
+		       "REREG_MR to 600 copies: ENOSPC (1500 + 600 at once); "
+		       "to 400: the old MR's 1500 are given back (%s, %s)",
+		       pvo_status_name(st2), pvo_status_name(st));
 		sim_dereg_mr(&m2);
+	} else {
+		tap_ok(false, "REREG_MR");
+	}
 }
 
 /* n contiguous pages from first: one mapping, n pages pinned */
@@ -299,7 +345,7 @@ int main(void)
 		printf("1..0 # SKIP %s\n", why);
 		return 0;
 	}
-	tap_plan(11);
+	tap_plan(12);
 	snprintf(cfg, sizeof(cfg),
 		 "[daemon]\nhostverbs-device = %s\n"
 		 "[tenant t]\nvni = 7\ntransport = hostverbs\n"
