@@ -26,6 +26,7 @@
 #ifndef PVO_HV_BUDGET_H
 #define PVO_HV_BUDGET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "pvo-device.h"
@@ -64,7 +65,7 @@ void pvo_hv_budget_uncharge(struct pvo_hv_use *u, uint32_t mappings,
 /*
  * vm.max_map_count, read from /proc at start-up (pvo_hv_open) or on first
  * use; limit 0 reads it again, else it is taken as given (tests). Logs
- * the share, and a warning if the configured quotas exceed it.
+ * the share; a VM joining logs once when the quotas come to exceed it.
  */
 void pvo_hv_budget_init(uint64_t limit);
 /* The mappings all VMs' aliases may have together, and have now. */
