@@ -334,6 +334,15 @@ static const struct key vm_keys[] = {
 	{ "max-mr-size", UINT(VM, quota.max_mr_size, 4096, 1ULL << 40),
 	  .expect = "bytes", .def = "4294967296",
 	  .doc = "quota: the bytes one memory region may span" },
+	QUOTA("max-host-mappings", max_host_mappings, 1 << 24, "16384",
+	      "hostverbs: host mappings of the VM's MRs, one per run of "
+	      "guest-contiguous pages; all VMs together get at most half "
+	      "of vm.max_map_count, shared in proportion to this "
+	      "(docs/hostverbs.md)"),
+	{ "max-pinned", UINT(VM, quota.max_pinned, 0, 1ULL << 50),
+	  .expect = "bytes", .def = "34359738368",
+	  .doc = "quota: hostverbs: the bytes of all the VM's MRs together, "
+		 "which the host device pins" },
 };
 
 static const struct key remote_keys[] = {

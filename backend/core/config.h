@@ -28,6 +28,10 @@ struct pvo_quota {
 	uint32_t max_ah;
 	uint32_t max_srq;
 	uint64_t max_mr_size;
+	/* host verbs (engine/hostverbs/hv_budget.h): mremap'd runs of
+	 * host MRs, bytes of host MRs (what the host device pins) */
+	uint32_t max_host_mappings;
+	uint64_t max_pinned;
 };
 
 struct pvo_tenant {

@@ -27,6 +27,7 @@
 #include "pvo-device.h"
 
 struct pvo_vm;
+struct pvo_vm_host_use;
 struct pvo_vm_config;
 struct pvo_daemon_config;
 struct pvo_pd;
@@ -98,6 +99,8 @@ struct pvo_vm_engine {
 	/* Whether the VM's state can be saved for a migration: false, with
 	 * a log line saying why, if it holds objects of the engine's. */
 	bool (*migratable)(struct pvo_vm *vm);
+	/* What the engine holds on the host for the VM (pvo-ctl show). */
+	void (*host_use)(const struct pvo_vm *vm, struct pvo_vm_host_use *u);
 
 	void (*pd_free)(struct pvo_pd *pd);
 

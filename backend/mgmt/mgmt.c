@@ -65,6 +65,21 @@ static void put_stats(GString *o, const struct pvo_net_stats *s)
 				       pvo_drop_name(d), s->drops[d]);
 }
 
+/* What its engine holds on the host for the VM (host verbs). */
+static void put_host_use(GString *o, const struct pvo_vm *vm)
+{
+	struct pvo_vm_host_use u;
+
+	pvo_vm_host_use(vm, &u);
+	g_string_append_printf(
+	    o,
+	    " host_mrs=%u host_mappings=%u "
+	    "max_host_mappings=%u host_pinned=%" G_GUINT64_FORMAT
+	    " max_pinned=%" G_GUINT64_FORMAT,
+	    u.mrs, u.mappings, u.max_mappings, u.pinned,
+	    vm->cfg->quota.max_pinned);
+}
+
 static void show_vm(GString *o, struct pvo_vm *vm, bool removed)
 {
 	const struct pvo_quota *q = &vm->cfg->quota;
@@ -84,6 +99,7 @@ static void show_vm(GString *o, struct pvo_vm *vm, bool removed)
 			       q->max_mw, q->max_ah, q->max_srq,
 			       q->max_mr_size);
 	put_stats(o, &vm->net);
+	put_host_use(o, vm);
 	g_string_append_c(o, '\n');
 	for (h = 0; (h = pvo_table_next(&vm->qps, h, (void **)&qp));) {
 		g_string_append_printf(

@@ -25,6 +25,8 @@ static const char good[] =
 	"ips = 10.0.0.1; fd00::1,\n"
 	"max-pd = 7\n"
 	"max-mr-size = 65536\n"
+	"max-host-mappings = 300\n"
+	"max-pinned = 1048576\n"
 	"[vm red-1]\n"
 	"tenant = red\n"
 	"mac = 52:54:00:00:01:01\n"
@@ -245,7 +247,7 @@ int main(void)
 	char *unknown[] = { "green-9", NULL };
 	size_t i;
 
-	tap_plan(36 + G_N_ELEMENTS(bad));
+	tap_plan(38 + G_N_ELEMENTS(bad));
 
 	cfg = pvo_config_parse("t.conf", good, &err);
 	tap_ok(cfg != NULL, "good config parses (%s)", err ? err : "");
@@ -264,6 +266,14 @@ int main(void)
 	       "IPv4 stored as ::ffff:10.0.0.1");
 	tap_is(vm->quota.max_pd, 7, "quota key");
 	tap_is(vm->quota.max_mr_size, 65536, "max-mr-size");
+	tap_ok(vm->quota.max_host_mappings == 300 &&
+		       vm->quota.max_pinned == 1048576,
+	       "max-host-mappings, max-pinned");
+	tap_ok(pvo_config_find_vm(cfg, "red-1")->quota.max_host_mappings ==
+			   16384 &&
+		       pvo_config_find_vm(cfg, "red-1")->quota.max_pinned ==
+			   32ull << 30,
+	       "hostverbs bounds default to 16384 mappings, 32 GiB pinned");
 	tap_is(vm->quota.max_qp, 4096, "default quota");
 	tap_is(vm->quota.max_ucontexts, 1024, "default max-ucontexts");
 	tap_ok(strcmp(vm->socket_path, "/run/test/blue-1.sock") == 0,

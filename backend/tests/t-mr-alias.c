@@ -4,9 +4,15 @@
  * is two shared memfd mappings, as a VMM's; an MR's scattered pages,
  * also across the two regions, alias back to back, writes through the
  * alias land in the guest pages and the other way round, and bad page
- * lists are refused with nothing left mapped.
+ * lists are refused with nothing left mapped. Runs are counted before
+ * anything is mapped, up to a bound; the bounds of host mappings and
+ * pinned bytes per VM (hv_budget.h) refuse at the quota and at the
+ * VM's part of the host's share, and what is given back can be taken
+ * again. Prints what the worst aliases cost in time.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -15,6 +21,7 @@
 
 #include "config.h"
 #include "fake_guest.h"
+#include "hv_budget.h"
 #include "mr_alias.h"
 #include "tap.h"
 
@@ -93,11 +100,226 @@ static void test_refused(void)
 	refused("no pages", outside, 0, -EINVAL, "0 pages");
 }
 
+/* Lines of /proc/self/maps: the process's mappings. */
+static unsigned int map_count(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned int n = 0;
+	int c;
+
+	if (!f)
+		return 0;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void test_count(void)
+{
+	const uint64_t gpas[] = {5 * PAGE, 6 * PAGE,	       7 * PAGE,
+				 2 * PAGE, FG_HALF + 9 * PAGE, 40 * PAGE};
+	const uint64_t bad[] = {0, PAGE + 8};
+	uint32_t runs = 0;
+	char *why = NULL;
+	int ret;
+
+	ret = pvo_mr_alias_count(g.vm, gpas, 6, 4, &runs, &why);
+	tap_ok(ret == 0 && runs == 4,
+	       "counting finds the 4 runs mapping makes (ret %d, %u)", ret,
+	       runs);
+	ret = pvo_mr_alias_count(g.vm, gpas, 6, 3, &runs, &why);
+	tap_ok(ret == -ENOSPC && runs == 4,
+	       "counting up to 3 runs stops at the 4th (ret %d, %u)", ret,
+	       runs);
+	ret = pvo_mr_alias_count(g.vm, bad, 2, 10, &runs, &why);
+	tap_ok(ret == -EINVAL && why && strstr(why, "not page aligned"),
+	       "counting checks every page as mapping does: %s",
+	       why ? why : "(no reason)");
+	g_free(why);
+}
+
+/* One page, n times: n runs, the most mappings an MR can take. */
+static uint64_t *one_page(uint32_t n)
+{
+	uint64_t *p = g_new(uint64_t, n);
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = 11 * PAGE;
+	return p;
+}
+
+static void test_map_count(void)
+{
+	const uint32_t n = 2000;
+	uint64_t *gpas = one_page(n);
+	unsigned int before = map_count(), during;
+	struct pvo_mr_alias a;
+	uint32_t runs = 0;
+	char *why = NULL;
+	int ret;
+
+	ret = pvo_mr_alias_count(g.vm, gpas, n, 1000, &runs, &why);
+	tap_ok(ret == -ENOSPC && map_count() == before,
+	       "one page 2000 times, counted against 1000: refused, no "
+	       "mapping made (%u -> %u)",
+	       before, map_count());
+	ret = pvo_mr_alias_map(g.vm, gpas, n, &a, &why);
+	during = map_count();
+	tap_ok(ret == 0 && a.runs == n && during >= before + n - 1 &&
+		   during <= before + n + 1,
+	       "mapped, it takes one mapping per copy (%u -> %u)", before,
+	       during);
+	pvo_mr_alias_unmap(&a);
+	tap_ok(map_count() == before, "unmapped, they are all gone (%u)",
+	       map_count());
+	g_free(why);
+	g_free(gpas);
+}
+
+static struct pvo_vm *budget_vm(const struct pvo_vm_config *cfg)
+{
+	return pvo_vm_new(cfg);
+}
+
+static void test_budget(const struct pvo_daemon_config *cfg)
+{
+	struct pvo_vm *a = budget_vm(&cfg->vms[1]),
+		      *b = budget_vm(&cfg->vms[2]),
+		      *c = budget_vm(&cfg->vms[3]);
+	struct pvo_hv_use ua = {0}, ub = {0}, uc = {0};
+	enum pvo_status st;
+
+	/* max-host-mappings = 100, max-pinned = 1 MiB each */
+	pvo_hv_budget_init(1000);
+	pvo_hv_budget_join(a, &ua);
+	tap_ok(pvo_hv_budget_mappings_max(a) == 100 &&
+		   pvo_hv_budget_mappings_left(a, &ua) == 100,
+	       "alone under a share of 500, a VM may have its quota of 100 "
+	       "mappings");
+	st = pvo_hv_budget_charge(a, &ua, 60, 60 * PAGE);
+	if (!st)
+		st = pvo_hv_budget_charge(a, &ua, 41, 41 * PAGE);
+	tap_ok(st == PVO_STATUS_ENOSPC && ua.mappings == 60 && ua.mrs == 1,
+	       "60 then 41 more mappings: the second is refused with "
+	       "ENOSPC (%d), nothing charged",
+	       (int)st);
+	st = pvo_hv_budget_charge(a, &ua, 40, 40 * PAGE);
+	tap_ok(st == PVO_STATUS_OK && !pvo_hv_budget_mappings_left(a, &ua),
+	       "40 more fit exactly; none left");
+	pvo_hv_budget_uncharge(&ua, 40, 40 * PAGE);
+	tap_ok(pvo_hv_budget_mappings_left(a, &ua) == 40 && ua.mrs == 1 &&
+		   ua.pinned == 60 * PAGE,
+	       "deregistering gives the 40 back");
+	st = pvo_hv_budget_charge(a, &ua, 1, 1 << 20);
+	tap_ok(st == PVO_STATUS_ENOSPC && ua.pinned == 60 * PAGE,
+	       "1 MiB more pinned passes max-pinned = 1 MiB: refused (%d)",
+	       (int)st);
+
+	/* a share of 100 for three quotas of 100: 33 each */
+	pvo_hv_budget_init(200);
+	pvo_hv_budget_join(b, &ub);
+	pvo_hv_budget_join(c, &uc);
+	tap_ok(pvo_hv_budget_mappings_max(b) == 33 &&
+		   pvo_hv_budget_mappings_left(a, &ua) == 0,
+	       "3 VMs on a share of 100: 33 each; the one holding 60 may "
+	       "take no more (%u)",
+	       pvo_hv_budget_mappings_max(b));
+	st = pvo_hv_budget_charge(b, &ub, 34, PAGE);
+	tap_ok(st == PVO_STATUS_ENOSPC, "34 for another VM: refused (%d)",
+	       (int)st);
+	st = pvo_hv_budget_charge(b, &ub, 33, PAGE);
+	tap_ok(st == PVO_STATUS_OK && pvo_hv_budget_mapped() == 93,
+	       "33 fit (93 of 100 mapped)");
+	tap_ok(pvo_hv_budget_mappings_left(c, &uc) == 7 &&
+		   pvo_hv_budget_charge(c, &uc, 8, PAGE) == PVO_STATUS_ENOSPC &&
+		   pvo_hv_budget_charge(c, &uc, 7, PAGE) == PVO_STATUS_OK,
+	       "the third VM gets what is left of the share, 7, not 8");
+	pvo_hv_budget_uncharge(&ua, 60, 60 * PAGE);
+	tap_ok(pvo_hv_budget_mappings_left(c, &uc) == 26 &&
+		   pvo_hv_budget_mapped() == 40,
+	       "the first VM's MR goes: the third may have its 33 (%u left)",
+	       pvo_hv_budget_mappings_left(c, &uc));
+	pvo_hv_budget_leave(b, &ub);
+	pvo_hv_budget_leave(c, &uc);
+	pvo_hv_budget_leave(a, &ua);
+	tap_ok(pvo_hv_budget_mapped() == 0,
+	       "VMs that leave give back what they held");
+	pvo_vm_free(a);
+	pvo_vm_free(b);
+	pvo_vm_free(c);
+}
+
+/* What the worst aliases cost: the most runs the default bound lets an
+ * MR have, a 4 GiB page list refused at that bound, a 4 GiB MR of
+ * long runs. */
+static void measure(void)
+{
+	const uint32_t runs = 16384, big = 1u << 20;
+	uint64_t *gpas = one_page(big);
+	struct pvo_mr_alias a;
+	double t0, t1, t2;
+	uint32_t n, i;
+	char *why = NULL;
+	int ret;
+
+	t0 = now_ms();
+	ret = pvo_mr_alias_count(g.vm, gpas, runs, runs, &n, &why);
+	if (!ret)
+		ret = pvo_mr_alias_map(g.vm, gpas, runs, &a, &why);
+	t1 = now_ms();
+	if (!ret)
+		pvo_mr_alias_unmap(&a);
+	t2 = now_ms();
+	tap_ok(ret == 0,
+	       "%u single-page runs: counted and mapped in %.1f "
+	       "ms, unmapped in %.1f ms",
+	       runs, t1 - t0, t2 - t1);
+	t0 = now_ms();
+	ret = pvo_mr_alias_count(g.vm, gpas, big, runs, &n, &why);
+	t1 = now_ms();
+	tap_ok(ret == -ENOSPC && n == runs + 1,
+	       "a 4 GiB list of one page, counted against %u: refused in "
+	       "%.1f ms, nothing mapped",
+	       runs, t1 - t0);
+	for (i = 0; i < big; i++)
+		gpas[i] = (uint64_t)(i % (FG_RAM_SIZE / PAGE)) * PAGE;
+	t0 = now_ms();
+	ret = pvo_mr_alias_count(g.vm, gpas, big, runs, &n, &why);
+	if (!ret)
+		ret = pvo_mr_alias_map(g.vm, gpas, big, &a, &why);
+	t1 = now_ms();
+	if (!ret)
+		pvo_mr_alias_unmap(&a);
+	tap_ok(ret == 0 && n == 512,
+	       "a 4 GiB MR of guest RAM 256 times (%u runs): counted and "
+	       "mapped in %.1f ms",
+	       n, t1 - t0);
+	g_free(why);
+	g_free(gpas);
+}
+
 int main(void)
 {
-	static const char conf[] = "[tenant t]\nvni=1\n"
-				   "[vm a]\ntenant=t\nmac=52:54:00:00:00:0a\n"
-				   "ips=10.0.0.1\nsocket=/tmp/a.sock\n";
+	static const char conf[] =
+	    "[tenant t]\nvni=1\n"
+	    "[vm a]\ntenant=t\nmac=52:54:00:00:00:0a\n"
+	    "ips=10.0.0.1\nsocket=/tmp/a.sock\n"
+	    "[vm b1]\ntenant=t\nmac=52:54:00:00:00:b1\n"
+	    "max-host-mappings=100\nmax-pinned=1048576\n"
+	    "[vm b2]\ntenant=t\nmac=52:54:00:00:00:b2\n"
+	    "max-host-mappings=100\nmax-pinned=1048576\n"
+	    "[vm b3]\ntenant=t\nmac=52:54:00:00:00:b3\n"
+	    "max-host-mappings=100\nmax-pinned=1048576\n";
 	uint8_t *ram[2] = {fg_shared_block(), fg_shared_block()};
 	struct pvo_daemon_config *cfg;
 	char *err = NULL;
@@ -107,10 +329,14 @@ int main(void)
 		printf("Bail out! %s\n", err ? err : "no shared memory");
 		return 1;
 	}
-	tap_plan(9);
+	tap_plan(29);
 	fg_init_ram(&g, &cfg->vms[0], ram);
 	test_alias();
 	test_refused();
+	test_count();
+	test_map_count();
+	test_budget(cfg);
+	measure();
 	{
 		/* the alias holds its pages: no use after the guest RAM
 		 * mapping goes (a new memory table, the VM leaving) */

@@ -58,6 +58,13 @@ void pvo_vm_set_engine(struct pvo_vm *vm)
 		eng->vm_init(vm);
 }
 
+void pvo_vm_host_use(const struct pvo_vm *vm, struct pvo_vm_host_use *u)
+{
+	memset(u, 0, sizeof(*u));
+	if (pvo_vm_eng_has(vm, host_use))
+		vm->eng->host_use(vm, u);
+}
+
 void pvo_vm_apply_quota(struct pvo_vm *vm)
 {
 	const struct pvo_quota *q = &vm->cfg->quota;

@@ -155,6 +155,15 @@ void pvo_vm_set_engine(struct pvo_vm *vm);
  * log line saying why, if its engine holds objects that cannot move. */
 bool pvo_vm_migratable(struct pvo_vm *vm);
 
+/* What the VM's engine holds on the host for it (pvo-ctl show): the
+ * mappings of its host MRs and their bound, the bytes they pin, how
+ * many there are. All 0 for VMs with no object engine. */
+struct pvo_vm_host_use {
+	uint64_t pinned;
+	uint32_t mappings, max_mappings, mrs;
+};
+void pvo_vm_host_use(const struct pvo_vm *vm, struct pvo_vm_host_use *u);
+
 /* Forget everything the guest created (device reset, disconnect). */
 void pvo_vm_reset_guest_state(struct pvo_vm *vm);
 

@@ -11,6 +11,8 @@
  *   hv_device.c  the host device and port, its completion channel and
  *                async events; which host GID a tenant's VM sends from
  *   hv_mr.c      host PDs per guest PD, host MRs over aliased guest pages
+ *   hv_budget.c  what host MRs hold per VM (mappings, pinned bytes),
+ *                bounded
  *   hv_cq.c      host CQs per guest CQ; host completions to guest CQEs
  *   hv_qp.c      host QPs: create, modify, free, async events
  *   hv_post.c    the QP engine (engine.h): guest WQEs posted on host

@@ -13,6 +13,7 @@
 #include "cq.h"
 #include "engine.h"
 #include "hostverbs.h"
+#include "hv_budget.h"
 #include "mr.h"
 #include "mr_alias.h"
 #include "pvo-device.h"
@@ -22,10 +23,11 @@
 
 /* The VM's part: MR key -> MR for the MRs whose keys the host device
  * chose; until quiet_until, no connection waits for the host to resolve
- * an address (hv_neigh.c). */
+ * an address (hv_neigh.c); what its host MRs hold (hv_budget.h). */
 struct pvo_hv_vm {
 	GHashTable *keys;
 	gint64 quiet_until;
+	struct pvo_hv_use use;
 };
 
 /* An AH's part, made when a host UD QP first sends with it: its host

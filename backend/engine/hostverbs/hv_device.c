@@ -222,6 +222,8 @@ bool pvo_hv_open(const struct pvo_daemon_config *cfg, char **err)
 			devices = g_ptr_array_new();
 		g_ptr_array_add(devices, d);
 	}
+	if (devices)
+		pvo_hv_budget_init(0);
 	return true;
 }
 

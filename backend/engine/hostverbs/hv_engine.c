@@ -15,12 +15,14 @@ static void hv_vm_init(struct pvo_vm *vm)
 
 	h->keys = g_hash_table_new(g_direct_hash, g_direct_equal);
 	vm->engine_part = h;
+	pvo_hv_budget_join(vm, &h->use);
 }
 
 static void hv_vm_fini(struct pvo_vm *vm)
 {
 	struct pvo_hv_vm *h = to_hv_vm(vm);
 
+	pvo_hv_budget_leave(vm, &h->use);
 	g_hash_table_destroy(h->keys);
 	g_free(h);
 	vm->engine_part = NULL;
@@ -43,6 +45,16 @@ uint32_t pvo_hv_objects(const struct pvo_vm *vm)
 	COUNT(ahs, struct pvo_ah, to_hv_ah(obj) ? to_hv_ah(obj)->ah : NULL);
 #undef COUNT
 	return n;
+}
+
+static void hv_host_use(const struct pvo_vm *vm, struct pvo_vm_host_use *o)
+{
+	const struct pvo_hv_use *u = &to_hv_vm(vm)->use;
+
+	o->mappings = u->mappings;
+	o->max_mappings = pvo_hv_budget_mappings_max(vm);
+	o->pinned = u->pinned;
+	o->mrs = u->mrs;
 }
 
 static bool hv_migratable(struct pvo_vm *vm)
@@ -77,6 +89,7 @@ const struct pvo_vm_engine pvo_vm_engine_hostverbs = {
     .vm_init = hv_vm_init,
     .vm_fini = hv_vm_fini,
     .migratable = hv_migratable,
+    .host_use = hv_host_use,
     .pd_free = pvo_hv_pd_free,
     .mr_reg = pvo_hv_reg_mr,
     .mr_rereg = pvo_hv_rereg_mr,

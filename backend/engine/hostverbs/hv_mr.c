@@ -61,27 +61,91 @@ static enum pvo_status status_of_errno(int err)
 	}
 }
 
-enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
-			      const uint64_t *pages, uint32_t npages)
+/*
+ * What the alias of the MR's pages will take, checked against the VM's
+ * bounds and charged (hv_budget.h) before anything is mapped: the runs
+ * are counted up to the mappings the VM has left, so the walk, and later
+ * the mremap calls of this command, stop at the bound.
+ */
+static enum pvo_status charge(struct pvo_vm *vm, struct pvo_mr *mr,
+			      const uint64_t *pages, uint32_t npages,
+			      uint32_t *runs)
 {
-	struct pvo_hv_mr *h = g_new0(struct pvo_hv_mr, 1);
-	struct ibv_pd *pd = pvo_hv_pd(vm, mr->pd);
+	struct pvo_hv_use *u = &to_hv_vm(vm)->use;
+	uint64_t bytes = (uint64_t)npages * PVO_PAGE_SIZE;
+	const struct pvo_quota *q = &vm->cfg->quota;
+	uint32_t left = pvo_hv_budget_mappings_left(vm, u);
 	char *why = NULL;
 	int err;
 
-	if (!pd) {
-		g_free(h);
-		return PVO_STATUS_ENOSPC;
-	}
-	err = pvo_mr_alias_map(vm, pages, npages, &h->alias, &why);
+	/* the cheap bound first: no walk for an MR that cannot fit */
+	if (bytes > q->max_pinned - MIN(q->max_pinned, u->pinned))
+		return pvo_hv_budget_charge(vm, u, 1, bytes);
+	err = pvo_mr_alias_count(vm, pages, npages, left, runs, &why);
+	if (err == -ENOSPC)
+		return pvo_hv_budget_charge(vm, u, *runs, bytes);
 	if (err) {
 		pvo_vm_warn(vm,
 			    "hostverbs: MR of %" PRIu32 " pages at iova "
 			    "0x%" PRIx64 ": %s",
 			    npages, mr->iova, why);
 		g_free(why);
-		g_free(h);
 		return status_of_errno(-err);
+	}
+	return pvo_hv_budget_charge(vm, u, *runs, bytes);
+}
+
+static void uncharge(struct pvo_vm *vm, const struct pvo_hv_mr *h)
+{
+	pvo_hv_budget_uncharge(&to_hv_vm(vm)->use, h->alias.runs, h->alias.len);
+}
+
+static enum pvo_status alias(struct pvo_vm *vm, struct pvo_mr *mr,
+			     const uint64_t *pages, uint32_t npages,
+			     struct pvo_hv_mr *h)
+{
+	uint32_t runs = 0;
+	enum pvo_status st = charge(vm, mr, pages, npages, &runs);
+	char *why = NULL;
+	int err;
+
+	if (st)
+		return st;
+	err = pvo_mr_alias_map(vm, pages, npages, &h->alias, &why);
+	if (!err && h->alias.runs == runs)
+		return PVO_STATUS_OK;
+	/* the same walk as the count's: a difference is a bug */
+	if (!err) {
+		why = g_strdup_printf("%u runs mapped, %u counted",
+				      h->alias.runs, runs);
+		err = -EINVAL;
+		pvo_mr_alias_unmap(&h->alias);
+	}
+	pvo_hv_budget_uncharge(&to_hv_vm(vm)->use, runs,
+			       (uint64_t)npages * PVO_PAGE_SIZE);
+	pvo_vm_warn(
+	    vm, "hostverbs: MR of %" PRIu32 " pages at iova 0x%" PRIx64 ": %s",
+	    npages, mr->iova, why);
+	g_free(why);
+	return status_of_errno(-err);
+}
+
+enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
+			      const uint64_t *pages, uint32_t npages)
+{
+	struct pvo_hv_mr *h = g_new0(struct pvo_hv_mr, 1);
+	struct ibv_pd *pd = pvo_hv_pd(vm, mr->pd);
+	enum pvo_status st;
+	int err;
+
+	if (!pd) {
+		g_free(h);
+		return PVO_STATUS_ENOSPC;
+	}
+	st = alias(vm, mr, pages, npages, h);
+	if (st) {
+		g_free(h);
+		return st;
 	}
 	h->mr = ibv_reg_mr_iova(
 	    pd, (uint8_t *)h->alias.base + (mr->iova & (PVO_PAGE_SIZE - 1)),
@@ -100,6 +164,7 @@ enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 				  : g_strerror(err));
 		if (h->mr)
 			ibv_dereg_mr(h->mr);
+		uncharge(vm, h);
 		pvo_mr_alias_unmap(&h->alias);
 		g_free(h);
 		return status_of_errno(err);
@@ -120,6 +185,7 @@ void pvo_hv_dereg_mr(struct pvo_vm *vm, struct pvo_mr *mr)
 		pvo_log(pvo_vm_name(vm), "hostverbs: ibv_dereg_mr key 0x%x: %s",
 			mr->key, g_strerror(errno));
 	/* the device no longer reaches the pages: unmapping is safe */
+	uncharge(vm, h);
 	pvo_mr_alias_unmap(&h->alias);
 	g_free(h);
 	mr->engine_part = NULL;

@@ -31,9 +31,19 @@ struct pvo_mr_alias {
 };
 
 /*
+ * The mappings an alias of the npages 4 KiB guest pages at gpas[] needs:
+ * its runs, each a stretch of pages that follow each other in the MR and
+ * in one guest RAM region. Every page is checked as by pvo_mr_alias_map,
+ * nothing is mapped. 0 with *runs; -ENOSPC as soon as there are more
+ * than max_runs (*runs then max_runs + 1: the walk stops there), or
+ * -errno with *why (g_free) as pvo_mr_alias_map says.
+ */
+int pvo_mr_alias_count(struct pvo_vm *vm, const uint64_t *gpas, uint32_t npages,
+		       uint32_t max_runs, uint32_t *runs, char **why);
+/*
  * Maps the npages 4 KiB guest pages at gpas[] (page aligned, guest RAM)
- * back to back. 0, or -errno with *why saying which page and why (free
- * it with g_free); nothing stays mapped on failure.
+ * back to back, one mremap per run. 0, or -errno with *why saying which
+ * page and why (free it with g_free); nothing stays mapped on failure.
  */
 int pvo_mr_alias_map(struct pvo_vm *vm, const uint64_t *gpas, uint32_t npages,
 		     struct pvo_mr_alias *a, char **why);

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * t-hostverbs-bounds: what a VM's host MRs make the back-end hold is
+ * bounded per VM (docs/hostverbs.md, "Bounds"). A simulated VM of a
+ * host-verbs tenant registers MRs of one guest page many times over (one
+ * host mapping per copy) and MRs of long contiguous runs (many pinned
+ * bytes): at max-host-mappings and max-pinned its REG_MR fails with
+ * ENOSPC, the daemon's mapping count (/proc/PID/maps) stays within the
+ * bound, another VM's REG_MR still succeeds, and deregistering, a
+ * REREG_MR's old MR, or the VM going, gives the budget back; pvo-ctl
+ * show says how much each VM holds.
+ *
+ * Needs an RDMA device: T_HV_DEV=DEV:NETDEV names one; otherwise, as
+ * root, the test makes its own in a network namespace of its own (a
+ * dummy netdev and rdma_rxe on it, removed at the end), and skips where
+ * the kernel has no rdma_rxe.
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend_proc.h"
+#include "pvo_cmd.h"
+#include "sim_mem.h"
+#include "sim_verbs.h"
+#include "sim_vm.h"
+#include "tap.h"
+
+#define PAGE 4096u
+#define MAX_MAPPINGS 2000
+#define MAX_PINNED (16u << 20)
+/* mappings the daemon may make besides the aliases meanwhile */
+#define SLACK 64
+
+static struct backend_proc bp;
+static char rxe_made[64];
+
+static void __attribute__((noreturn)) lost(const char *what)
+{
+	backend_dump_log(&bp, 30);
+	tap_bail("%s (log kept in %s)", what, bp.dir);
+}
+
+static int run(const char *fmt, const char *arg)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), fmt, arg);
+	return system(cmd);
+}
+
+/* The device and netdev to use, or false (why in *why). */
+static bool rxe_setup(char *dev, size_t dlen, char *netdev, size_t nlen,
+		      const char **why)
+{
+	const char *env = getenv("T_HV_DEV");
+
+	if (env) {
+		if (sscanf(env, "%63[^:]:%15s", dev, netdev) == 2)
+			return true;
+		*why = "T_HV_DEV is not DEV:NETDEV";
+		return false;
+	}
+	*why = "no RDMA device: set T_HV_DEV=DEV:NETDEV, or run as root "
+	       "where the kernel has rdma_rxe";
+	if (geteuid() != 0 || unshare(CLONE_NEWNET))
+		return false;
+	snprintf(netdev, nlen, "hvb0");
+	if (run("ip link add %s type dummy 2>/dev/null", netdev) ||
+	    run("ip link set %s up", netdev) ||
+	    run("ip addr add 10.77.0.1/24 dev %s", netdev))
+		return false;
+	if (run("modprobe %s 2>/dev/null", "rdma_rxe"))
+		return false;
+	snprintf(dev, dlen, "rxe_hvb%d", (int)getpid());
+	if (run("rdma link add %s type rxe netdev hvb0 2>/dev/null", dev))
+		return false;
+	snprintf(rxe_made, sizeof(rxe_made), "%s", dev);
+	return true;
+}
+
+static void rxe_cleanup(void)
+{
+	/* the namespace, and the dummy netdev, go with the process */
+	if (rxe_made[0])
+		run("rdma link delete %s 2>/dev/null", rxe_made);
+}
+
+static unsigned int daemon_maps(void)
+{
+	char path[64];
+	unsigned int n = 0;
+	FILE *f;
+	int c;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)bp.pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/* A field of VM vm's line of pvo-ctl show. */
+static unsigned long long shown(const char *vm, const char *key)
+{
+	char kind[64], line[4096], k[64];
+
+	snprintf(kind, sizeof(kind), "vm name=%s ", vm);
+	snprintf(k, sizeof(k), " %s=", key);
+	if (!backend_mgmt_line(&bp, kind, line, sizeof(line)))
+		return ~0ull;
+	return backend_field(line, k);
+}
+
+/* Waits up to 5 s for a field of vm's line to be want. */
+static bool shown_becomes(const char *vm, const char *key,
+			  unsigned long long want)
+{
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		if (shown(vm, key) == want)
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+/* REG_MR of the n GPAs of gpas[] (repeats allowed) in pd: its status. */
+static int reg_pages(struct sim_pd *pd, const uint64_t *gpas, uint32_t n,
+		     struct sim_mr *mr)
+{
+	struct sim_ctx *ctx = pd->ctx;
+	struct guest_ram *ram = sim_vm_ram(ctx->vm);
+	struct pvo_cmd_reg_mr c = {0};
+	int st;
+
+	memset(mr, 0, sizeof(*mr));
+	mr->ctx = ctx;
+	if (sim_pdir_build(ram, gpas, n, &c.pages, &mr->pdir_mem) < 0)
+		return -ENOMEM;
+	mr->iova = 0x10000000ull;
+	mr->len = (uint64_t)n * PAGE;
+	c.pd = htole32(pd->handle);
+	c.access = htole32(PVO_ACCESS_LOCAL_WRITE);
+	c.iova = htole64(mr->iova);
+	c.length = htole64(mr->len);
+	st = pvo_reg_mr(ctx->vm->fe, ctx->handle, &c, &mr->handle, &mr->key);
+	if (st != PVO_STATUS_OK)
+		sim_pdir_free(ram, &mr->pdir_mem);
+	return st;
+}
+
+/* REREG_MR of mr to one page n times over: its status. */
+static int rereg_copies(struct sim_mr *mr, uint64_t gpa, uint32_t n)
+{
+	struct guest_ram *ram = sim_vm_ram(mr->ctx->vm);
+	struct pvo_cmd_rereg_mr c = {0};
+	struct sim_pdir_mem mem = {0};
+	uint64_t *gpas = calloc(n, sizeof(*gpas));
+	uint32_t i, key;
+	int st;
+
+	for (i = 0; i < n; i++)
+		gpas[i] = gpa;
+	st = sim_pdir_build(ram, gpas, n, &c.pages, &mem);
+	free(gpas);
+	if (st < 0)
+		return -ENOMEM;
+	c.mr = htole32(mr->handle);
+	c.flags = htole32(PVO_REREG_TRANS);
+	c.access = htole32(PVO_ACCESS_LOCAL_WRITE);
+	c.iova = htole64(mr->iova);
+	c.length = htole64((uint64_t)n * PAGE);
+	st = pvo_rereg_mr(mr->ctx->vm->fe, mr->ctx->handle, &c, &key);
+	if (st != PVO_STATUS_OK) {
+		sim_pdir_free(ram, &mem);
+		return st;
+	}
+	sim_pdir_free(ram, &mr->pdir_mem);
+	mr->pdir_mem = mem;
+	mr->key = key;
+	mr->len = (uint64_t)n * PAGE;
+	return st;
+}
+
+/* One page of the VM's RAM, n times over: n host mappings. */
+static int reg_copies(struct sim_pd *pd, uint64_t gpa, uint32_t n,
+		      struct sim_mr *mr)
+{
+	uint64_t *gpas = calloc(n, sizeof(*gpas));
+	uint32_t i;
+	int st;
+
+	for (i = 0; i < n; i++)
+		gpas[i] = gpa;
+	st = reg_pages(pd, gpas, n, mr);
+	free(gpas);
+	return st;
+}
+
+struct side {
+	struct sim_vm *vm;
+	struct sim_ctx ctx;
+	struct sim_pd pd;
+};
+
+static void open_side(struct side *s, const char *name)
+{
+	struct sim_vm_opts o = {.name = name, .ram_size = 64 << 20};
+	char err[512];
+
+	o.socket_path = backend_vm_socket(&bp, name);
+	s->vm = sim_vm_open(&o, err, sizeof(err));
+	if (!s->vm)
+		lost(err);
+	if (sim_ctx_open(s->vm, &s->ctx) || sim_alloc_pd(&s->ctx, &s->pd))
+		lost(s->vm->err);
+}
+
+static void test_mappings(struct side *a, struct side *b, uint64_t page)
+{
+	unsigned int base = daemon_maps(), full;
+	struct sim_mr m1, m2, mb;
+	struct sim_buf buf;
+	int st;
+
+	st = reg_copies(&a->pd, page, 1500, &m1);
+	full = daemon_maps();
+	tap_ok(st == PVO_STATUS_OK && full >= base + 1500 - SLACK,
+	       "VM a: an MR of one page 1500 times is registered, 1500 host "
+	       "mappings (%s; maps %u -> %u)",
+	       pvo_status_name(st), base, full);
+	tap_ok(shown("a", "host_mappings") == 1500 &&
+		   shown("a", "host_mrs") == 1 &&
+		   shown("a", "host_pinned") == 1500ull * PAGE &&
+		   shown("a", "max_host_mappings") == MAX_MAPPINGS,
+	       "pvo-ctl show: VM a holds 1500 mappings of %u, 1 host MR, "
+	       "%u bytes pinned",
+	       MAX_MAPPINGS, 1500 * PAGE);
+	st = reg_copies(&a->pd, page, 600, &m2);
+	tap_ok(st == PVO_STATUS_ENOSPC && daemon_maps() <= full + SLACK &&
+		   shown("a", "host_mappings") == 1500,
+	       "600 more: ENOSPC at max-host-mappings = %d, no mapping made "
+	       "(%s; maps %u)",
+	       MAX_MAPPINGS, pvo_status_name(st), daemon_maps());
+	if (st == PVO_STATUS_OK)
+		sim_dereg_mr(&m2);
+	st = sim_buf_alloc(&buf, sim_vm_ram(b->vm), sim_vm_va(b->vm, 16 * PAGE),
+			   16 * PAGE, 0, SIM_LAYOUT_SCATTER);
+	if (st == 0)
+		st = sim_reg_mr(&b->pd, &buf, 0, 16 * PAGE,
+				PVO_ACCESS_LOCAL_WRITE, &mb);
+	tap_ok(st == PVO_STATUS_OK && shown("b", "host_mrs") == 1,
+	       "VM b registers its MR meanwhile (%s)", pvo_status_name(st));
+	if (st == PVO_STATUS_OK)
+		sim_dereg_mr(&mb);
+	st = sim_dereg_mr(&m1);
+	tap_ok(st == PVO_STATUS_OK && shown("a", "host_mappings") == 0 &&
+		   shown("a", "host_pinned") == 0 &&
+		   daemon_maps() <= base + SLACK,
+	       "VM a deregisters: its mappings are given back (maps %u)",
+	       daemon_maps());
+	st = reg_copies(&a->pd, page, 1500, &m2);
+	tap_ok(st == PVO_STATUS_OK, "then 1500 fit again (%s)",
+	       pvo_status_name(st));
+	/* the new host MR is made while the old one stands */
+	if (st == PVO_STATUS_OK) {
+		int st2 = rereg_copies(&m2, page, 600);
+
+		st = rereg_copies(&m2, page, 400);
+		tap_ok(st2 == PVO_STATUS_ENOSPC && st == PVO_STATUS_OK &&
+			   shown("a", "host_mappings") == 400 &&
+			   shown("a", "host_mrs") == 1,
+		       "REREG_MR to 600 copies: ENOSPC (1500 + 600 at once); "
+		       "to 400: the old MR's 1500 are given back (%s, %s)",
+		       pvo_status_name(st2), pvo_status_name(st));
+		sim_dereg_mr(&m2);
+	} else {
+		tap_ok(false, "REREG_MR");
+	}
+}
+
+/* n contiguous pages from first: one mapping, n pages pinned */
+static int reg_run(struct sim_pd *pd, uint64_t first, uint32_t n,
+		   struct sim_mr *mr)
+{
+	uint64_t *gpas = calloc(n, sizeof(*gpas));
+	uint32_t i;
+	int st;
+
+	for (i = 0; i < n; i++)
+		gpas[i] = first + (uint64_t)i * PAGE;
+	st = reg_pages(pd, gpas, n, mr);
+	free(gpas);
+	return st;
+}
+
+static void test_pinned(struct side *a, uint64_t run)
+{
+	struct sim_mr m1, m2;
+	int st, st2;
+
+	st = reg_run(&a->pd, run, 3000, &m1);
+	st2 = reg_run(&a->pd, run, 1500, &m2);
+	tap_ok(st == PVO_STATUS_OK && st2 == PVO_STATUS_ENOSPC &&
+		   shown("a", "host_pinned") == 3000ull * PAGE,
+	       "3000 pages, then 1500 more: ENOSPC at max-pinned = %u (%s, "
+	       "%s)",
+	       MAX_PINNED, pvo_status_name(st), pvo_status_name(st2));
+	if (st2 == PVO_STATUS_OK)
+		sim_dereg_mr(&m2);
+	if (st == PVO_STATUS_OK)
+		sim_dereg_mr(&m1);
+	st = reg_run(&a->pd, run, 1500, &m2);
+	tap_ok(st == PVO_STATUS_OK &&
+		   shown("a", "host_pinned") == 1500ull * PAGE,
+	       "deregistered, the 1500 fit (%s)", pvo_status_name(st));
+	if (st == PVO_STATUS_OK)
+		sim_dereg_mr(&m2);
+}
+
+int main(void)
+{
+	char dev[64], netdev[16], cfg[1024], err[512];
+	static const char *const vms[] = {"a", "b", NULL};
+	const char *why = NULL;
+	struct side a, b;
+	struct sim_mr m;
+	unsigned int base;
+	uint64_t page, run;
+	int st;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!rxe_setup(dev, sizeof(dev), netdev, sizeof(netdev), &why)) {
+		rxe_cleanup();
+		printf("1..0 # SKIP %s\n", why);
+		return 0;
+	}
+	tap_plan(12);
+	snprintf(cfg, sizeof(cfg),
+		 "[daemon]\nhostverbs-device = %s\n"
+		 "[tenant t]\nvni = 7\ntransport = hostverbs\n"
+		 "hostverbs-netdev = %s\n"
+		 "[vm a]\ntenant = t\nmac = 52:54:00:00:07:01\n"
+		 "max-host-mappings = %d\nmax-pinned = %u\n"
+		 "[vm b]\ntenant = t\nmac = 52:54:00:00:07:02\n",
+		 dev, netdev, MAX_MAPPINGS, MAX_PINNED);
+	if (backend_start_config(&bp, cfg, vms, NULL, 10000, err, sizeof(err)) <
+	    0) {
+		rxe_cleanup();
+		tap_bail("%s", err);
+	}
+	open_side(&a, "a");
+	open_side(&b, "b");
+	page = guest_ram_alloc(sim_vm_ram(a.vm), PAGE, PAGE);
+	run = guest_ram_alloc(sim_vm_ram(a.vm), 3000 * PAGE, PAGE);
+	if (page == GUEST_RAM_NO_ADDR || run == GUEST_RAM_NO_ADDR)
+		lost("guest RAM");
+	test_mappings(&a, &b, page);
+	test_pinned(&a, run);
+
+	/* the VM going gives back what its MRs held */
+	base = daemon_maps();
+	st = reg_copies(&a.pd, page, 1500, &m);
+	sim_vm_close(a.vm);
+	tap_ok(st == PVO_STATUS_OK && shown_becomes("a", "host_mappings", 0) &&
+		   shown("a", "host_mrs") == 0 && daemon_maps() <= base + SLACK,
+	       "VM a disconnects holding 1500 mappings: all given back "
+	       "(maps %u -> %u)",
+	       base, daemon_maps());
+	sim_vm_close(b.vm);
+	st = backend_stop(&bp, 5000);
+	tap_ok(st == 0, "back-end exits cleanly (%s)", backend_describe(&bp));
+	tap_ok(backend_sanitizer_report(&bp, err, sizeof(err)) == 0,
+	       "no sanitizer report in the back-end's log");
+	backend_cleanup(&bp, tap_failures() > 0);
+	rxe_cleanup();
+	return tap_done();
+}
