@@ -108,6 +108,7 @@ const char *pvo_drop_name(enum pvo_drop d)
 		[PVO_DROP_FROZEN] = "frozen",
 		[PVO_DROP_BAD_ANNOUNCE] = "bad_announce",
 		[PVO_DROP_STALE_ANNOUNCE] = "stale_announce",
+		[PVO_DROP_READ_BUSY] = "read_busy",
 		[PVO_DROP_UNKNOWN_SRC] = "unknown_src",
 	};
 
@@ -457,6 +458,7 @@ static void overlay_reset_qp(struct pvo_qp *qp)
 {
 	struct pvo_net_stats keep = qp->net.stats;
 
+	pvo_ov_receiver_forget(qp); /* its timer, before the memset */
 	/* the counters stay */
 	memset(&qp->net, 0, sizeof(qp->net));
 	qp->net.stats = keep;
@@ -756,6 +758,7 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer opaque)
 	struct overlay *ov = opaque;
 	int round, i, n;
 
+	pvo_ov_receiver_turn();
 	for (round = 0; round < RX_ROUNDS; round++) {
 		for (i = 0; i < RX_BATCH; i++) {
 			struct msghdr *h = &ov->rmsg[i].msg_hdr;
