@@ -170,7 +170,7 @@ static uint8_t nak_syndrome(enum pvo_reply_code c)
  * MTU and nothing acknowledges them, so a QP sends at most READ_BURST
  * response packets per turn of the loop (a receive callback, or its
  * zero-delay timer) and the rest on the next turns, oldest READ first:
- * responses go in PSN order. The QP keeps its last PSN_READ_RES READs
+ * responses go in PSN order. The QP keeps its last PVO_READ_RES READs
  * (its responder resources, as IB and rxe do): at most
  * max_dest_rd_atomic of them sending at once, a further READ gets an
  * Invalid Request NAK; a re-request (a duplicate READ) restarts the READ
@@ -183,8 +183,9 @@ static uint8_t nak_syndrome(enum pvo_reply_code c)
  */
 
 /* One transmit batch (overlay.c's BATCH): a turn's responses of a QP go
- * to the kernel in one sendmmsg; at 4 KiB MTU that is 256 KiB, the size
- * of the requester's copy slices. */
+ * to the kernel in one sendmmsg, 64 KiB of data at 1 KiB MTU, 256 KiB at
+ * 4 KiB; a callback's copy stays that small while a READ still moves a
+ * whole batch per turn. */
 #define READ_BURST 64
 
 static void rd_resume(void *opaque);
@@ -206,10 +207,11 @@ static struct pvo_read_res *rd_oldest_busy(struct pvo_qp *qp)
 
 static unsigned int rd_busy(const struct pvo_qp *qp)
 {
+	const struct pvo_read_res *res = qp->net.rd;
 	unsigned int i, n = 0;
 
 	for (i = 0; i < PVO_READ_RES; i++)
-		n += qp->net.rd[i].valid && qp->net.rd[i].next < qp->net.rd[i].end;
+		n += res[i].valid && res[i].next < res[i].end;
 	return n;
 }
 
