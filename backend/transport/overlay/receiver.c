@@ -403,8 +403,9 @@ static void rd_start(struct pvo_qp *qp, const struct pvo_route *rt,
 }
 
 /* Room for one more READ sending (IB: responder resources); false with
- * an Invalid Request NAK, which ends the QP, as a responder out of
- * them answers. */
+ * an Invalid Request NAK, which ends the QP: rxe's answer to too many
+ * READ / atomic requests (it recycles the oldest resource instead, but
+ * the requester broke max_dest_rd_atomic either way). */
 static bool rd_admit(struct pvo_qp *qp, const struct pvo_route *rt,
 		     uint32_t psn)
 {
