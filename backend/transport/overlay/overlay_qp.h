@@ -36,6 +36,7 @@ struct pvo_read_res {
 	uint32_t npkts;
 	uint64_t va, len;
 	uint32_t rkey;
+	uint32_t msn; /* the AETH's MSN: messages done with this READ */
 	uint32_t from, next, end;
 	uint64_t stop;
 };
@@ -55,11 +56,10 @@ struct pvo_overlay_qp {
 		uint64_t orig;
 	} atomics[PVO_ATOMIC_REPLAY];
 	unsigned int atomic_next;
-	/* READ responses (receiver.c): a ring of the last PVO_READ_RES
-	 * READs, rd_head the next to reuse; what did not fit a turn goes
-	 * from rd_timer; rd_sent counts this turn's packets (rd_turn) */
+	/* READ responses (receiver.c): the last PVO_READ_RES READs; what
+	 * did not fit a turn goes from rd_timer; rd_sent counts this
+	 * turn's packets (rd_turn) */
 	struct pvo_read_res rd[PVO_READ_RES];
-	unsigned int rd_head;
 	struct pvo_timer rd_timer;
 	uint64_t rd_turn;
 	uint32_t rd_sent;

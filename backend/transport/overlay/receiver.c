@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "device.h"
 #include "loop.h"
 #include "overlay.h"
 #include "qp.h"
@@ -188,30 +189,63 @@ static uint8_t nak_syndrome(enum pvo_reply_code c)
  * whole batch per turn. */
 #define READ_BURST 64
 
+G_STATIC_ASSERT(PVO_READ_RES >= PVO_DEV_MAX_RD_ATOM);
+
 static void rd_resume(void *opaque);
 
-/* The oldest READ with responses still to send. */
+/* How far behind rq_psn the READ starts (its age in PSNs). */
+static int32_t rd_age(const struct pvo_qp *qp, const struct pvo_read_res *res)
+{
+	return pvo_psn_diff(qp->attr.rq_psn, res->psn);
+}
+
+static bool rd_sending(const struct pvo_read_res *res)
+{
+	return res->valid && res->next < res->end;
+}
+
+/* The oldest READ with responses still to send: responses go in PSN
+ * order. */
 static struct pvo_read_res *rd_oldest_busy(struct pvo_qp *qp)
 {
+	struct pvo_read_res *best = NULL;
 	unsigned int i;
 
 	for (i = 0; i < PVO_READ_RES; i++) {
-		struct pvo_read_res *res =
-		    &qp->net.rd[(qp->net.rd_head + i) % PVO_READ_RES];
+		struct pvo_read_res *res = &qp->net.rd[i];
 
-		if (res->valid && res->next < res->end)
-			return res;
+		if (rd_sending(res) &&
+		    (!best || rd_age(qp, res) > rd_age(qp, best)))
+			best = res;
 	}
-	return NULL;
+	return best;
+}
+
+/* Where a new READ is kept: a free place, else the oldest READ that is
+ * done sending (rd_admit leaves one). */
+static struct pvo_read_res *rd_slot(struct pvo_qp *qp)
+{
+	struct pvo_read_res *best = NULL;
+	unsigned int i;
+
+	for (i = 0; i < PVO_READ_RES; i++) {
+		struct pvo_read_res *res = &qp->net.rd[i];
+
+		if (!res->valid)
+			return res;
+		if (!rd_sending(res) &&
+		    (!best || rd_age(qp, res) > rd_age(qp, best)))
+			best = res;
+	}
+	return best ? best : &qp->net.rd[0];
 }
 
 static unsigned int rd_busy(const struct pvo_qp *qp)
 {
-	const struct pvo_read_res *res = qp->net.rd;
 	unsigned int i, n = 0;
 
 	for (i = 0; i < PVO_READ_RES; i++)
-		n += res[i].valid && res[i].next < res[i].end;
+		n += rd_sending(&qp->net.rd[i]);
 	return n;
 }
 
@@ -292,7 +326,7 @@ static bool rd_send(struct pvo_qp *qp, const struct pvo_route *rt,
 			.dqpn = qp->attr.dest_qpn,
 			.psn = pvo_psn_add(res->psn, k),
 			.syndrome = PVO_AETH_ACK | PVO_AETH_CREDITS_INVALID,
-			.msn = qp->resp.msn,
+			.msn = res->msn,
 		};
 		uint8_t *p = pvo_overlay_pkt();
 		struct pvo_dma dst;
@@ -384,10 +418,9 @@ static void rd_resume(void *opaque)
 static void rd_start(struct pvo_qp *qp, const struct pvo_route *rt,
 		     const struct pvo_pkt *pkt)
 {
-	struct pvo_read_res *res = &qp->net.rd[qp->net.rd_head];
+	struct pvo_read_res *res = rd_slot(qp);
 	uint32_t npkts = pvo_packets(pkt->dma_len, pvo_qp_mtu_bytes(qp));
 
-	qp->net.rd_head = (qp->net.rd_head + 1) % PVO_READ_RES;
 	*res = (struct pvo_read_res){
 		.valid = true,
 		.psn = pkt->psn,
@@ -395,6 +428,7 @@ static void rd_start(struct pvo_qp *qp, const struct pvo_route *rt,
 		.va = pkt->va,
 		.len = pkt->dma_len,
 		.rkey = pkt->rkey,
+		.msn = qp->resp.msn,
 		.end = npkts,
 		.stop = pkt->dma_len,
 	};
