@@ -23,6 +23,8 @@ enum pvo_drop {
 				 * key or naming a VTEP not its sender */
 	PVO_DROP_STALE_ANNOUNCE, /* ... older than the VM's last move */
 	PVO_DROP_THREAD_BUSY,	/* the serving thread's inbox was full */
+	PVO_DROP_READ_BUSY,	/* a request behind READ responses still
+				 * going out (sent again by its requester) */
 	PVO_DROP_COUNT
 };
 

@@ -240,8 +240,9 @@ void pvo_local_mcast_each(uint32_t vni, const uint8_t *gid,
 /* Engine entry points the transports call. */
 void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		      struct pvo_reply *reply);
-/* A READ request again (duplicate): checks it and points reply->data at
- * the data, changing no responder state. */
+/* A READ request again (a duplicate, or a burst of a READ's responses):
+ * checks it and points reply->data at the data, changing no responder
+ * state. */
 void pvo_resp_read(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		   struct pvo_reply *reply);
 /*

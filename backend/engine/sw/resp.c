@@ -351,13 +351,17 @@ static void resp_write(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 	r->code = PVO_REPLY_ACK;
 }
 
+/* IB's longest message (max_msg_sz, verbs/device.c): a longer READ is
+ * an invalid request, as rxe answers it, before its key is looked at. */
+#define READ_MAX_LEN (1ull << 31)
+
 void pvo_resp_read(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		   struct pvo_reply *r)
 {
 	uint64_t len = pkt->dma_len;
 	struct pvo_mr *mr;
 
-	if (!qp->attr.max_dest_rd_atomic) {
+	if (!qp->attr.max_dest_rd_atomic || len > READ_MAX_LEN) {
 		nak(qp, PVO_REPLY_INV_REQ, r);
 		return;
 	}

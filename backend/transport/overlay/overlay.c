@@ -110,6 +110,7 @@ const char *pvo_drop_name(enum pvo_drop d)
 		[PVO_DROP_FROZEN] = "frozen",
 		[PVO_DROP_BAD_ANNOUNCE] = "bad_announce",
 		[PVO_DROP_STALE_ANNOUNCE] = "stale_announce",
+		[PVO_DROP_READ_BUSY] = "read_busy",
 		[PVO_DROP_UNKNOWN_SRC] = "unknown_src",
 		[PVO_DROP_THREAD_BUSY] = "thread_busy",
 	};
@@ -490,6 +491,7 @@ static void overlay_reset_qp(struct pvo_qp *qp)
 {
 	struct pvo_net_stats keep = qp->net.stats;
 
+	pvo_ov_receiver_forget(qp); /* its timer, before the memset */
 	/* the counters stay */
 	memset(&qp->net, 0, sizeof(qp->net));
 	qp->net.stats = keep;
@@ -791,11 +793,13 @@ static bool handed_off(const uint8_t *buf, size_t len,
 	return true;
 }
 
-/* After a batch from the inbox, as after one from the socket. */
+/* After a batch from the inbox, as after one from the socket; the next
+ * batch is a new turn for the READ responses' budget. */
 static void handed_done(void)
 {
 	pvo_ov_receiver_send_acks();
 	flush_now(overlay());
+	pvo_ov_receiver_turn();
 }
 
 /* The segment size of a GRO run (UDP_GRO control message), or 0. */
@@ -818,6 +822,7 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer opaque)
 	struct overlay *ov = opaque;
 	int round, i, n;
 
+	pvo_ov_receiver_turn();
 	for (round = 0; round < RX_ROUNDS; round++) {
 		for (i = 0; i < RX_BATCH; i++) {
 			struct msghdr *h = &ov->rmsg[i].msg_hdr;

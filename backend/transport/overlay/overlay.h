@@ -123,7 +123,10 @@ void pvo_ov_receiver_input(struct pvo_qp *qp, const struct pvo_inner *in,
 			   const struct pvo_roce_hdr *h);
 /* Sends the ACKs the last receive batch asked for, one per QP. */
 void pvo_ov_receiver_send_acks(void);
-/* Forgets qp's coalesced ACK (the QP goes away). */
+/* A receive callback starts: each QP's READ responses get a new burst. */
+void pvo_ov_receiver_turn(void);
+/* Forgets qp's coalesced ACK and stops its READ responses (the QP goes
+ * away or back to RESET). */
 void pvo_ov_receiver_forget(struct pvo_qp *qp);
 
 #endif

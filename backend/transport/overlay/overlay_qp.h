@@ -14,9 +14,32 @@
 #include <stdint.h>
 
 #include "net_stats.h"
+#include "timer.h"
 
 /* Results of atomics kept for replay to a retransmitted request. */
 #define PVO_ATOMIC_REPLAY 16
+
+/* READs a QP keeps for their responses and re-requests: its responder
+ * resources, of which max_dest_rd_atomic may be sending at once (the
+ * device's max_qp_rd_atom, verbs/device.h). */
+#define PVO_READ_RES 16
+
+/*
+ * A READ the responder accepted (receiver.c): what it asked for, and the
+ * responses still to go, packets [next, end) of a response stream that
+ * began at packet from and ends stop bytes into the READ (a re-request
+ * starts a new stream within the READ). next == end: all sent.
+ */
+struct pvo_read_res {
+	bool valid;
+	uint32_t psn; /* of its first response packet */
+	uint32_t npkts;
+	uint64_t va, len;
+	uint32_t rkey;
+	uint32_t msn; /* the AETH's MSN: messages done with this READ */
+	uint32_t from, next, end;
+	uint64_t stop;
+};
 
 struct pvo_overlay_qp {
 	uint16_t sport; /* inner UDP source port */
@@ -33,6 +56,17 @@ struct pvo_overlay_qp {
 		uint64_t orig;
 	} atomics[PVO_ATOMIC_REPLAY];
 	unsigned int atomic_next;
+	/* READ responses (receiver.c): the last PVO_READ_RES READs; what
+	 * did not fit a turn goes from rd_timer; rd_sent counts this
+	 * turn's packets (rd_turn) */
+	struct pvo_read_res rd[PVO_READ_RES];
+	struct pvo_timer rd_timer;
+	uint64_t rd_turn;
+	uint32_t rd_sent;
+	uint8_t rd_tos; /* of the last READ request, for its responses */
+	/* after a migration: READs before rd_floor are not in rd[] */
+	bool rd_unknown;
+	uint32_t rd_floor;
 	/* After a migration: the PSN after what the source had sent. The
 	 * peer may acknowledge up to there although the requester, resuming
 	 * at its oldest WQE, has not sent that far again (sender.c). */

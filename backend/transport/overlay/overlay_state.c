@@ -6,6 +6,12 @@
  * requester, resuming at its oldest WQE, has not sent that far again
  * (sender.c accepts such ACKs while net.replay holds). The rest of
  * struct pvo_overlay_qp starts over with the next message.
+ *
+ * READ responses still to go are not saved: they stop on the source
+ * when the VM freezes, and the requester, missing them, asks again. The
+ * READs the responder kept for such re-requests are not saved either:
+ * until the next new request, a re-request that names only PSNs from
+ * before the switch-over is executed again for those PSNs (receiver.c).
  */
 #include "overlay.h"
 #include "overlay_state.h"
@@ -53,5 +59,7 @@ bool pvo_ov_load_qp(struct pvo_qp *qp, const struct pvo_st_qp *q,
 	PVO_ST_CHECK(q->atomic_next < PVO_ST_ATOMICS, "atomic_next", "%u",
 		     q->atomic_next);
 	qp->net.atomic_next = q->atomic_next;
+	qp->net.rd_unknown = true;
+	qp->net.rd_floor = qp->attr.rq_psn;
 	return true;
 }
