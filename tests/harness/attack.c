@@ -152,9 +152,9 @@ int atk_reap(struct attack *a, unsigned int n, int timeout_ms)
 	int got, i;
 
 	while (n) {
-		got = sim_poll_cq(&a->cq, c, n < 64 ? (int)n : 64);
-		if (got < 0)
-			return atk_fail(a, EPROTO, "CQ: %s", a->vm->err);
+		/* sim_wait_cq sleeps between polls: the attacker's client
+		 * leaves the CPU to the back-end */
+		got = sim_wait_cq(&a->cq, c, n < 64 ? (int)n : 64, 100);
 		for (i = 0; i < got; i++)
 			if (c[i].status != PVO_WC_SUCCESS)
 				atk_error(a, "WC %s",
