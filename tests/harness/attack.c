@@ -96,8 +96,8 @@ int atk_big_pdir(struct attack *a)
 	ret = sim_pdir_build(ram, gpa, n, &a->big_pdir, &a->big_pdir_mem);
 	free(gpa);
 	if (ret < 0)
-		return atk_fail(a, -ret, "no guest RAM for a %u-entry directory",
-				n);
+		return atk_fail(a, -ret,
+				"no guest RAM for a %u-entry directory", n);
 	a->have_big_pdir = true;
 	return 0;
 }

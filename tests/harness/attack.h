@@ -27,12 +27,12 @@
 
 /* Knobs; zero fields take the defaults in brackets. */
 struct attack_opts {
-	uint64_t wqe_bytes;	 /* big-wqe: bytes per WRITE [64 MiB] */
-	unsigned int wqes;	 /* big-wqe: WRITEs per kick [16] */
-	unsigned int records;	 /* big-wqe: doorbell records per kick [511] */
-	unsigned int batch;	 /* ctrl-flood: REG_MRs per full queue [32] */
-	uint64_t read_bytes;	 /* read-amplify: RETH length [64 MiB] */
-	unsigned int dups;	 /* read-amplify: duplicates per READ [4] */
+	uint64_t wqe_bytes;   /* big-wqe: bytes per WRITE [64 MiB] */
+	unsigned int wqes;    /* big-wqe: WRITEs per kick [16] */
+	unsigned int records; /* big-wqe: doorbell records per kick [511] */
+	unsigned int batch;   /* ctrl-flood: REG_MRs per full queue [32] */
+	uint64_t read_bytes;  /* read-amplify: RETH length [64 MiB] */
+	unsigned int dups;    /* read-amplify: duplicates per READ [4] */
 	/* read-amplify: the underlay. The attacker's socket is bound to
 	 * src_vtep:port, a [remote] (peer_ip, peer_mac) of the VM's tenant
 	 * (vni) sits behind it; the back-end's VTEP is vtep:port. */
@@ -46,10 +46,10 @@ struct attack_opts {
 };
 
 struct attack_stats {
-	uint64_t steps;	     /* rounds of hostile work */
-	uint64_t ops;	     /* requests the back-end accepted */
-	uint64_t errors;     /* error statuses, WC errors, NAKs the attacker got */
-	uint64_t bytes;	     /* bytes the attacker asked the back-end to move */
+	uint64_t steps;	 /* rounds of hostile work */
+	uint64_t ops;	 /* requests the back-end accepted */
+	uint64_t errors; /* error statuses, WC errors, NAKs the attacker got */
+	uint64_t bytes;	 /* bytes the attacker asked the back-end to move */
 	uint64_t wire_bytes; /* read-amplify: bytes that came back */
 	char first_error[160];
 };

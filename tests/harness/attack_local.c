@@ -63,8 +63,8 @@ static void flood_records(struct sim_ctx *ctx, uint32_t qp, unsigned int n)
 	struct pvo_ring_hdr *h = sim_ctx_db_hdr(ctx);
 	__le32 *e = sim_ctx_db_entries(ctx);
 	uint32_t prod = le32toh(h->prod);
-	uint32_t room = PVO_DB_RING_ENTRIES -
-			(prod - le32toh(sim_load_acquire(&h->cons)));
+	uint32_t room =
+	    PVO_DB_RING_ENTRIES - (prod - le32toh(sim_load_acquire(&h->cons)));
 
 	if (n > room)
 		n = room;
@@ -156,9 +156,8 @@ static int legal_flood_start(struct attack *a)
 	ret = atk_basic_objects(a, 2 * LF_QPS * LF_DEPTH);
 	if (ret)
 		return ret;
-	if (sim_buf_alloc(&s->buf, sim_vm_ram(a->vm),
-			  sim_vm_va(a->vm, LF_BUF), LF_BUF, 0,
-			  SIM_LAYOUT_CONTIG) < 0)
+	if (sim_buf_alloc(&s->buf, sim_vm_ram(a->vm), sim_vm_va(a->vm, LF_BUF),
+			  LF_BUF, 0, SIM_LAYOUT_CONTIG) < 0)
 		return atk_fail(a, ENOMEM, "no guest RAM for 16 MiB");
 	s->have_buf = true;
 	if (sim_reg_mr(&a->pd, &s->buf, 0, LF_BUF,
@@ -187,8 +186,7 @@ static int legal_flood_reap(struct attack *a, int timeout_ms)
 		return atk_fail(a, ETIMEDOUT, "no WRITE completed");
 	for (k = 0; k < n; k++) {
 		if (c[k].status != PVO_WC_SUCCESS)
-			atk_error(a, "WC %s",
-				  sim_wc_status_name(c[k].status));
+			atk_error(a, "WC %s", sim_wc_status_name(c[k].status));
 		if (le64toh(c[k].wr_id) < LF_QPS)
 			s->inflight[le64toh(c[k].wr_id)]--;
 	}
@@ -212,7 +210,8 @@ static int legal_flood_step(struct attack *a)
 		while (s->inflight[i] < LF_DEPTH) {
 			w.wr_id = i;
 			w.sge[0].addr = s->buf.va + i * 2 * LF_SIZE;
-			w.remote_addr = s->buf.va + LF_BUF / 2 + i * 2 * LF_SIZE;
+			w.remote_addr =
+			    s->buf.va + LF_BUF / 2 + i * 2 * LF_SIZE;
 			if (sim_post_send(&s->x[i], &w, 1))
 				return atk_fail(a, ENOSPC, "SQ full");
 			s->inflight[i]++;

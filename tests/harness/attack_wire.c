@@ -27,10 +27,10 @@
 #include "pvo_cmd.h"
 #include "roce.h"
 
-#define RA_MTU 1024	     /* path MTU of the QPs (IB enum 3) */
-#define RA_PEER_QPN 0x4242   /* the remote's QP numbers (any) */
-#define RA_PSN 0x100	     /* the remote's first PSN */
-#define RA_PACE_MS 100	     /* a step's length: reading responses */
+#define RA_MTU 1024	   /* path MTU of the QPs (IB enum 3) */
+#define RA_PEER_QPN 0x4242 /* the remote's QP numbers (any) */
+#define RA_PSN 0x100	   /* the remote's first PSN */
+#define RA_PACE_MS 100	   /* a step's length: reading responses */
 
 struct read_amplify {
 	struct sim_qp qp, qz; /* qz: the over-long READ's */
@@ -102,15 +102,16 @@ static int read_amplify_start(struct attack *a)
 	a->priv = s;
 	if (!a->o.vtep || !a->o.src_vtep || !a->o.port || !a->o.vni ||
 	    !a->o.vm_ip || !a->o.peer_ip || !a->o.peer_mac)
-		return atk_fail(a, EINVAL, "needs the VTEPs, port, VNI, the "
+		return atk_fail(a, EINVAL,
+				"needs the VTEPs, port, VNI, the "
 				"VM's IP and the remote's IP and MAC");
 	if (!a->o.read_bytes)
 		a->o.read_bytes = 64 * ATK_MIB;
 	if (!a->o.dups)
 		a->o.dups = 4;
 	m = s->in.smac;
-	if (sscanf(a->o.peer_mac, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &m[0],
-		   &m[1], &m[2], &m[3], &m[4], &m[5]) != 6)
+	if (sscanf(a->o.peer_mac, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &m[0], &m[1],
+		   &m[2], &m[3], &m[4], &m[5]) != 6)
 		return atk_fail(a, EINVAL, "bad MAC %s", a->o.peer_mac);
 	memcpy(s->in.dmac, a->vm->mac, 6);
 	s->in.vni = a->o.vni;

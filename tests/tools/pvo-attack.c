@@ -44,15 +44,24 @@ static void list(void)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"socket", 1, 0, 's'},   {"attack", 1, 0, 'a'},
-	    {"seconds", 1, 0, 't'},  {"ram", 1, 0, 'm'},
-	    {"wqe-bytes", 1, 0, 'W'}, {"wqes", 1, 0, 'w'},
-	    {"records", 1, 0, 'r'},  {"batch", 1, 0, 'b'},
-	    {"read-bytes", 1, 0, 'R'}, {"dups", 1, 0, 'd'},
-	    {"vtep", 1, 0, 'V'},     {"src-vtep", 1, 0, 'S'},
-	    {"port", 1, 0, 'p'},     {"vni", 1, 0, 'n'},
-	    {"vm-ip", 1, 0, 'i'},    {"peer-ip", 1, 0, 'I'},
-	    {"peer-mac", 1, 0, 'M'}, {"list", 0, 0, 'l'},
+	    {"socket", 1, 0, 's'},
+	    {"attack", 1, 0, 'a'},
+	    {"seconds", 1, 0, 't'},
+	    {"ram", 1, 0, 'm'},
+	    {"wqe-bytes", 1, 0, 'W'},
+	    {"wqes", 1, 0, 'w'},
+	    {"records", 1, 0, 'r'},
+	    {"batch", 1, 0, 'b'},
+	    {"read-bytes", 1, 0, 'R'},
+	    {"dups", 1, 0, 'd'},
+	    {"vtep", 1, 0, 'V'},
+	    {"src-vtep", 1, 0, 'S'},
+	    {"port", 1, 0, 'p'},
+	    {"vni", 1, 0, 'n'},
+	    {"vm-ip", 1, 0, 'i'},
+	    {"peer-ip", 1, 0, 'I'},
+	    {"peer-mac", 1, 0, 'M'},
+	    {"list", 0, 0, 'l'},
 	    {0, 0, 0, 0},
 	};
 	struct sim_vm_opts vo = {.name = "attacker"};
@@ -67,25 +76,62 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 's': vo.socket_path = optarg; break;
-		case 'a': name = optarg; break;
-		case 't': seconds = atof(optarg); break;
-		case 'm': vo.ram_size = strtoull(optarg, 0, 0) << 20; break;
-		case 'W': o.wqe_bytes = strtoull(optarg, 0, 0); break;
-		case 'w': o.wqes = atoi(optarg); break;
-		case 'r': o.records = atoi(optarg); break;
-		case 'b': o.batch = atoi(optarg); break;
-		case 'R': o.read_bytes = strtoull(optarg, 0, 0); break;
-		case 'd': o.dups = atoi(optarg); break;
-		case 'V': o.vtep = optarg; break;
-		case 'S': o.src_vtep = optarg; break;
-		case 'p': o.port = atoi(optarg); break;
-		case 'n': o.vni = strtoul(optarg, 0, 0); break;
-		case 'i': o.vm_ip = optarg; break;
-		case 'I': o.peer_ip = optarg; break;
-		case 'M': o.peer_mac = optarg; break;
-		case 'l': list(); break;
-		default: usage();
+		case 's':
+			vo.socket_path = optarg;
+			break;
+		case 'a':
+			name = optarg;
+			break;
+		case 't':
+			seconds = atof(optarg);
+			break;
+		case 'm':
+			vo.ram_size = strtoull(optarg, 0, 0) << 20;
+			break;
+		case 'W':
+			o.wqe_bytes = strtoull(optarg, 0, 0);
+			break;
+		case 'w':
+			o.wqes = atoi(optarg);
+			break;
+		case 'r':
+			o.records = atoi(optarg);
+			break;
+		case 'b':
+			o.batch = atoi(optarg);
+			break;
+		case 'R':
+			o.read_bytes = strtoull(optarg, 0, 0);
+			break;
+		case 'd':
+			o.dups = atoi(optarg);
+			break;
+		case 'V':
+			o.vtep = optarg;
+			break;
+		case 'S':
+			o.src_vtep = optarg;
+			break;
+		case 'p':
+			o.port = atoi(optarg);
+			break;
+		case 'n':
+			o.vni = strtoul(optarg, 0, 0);
+			break;
+		case 'i':
+			o.vm_ip = optarg;
+			break;
+		case 'I':
+			o.peer_ip = optarg;
+			break;
+		case 'M':
+			o.peer_mac = optarg;
+			break;
+		case 'l':
+			list();
+			break;
+		default:
+			usage();
 		}
 	}
 	if (!vo.socket_path || !name || optind != argc)
@@ -105,9 +151,8 @@ int main(int argc, char **argv)
 	st = attack_stats(a);
 	printf("pvo-attack: %s steps=%llu ops=%llu errors=%llu bytes=%llu "
 	       "wire_bytes=%llu\n",
-	       name, (unsigned long long)st->steps,
-	       (unsigned long long)st->ops, (unsigned long long)st->errors,
-	       (unsigned long long)st->bytes,
+	       name, (unsigned long long)st->steps, (unsigned long long)st->ops,
+	       (unsigned long long)st->errors, (unsigned long long)st->bytes,
 	       (unsigned long long)st->wire_bytes);
 	if (st->first_error[0])
 		printf("pvo-attack: %s: %s\n", ret ? "stopped" : "first error",
