@@ -197,8 +197,18 @@ static int ctrl_flood_step(struct attack *a)
 	return cf_batch(a, n, false) ?: ret;
 }
 
+/* MRs a failed batch left registered */
+static void ctrl_flood_stop(struct attack *a)
+{
+	struct ctrl_flood *s = a->priv;
+
+	while (s && s->nmr)
+		atk_dereg(a, s->mr[--s->nmr]);
+}
+
 const struct attack_ops atk_ctrl_flood = {
     .name = "ctrl-flood",
     .start = ctrl_flood_start,
     .step = ctrl_flood_step,
+    .stop = ctrl_flood_stop,
 };

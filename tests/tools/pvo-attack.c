@@ -136,6 +136,8 @@ int main(int argc, char **argv)
 	}
 	if (!vo.socket_path || !name || optind != argc)
 		usage();
+	/* a 4 GiB REG_MR of 1M pages can take seconds */
+	setenv("PVO_TEST_TIMEOUT_MS", "120000", 0);
 	vm = sim_vm_open(&vo, err, sizeof(err));
 	if (!vm) {
 		fprintf(stderr, "pvo-attack: %s\n", err);
