@@ -379,6 +379,7 @@ static void victims_run(double secs, struct window *w, atomic_bool *stop)
 
 struct run {
 	struct attack *a;
+	double secs; /* at most: a starved victim cannot end the window */
 	atomic_bool stop;
 	int ret;
 };
@@ -387,7 +388,7 @@ static void *attack_thread(void *arg)
 {
 	struct run *r = arg;
 
-	r->ret = attack_run_for(r->a, 600, &r->stop);
+	r->ret = attack_run_for(r->a, r->secs, &r->stop);
 	return NULL;
 }
 
@@ -523,6 +524,8 @@ static void run_one(const struct attack_case *k, const struct attacker *at)
 		tap_skip(CHECKS_PER_RUN - 1, "no attacker");
 		return;
 	}
+	/* the window, and one more if check_rate() asks for it */
+	r.secs = 2 * k->seconds;
 	if (pthread_create(&t, NULL, attack_thread, &r))
 		tap_bail("pthread_create");
 	victims_run(k->seconds, &w, &r.stop);
