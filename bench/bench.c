@@ -4,9 +4,11 @@
  * main, the options, the state both modes share and the helpers for
  * timing, statistics and printing; bench_vm.c the two simulated VMs and
  * the WRITE / SEND stream, bench_native.c the native benchmark,
- * bench_overlay.c the --overlay one (bench.h).
+ * bench_overlay.c the --overlay one, bench_fairness.c --fairness and
+ * bench_scaling.c --scaling (bench.h).
  *
- * Usage: pvo-bench [--overlay [--netns A,B --vteps IP,IP]] [--seconds S]
+ * Usage: pvo-bench [--overlay [--netns A,B --vteps IP,IP] | --fairness |
+ *		    --scaling] [--seconds S]
  *		    [--sizes 64,4096,...] [--repeat N] [--depth N] [--batch N]
  *		    [--lat-iters N] [--rounds N] [--cpus C,B|none]
  *		    [--backend-arg ARG]...
@@ -52,6 +54,28 @@ uint64_t backend_cpu_ns(void)
 	return proc_cpu_ns(bp.pid) + (overlay ? proc_cpu_ns(bp2.pid) : 0);
 }
 
+/* Starts @be on @config with --threads @threads after the user's
+ * --backend-arg options; waits for the sockets of @vms. */
+void backend_start_threads(struct backend_proc *be, const char *config,
+			   const char *const *vms, const struct opts *o,
+			   unsigned int threads)
+{
+	const char *args[20];
+	char n[16], err[512];
+	unsigned int i;
+
+	for (i = 0; i < o->nargs; i++)
+		args[i] = o->backend_args[i];
+	snprintf(n, sizeof(n), "%u", threads);
+	args[i++] = "--threads";
+	args[i++] = n;
+	args[i] = NULL;
+	memset(be, 0, sizeof(*be));
+	if (backend_start_config(be, config, vms, args, 10000, err,
+				 sizeof(err)))
+		die("%s", err);
+}
+
 void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -65,6 +89,11 @@ void die(const char *fmt, ...)
 		fprintf(stderr, "pvo-bench: back-end log: %s\n", bp.log_path);
 		backend_stop(&bp, 2000);
 		backend_cleanup(&bp, true);
+	}
+	if (bp2.pid > 0) {
+		fprintf(stderr, "pvo-bench: back-end log: %s\n", bp2.log_path);
+		backend_stop(&bp2, 2000);
+		backend_cleanup(&bp2, true);
 	}
 	exit(1);
 }
@@ -80,7 +109,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: pvo-bench [--overlay [--netns A,B --vteps IP,IP] | "
-		"--fairness] "
+		"--fairness | --scaling] "
 		"[--seconds S] [--sizes N,N,...] [--depth N] [--batch N]\n"
 		"                 [--lat-iters N] [--repeat N] [--rounds N] "
 		"[--cpus C,B|none] [--backend-arg ARG]...\n"
@@ -96,6 +125,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 	    {"overlay", no_argument, NULL, 'o'},
 	    {"fairness", no_argument, NULL, 'f'},
+	    {"scaling", no_argument, NULL, 'S'},
 	    {"netns", required_argument, NULL, 'n'},
 	    {"vteps", required_argument, NULL, 'v'},
 	    {"seconds", required_argument, NULL, 's'},
@@ -131,6 +161,9 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'f':
 			o->fairness = true;
 			break;
+		case 'S':
+			o->scaling = true;
+			break;
 		case 'n':
 		case 'v':
 			tok = strchr(optarg, ',');
@@ -158,9 +191,11 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'd':
 			o->depth = strtoul(optarg, NULL, 0);
+			o->depth_given = true;
 			break;
 		case 'b':
 			o->batch = strtoul(optarg, NULL, 0);
+			o->batch_given = true;
 			break;
 		case 'l':
 			o->lat_iters = strtoul(optarg, NULL, 0);
@@ -230,5 +265,7 @@ int main(int argc, char **argv)
 		return overlay_main(&o);
 	if (o.fairness)
 		return fairness_main(&o);
+	if (o.scaling)
+		return scaling_main(&o);
 	return native_main(&o);
 }
