@@ -21,6 +21,8 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,7 +200,10 @@ static void cell(struct host *h, const struct opts *o, unsigned int size,
 	unsigned int depth = o->depth_given ? o->depth : SCALE_DEPTH;
 	unsigned int batch = o->batch_given ? o->batch : SCALE_BATCH, i;
 
-	while (depth > 1 && (uint64_t)depth * size > BUF_LEN / 2)
+	/* 8 MiB in flight per pair at most, as the native table's 64 KiB
+	 * row: two pairs' working sets on one thread still fit the cache
+	 * about as well as one pair's */
+	while (depth > 1 && (uint64_t)depth * size > BUF_LEN / 4)
 		depth /= 2;
 	if (batch > depth / SCALE_SIG_DIV)
 		batch = depth / SCALE_SIG_DIV ? depth / SCALE_SIG_DIV : 1;
@@ -235,15 +240,16 @@ static double median(double *v, unsigned int n)
 }
 
 /*
- * CPU time of each thread of @h's back-end so far, from /proc: thread 1
- * is the process's main thread, thread K + 1 is named pvo-data-K
- * (core/threads.c).
- * Says which threads did the work.
+ * Calls @fn for every thread of @h's back-end with its data-path thread
+ * number (1: the process's main thread, K + 1: pvo-data-K in
+ * core/threads.c; 0: another, e.g. glib's), name, TID and CPU time (ms).
  */
-static void print_thread_cpu(struct host *h, unsigned int threads)
+static void for_each_thread(struct host *h,
+			    void (*fn)(unsigned int k, const char *comm,
+				       pid_t tid, unsigned long long ms))
 {
 	char path[64], line[512], comm[32];
-	unsigned long long ut, st, ms;
+	unsigned long long ut, st;
 	struct dirent *de;
 	unsigned int k;
 	DIR *d;
@@ -252,7 +258,6 @@ static void print_thread_cpu(struct host *h, unsigned int threads)
 	d = opendir(path);
 	if (!d)
 		return;
-	printf("  --threads %u:", threads);
 	while ((de = readdir(d))) {
 		FILE *f;
 		char *p;
@@ -274,16 +279,75 @@ static void print_thread_cpu(struct host *h, unsigned int threads)
 			continue;
 		*p = '\0';
 		snprintf(comm, sizeof(comm), "%s", strchr(line, '(') + 1);
-		ms = (ut + st) * 1000 / sysconf(_SC_CLK_TCK);
 		if (atoi(de->d_name) == h->be->pid)
-			printf("  thread 1: %llu ms", ms);
+			k = 1;
 		else if (sscanf(comm, "pvo-data-%u", &k) == 1)
-			printf("  thread %u: %llu ms", k + 1, ms);
-		else if (ms >= 10) /* glib's helpers: hardly ever */
-			printf("  %s: %llu ms", comm, ms);
+			k++;
+		else
+			k = 0;
+		fn(k, comm, atoi(de->d_name),
+		   (ut + st) * 1000 / sysconf(_SC_CLK_TCK));
 	}
 	closedir(d);
+}
+
+static void print_one(unsigned int k, const char *comm, pid_t tid,
+		      unsigned long long ms)
+{
+	if (k)
+		printf("  thread %u: %llu ms", k, ms);
+	else if (ms >= 10) /* glib's helpers: hardly ever */
+		printf("  %s: %llu ms", comm, ms);
+}
+
+/* The CPU time each back-end thread used so far: which did the work. */
+static void print_thread_cpu(struct host *h, unsigned int threads)
+{
+	printf("  --threads %u:", threads);
+	for_each_thread(h, print_one);
 	printf("\n");
+}
+
+/* The CPUs we may use; the back-ends' thread K goes on cpus[K - 1]. */
+static int cpus[SCALE_THREADS], ncpus;
+
+static void pin_one(unsigned int k, const char *comm, pid_t tid,
+		    unsigned long long ms)
+{
+	cpu_set_t set;
+
+	if (!k || k > (unsigned int)ncpus)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpus[k - 1], &set);
+	if (sched_setaffinity(tid, sizeof(set), &set))
+		die("pinning back-end thread %u to CPU %d: %s", k, cpus[k - 1],
+		    strerror(errno));
+}
+
+/*
+ * A data-path thread on a core of its own, as a host would run it: thread
+ * K of either back-end on the K-th CPU we may use, so one pair's thread 1
+ * runs on the same core on both back-ends, and the scheduler does not move
+ * a busy thread and its caches between cores. The clients stay unpinned.
+ */
+static void pin_backend(struct host *h)
+{
+	for_each_thread(h, pin_one);
+}
+
+static void pick_cpus(void)
+{
+	cpu_set_t set;
+	int c;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return;
+	for (c = 0; c < CPU_SETSIZE && ncpus < SCALE_THREADS; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[ncpus++] = c;
+	if (ncpus < SCALE_THREADS)
+		ncpus = 0;
 }
 
 static void verdict(const char *what, double target, const double *ratio,
@@ -318,15 +382,23 @@ int scaling_main(struct opts *o)
 	}
 	host_open(&hosts[0], &bp, o, 1);
 	host_open(&hosts[1], &bp2, o, 2);
+	pick_cpus();
+	if (!o->no_pin && ncpus) {
+		pin_backend(&hosts[0]);
+		pin_backend(&hosts[1]);
+	}
 	printf("pvo-bench --scaling: RDMA WRITE a -> b in 1 and 2 VM pairs, "
 	       "each pair its own tenant and client thread, on a back-end "
 	       "with --threads 1 and one with --threads 2 (pair k's tenant "
 	       "pinned to thread k with thread = K); up to %u in flight per "
 	       "pair, %u per doorbell; clients sleep on completion events. "
 	       "%.2f s per cell, the back-ends alternating; median of %u "
-	       "rounds\n\n",
+	       "rounds. %s\n\n",
 	       o->depth_given ? o->depth : SCALE_DEPTH,
-	       o->batch_given ? o->batch : SCALE_BATCH, o->seconds, rounds);
+	       o->batch_given ? o->batch : SCALE_BATCH, o->seconds, rounds,
+	       !o->no_pin && ncpus ? "Back-end thread K pinned to the K-th "
+				     "CPU we may use, clients not pinned"
+				   : "Nothing pinned");
 	for (r = 0; r < rounds; r++)
 		for (s = 0, k = 0; s < nsizes; s++)
 			for (p = 0; p < SCALE_PAIRS; p++, k++)
