@@ -15,12 +15,15 @@
  * PVO_BACKEND picks the back-end binary (default: the plain -O2 build).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend_proc.h"
 #include "bench.h"
@@ -74,6 +77,97 @@ void backend_start_threads(struct backend_proc *be, const char *config,
 	if (backend_start_config(be, config, vms, args, 10000, err,
 				 sizeof(err)))
 		die("%s", err);
+}
+
+/*
+ * Calls @fn for every thread of @be with its data-path thread
+ * number (1: the process's main thread, K + 1: pvo-data-K in
+ * core/threads.c; 0: another, e.g. glib's), name, TID and CPU time (ms).
+ */
+void backend_threads(struct backend_proc *be,
+		     void (*fn)(unsigned int k, const char *comm, pid_t tid,
+				unsigned long long ms))
+{
+	char path[64], line[512], comm[32];
+	unsigned long long ut, st;
+	struct dirent *de;
+	unsigned int k;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)be->pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		FILE *f;
+		char *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(line, sizeof(line), "%s/%s/stat", path, de->d_name);
+		f = fopen(line, "r");
+		if (!f)
+			continue;
+		p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		/* after the comm: state ppid pgrp session tty tpgid flags
+		 * minflt cminflt majflt cmajflt utime stime */
+		if (!p || sscanf(p + 2,
+				 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
+				 "%*u %llu %llu",
+				 &ut, &st) != 2)
+			continue;
+		*p = '\0';
+		snprintf(comm, sizeof(comm), "%s", strchr(line, '(') + 1);
+		if (atoi(de->d_name) == be->pid)
+			k = 1;
+		else if (sscanf(comm, "pvo-data-%u", &k) == 1)
+			k++;
+		else
+			k = 0;
+		fn(k, comm, atoi(de->d_name),
+		   (ut + st) * 1000 / sysconf(_SC_CLK_TCK));
+	}
+	closedir(d);
+}
+
+/* The CPUs we may use; the back-end's thread K goes on cpus[K - 1]. */
+#define PIN_CPUS 2
+static int cpus[PIN_CPUS], ncpus = -1;
+
+static void pin_one(unsigned int k, const char *comm, pid_t tid,
+		    unsigned long long ms)
+{
+	cpu_set_t set;
+
+	if (!k || k > (unsigned int)ncpus)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpus[k - 1], &set);
+	if (sched_setaffinity(tid, sizeof(set), &set))
+		die("pinning back-end thread %u to CPU %d: %s", k, cpus[k - 1],
+		    strerror(errno));
+}
+
+/*
+ * A data-path thread on a core of its own, as a host runs them: thread K
+ * on the K-th CPU we may use (the first two), so a tenant pinned to
+ * another thread is served on another core, and the scheduler does not
+ * move a busy thread and its caches between cores.
+ */
+void pin_backend_threads(struct backend_proc *be)
+{
+	cpu_set_t set;
+	int c;
+
+	if (ncpus < 0) {
+		ncpus = 0;
+		if (!sched_getaffinity(0, sizeof(set), &set))
+			for (c = 0; c < CPU_SETSIZE && ncpus < PIN_CPUS; c++)
+				if (CPU_ISSET(c, &set))
+					cpus[ncpus++] = c;
+	}
+	backend_threads(be, pin_one);
 }
 
 void die(const char *fmt, ...)

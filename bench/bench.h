@@ -103,6 +103,13 @@ static inline double now_s(void)
 }
 
 uint64_t backend_cpu_ns(void);
+/* @fn for every thread of @be: its data-path thread number K (0: not
+ * one), name, TID and CPU time so far (ms). */
+void backend_threads(struct backend_proc *be,
+		     void (*fn)(unsigned int k, const char *comm, pid_t tid,
+				unsigned long long ms));
+/* Thread K of @be on the K-th CPU we may use (of the first two). */
+void pin_backend_threads(struct backend_proc *be);
 void backend_start_threads(struct backend_proc *be, const char *config,
 			   const char *const *vms, const struct opts *o,
 			   unsigned int threads);

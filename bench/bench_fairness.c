@@ -224,6 +224,8 @@ static void fairness_row(const struct opts *o, const struct attack *at,
 
 	backend_start_threads(&bp, config, vms, o, threads);
 	free(config);
+	if (!o->no_pin)
+		pin_backend_threads(&bp);
 	A.events = B.events = true;
 	side_open(&A);
 	side_open(&B);

@@ -20,9 +20,6 @@
  * messages, as a guest with interrupt moderation would.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
-#include <errno.h>
-#include <sched.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,58 +236,6 @@ static double median(double *v, unsigned int n)
 	return v[(n - 1) / 2]; /* the lower one of an even count */
 }
 
-/*
- * Calls @fn for every thread of @h's back-end with its data-path thread
- * number (1: the process's main thread, K + 1: pvo-data-K in
- * core/threads.c; 0: another, e.g. glib's), name, TID and CPU time (ms).
- */
-static void for_each_thread(struct host *h,
-			    void (*fn)(unsigned int k, const char *comm,
-				       pid_t tid, unsigned long long ms))
-{
-	char path[64], line[512], comm[32];
-	unsigned long long ut, st;
-	struct dirent *de;
-	unsigned int k;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)h->be->pid);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		FILE *f;
-		char *p;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(line, sizeof(line), "%s/%s/stat", path, de->d_name);
-		f = fopen(line, "r");
-		if (!f)
-			continue;
-		p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
-		fclose(f);
-		/* after the comm: state ppid pgrp session tty tpgid flags
-		 * minflt cminflt majflt cmajflt utime stime */
-		if (!p || sscanf(p + 2,
-				 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
-				 "%*u %llu %llu",
-				 &ut, &st) != 2)
-			continue;
-		*p = '\0';
-		snprintf(comm, sizeof(comm), "%s", strchr(line, '(') + 1);
-		if (atoi(de->d_name) == h->be->pid)
-			k = 1;
-		else if (sscanf(comm, "pvo-data-%u", &k) == 1)
-			k++;
-		else
-			k = 0;
-		fn(k, comm, atoi(de->d_name),
-		   (ut + st) * 1000 / sysconf(_SC_CLK_TCK));
-	}
-	closedir(d);
-}
-
 static void print_one(unsigned int k, const char *comm, pid_t tid,
 		      unsigned long long ms)
 {
@@ -304,50 +249,8 @@ static void print_one(unsigned int k, const char *comm, pid_t tid,
 static void print_thread_cpu(struct host *h, unsigned int threads)
 {
 	printf("  --threads %u:", threads);
-	for_each_thread(h, print_one);
+	backend_threads(h->be, print_one);
 	printf("\n");
-}
-
-/* The CPUs we may use; the back-ends' thread K goes on cpus[K - 1]. */
-static int cpus[SCALE_THREADS], ncpus;
-
-static void pin_one(unsigned int k, const char *comm, pid_t tid,
-		    unsigned long long ms)
-{
-	cpu_set_t set;
-
-	if (!k || k > (unsigned int)ncpus)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpus[k - 1], &set);
-	if (sched_setaffinity(tid, sizeof(set), &set))
-		die("pinning back-end thread %u to CPU %d: %s", k, cpus[k - 1],
-		    strerror(errno));
-}
-
-/*
- * A data-path thread on a core of its own, as a host would run it: thread
- * K of either back-end on the K-th CPU we may use, so one pair's thread 1
- * runs on the same core on both back-ends, and the scheduler does not move
- * a busy thread and its caches between cores. The clients stay unpinned.
- */
-static void pin_backend(struct host *h)
-{
-	for_each_thread(h, pin_one);
-}
-
-static void pick_cpus(void)
-{
-	cpu_set_t set;
-	int c;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return;
-	for (c = 0; c < CPU_SETSIZE && ncpus < SCALE_THREADS; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[ncpus++] = c;
-	if (ncpus < SCALE_THREADS)
-		ncpus = 0;
 }
 
 static void verdict(const char *what, double target, const double *ratio,
@@ -382,10 +285,9 @@ int scaling_main(struct opts *o)
 	}
 	host_open(&hosts[0], &bp, o, 1);
 	host_open(&hosts[1], &bp2, o, 2);
-	pick_cpus();
-	if (!o->no_pin && ncpus) {
-		pin_backend(&hosts[0]);
-		pin_backend(&hosts[1]);
+	if (!o->no_pin) {
+		pin_backend_threads(hosts[0].be);
+		pin_backend_threads(hosts[1].be);
 	}
 	printf("pvo-bench --scaling: RDMA WRITE a -> b in 1 and 2 VM pairs, "
 	       "each pair its own tenant and client thread, on a back-end "
@@ -396,9 +298,9 @@ int scaling_main(struct opts *o)
 	       "rounds. %s\n\n",
 	       o->depth_given ? o->depth : SCALE_DEPTH,
 	       o->batch_given ? o->batch : SCALE_BATCH, o->seconds, rounds,
-	       !o->no_pin && ncpus ? "Back-end thread K pinned to the K-th "
-				     "CPU we may use, clients not pinned"
-				   : "Nothing pinned");
+	       o->no_pin ? "Nothing pinned"
+			 : "Back-end thread K pinned to the K-th CPU we may "
+			   "use, clients not pinned");
 	for (r = 0; r < rounds; r++)
 		for (s = 0, k = 0; s < nsizes; s++)
 			for (p = 0; p < SCALE_PAIRS; p++, k++)
