@@ -143,6 +143,11 @@ int native_main(struct opts *o);
 /* The half round trip of a SEND ping-pong between a and b, in us. */
 void native_latency(unsigned int size, unsigned int iters, double *median,
 		    double *p99);
+/* The same, each of @iters half round trips into @half (after warm-up). */
+void native_latency_samples(unsigned int size, unsigned int iters,
+			    double *half);
+/* Sorts @half and gives its median and 99th percentile. */
+void latency_stats(double *half, unsigned int n, double *median, double *p99);
 /* bench_fairness.c */
 int fairness_main(struct opts *o);
 /* bench_scaling.c */
