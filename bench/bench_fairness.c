@@ -263,6 +263,9 @@ static void fairness_row(const struct opts *o, const struct attack *at,
 	side_open(&A);
 	side_open(&B);
 	st = at->open(&env);
+	/* a first slice thrown away: the back-end's first touches of the
+	 * victim's rings and buffers fault pages in, milliseconds each */
+	native_latency_samples(64, per, idle);
 	for (i = 0; i < FAIR_SLICES; i++) {
 		native_latency_samples(64, per, idle + i * per);
 		at->start(st);
