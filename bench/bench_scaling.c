@@ -16,8 +16,9 @@
  * The clients sleep on completion events (side.events, cq_reap): on two
  * cores, two spinning clients would take the cores the back-end's threads
  * need, and the table would show the CPU scheduler. A client signals one
- * WQE in SCALE_SIG_DIV of its depth, so it wakes once per that many
- * messages, as a guest with interrupt moderation would.
+ * WQE per depth / SCALE_SIG_DIV, so it wakes once per that many messages,
+ * as a guest with interrupt moderation would. The back-ends' thread K
+ * runs on the K-th CPU we may use (pin_backend_threads).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
