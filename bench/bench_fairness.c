@@ -104,6 +104,7 @@ static void *flood_run(void *arg)
 	struct pvo_cqe c[64];
 	struct sim_wr w;
 	bool stopping = false;
+	double progress = now_s();
 	int n, k;
 
 	memset(&w, 0, sizeof(w));
@@ -132,6 +133,10 @@ static void *flood_run(void *arg)
 			break;
 		/* wake up now and then to see the stop flag */
 		n = cq_reap(&f->n, &f->n.scq, c, 64, now_s() + 0.05);
+		if (n)
+			progress = now_s();
+		else if (now_s() > progress + timeout_ms / 1000.0)
+			die("n: %u WRITEs never completed", left);
 		check_cqes(c, n, "flood WRITE");
 		for (k = 0; k < n; k++) {
 			if (c[k].wr_id < FLOOD_QPS)
