@@ -4,21 +4,26 @@
  * main, the options, the state both modes share and the helpers for
  * timing, statistics and printing; bench_vm.c the two simulated VMs and
  * the WRITE / SEND stream, bench_native.c the native benchmark,
- * bench_overlay.c the --overlay one (bench.h).
+ * bench_overlay.c the --overlay one, bench_fairness.c --fairness and
+ * bench_scaling.c --scaling (bench.h).
  *
- * Usage: pvo-bench [--overlay [--netns A,B --vteps IP,IP]] [--seconds S]
+ * Usage: pvo-bench [--overlay [--netns A,B --vteps IP,IP] | --fairness |
+ *		    --scaling] [--seconds S]
  *		    [--sizes 64,4096,...] [--repeat N] [--depth N] [--batch N]
  *		    [--lat-iters N] [--rounds N] [--cpus C,B|none]
  *		    [--backend-arg ARG]...
  * PVO_BACKEND picks the back-end binary (default: the plain -O2 build).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend_proc.h"
 #include "bench.h"
@@ -52,6 +57,119 @@ uint64_t backend_cpu_ns(void)
 	return proc_cpu_ns(bp.pid) + (overlay ? proc_cpu_ns(bp2.pid) : 0);
 }
 
+/* Starts @be on @config with --threads @threads after the user's
+ * --backend-arg options; waits for the sockets of @vms. */
+void backend_start_threads(struct backend_proc *be, const char *config,
+			   const char *const *vms, const struct opts *o,
+			   unsigned int threads)
+{
+	const char *args[20];
+	char n[16], err[512];
+	unsigned int i;
+
+	for (i = 0; i < o->nargs; i++)
+		args[i] = o->backend_args[i];
+	snprintf(n, sizeof(n), "%u", threads);
+	args[i++] = "--threads";
+	args[i++] = n;
+	args[i] = NULL;
+	memset(be, 0, sizeof(*be));
+	if (backend_start_config(be, config, vms, args, 10000, err,
+				 sizeof(err)))
+		die("%s", err);
+}
+
+/*
+ * Calls @fn for every thread of @be with its data-path thread
+ * number (1: the process's main thread, K + 1: pvo-data-K in
+ * core/threads.c; 0: another, e.g. glib's), name, TID and CPU time (ms).
+ */
+void backend_threads(struct backend_proc *be,
+		     void (*fn)(unsigned int k, const char *comm, pid_t tid,
+				unsigned long long ms))
+{
+	char path[64], line[512], comm[32];
+	unsigned long long ut, st;
+	struct dirent *de;
+	unsigned int k;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)be->pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		FILE *f;
+		char *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(line, sizeof(line), "%s/%s/stat", path, de->d_name);
+		f = fopen(line, "r");
+		if (!f)
+			continue;
+		p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		/* after the comm: state ppid pgrp session tty tpgid flags
+		 * minflt cminflt majflt cmajflt utime stime */
+		if (!p || sscanf(p + 2,
+				 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
+				 "%*u %llu %llu",
+				 &ut, &st) != 2)
+			continue;
+		*p = '\0';
+		snprintf(comm, sizeof(comm), "%s", strchr(line, '(') + 1);
+		if (atoi(de->d_name) == be->pid)
+			k = 1;
+		else if (sscanf(comm, "pvo-data-%u", &k) == 1)
+			k++;
+		else
+			k = 0;
+		fn(k, comm, atoi(de->d_name),
+		   (ut + st) * 1000 / sysconf(_SC_CLK_TCK));
+	}
+	closedir(d);
+}
+
+/* The CPUs we may use; the back-end's thread K goes on cpus[K - 1]. */
+#define PIN_CPUS 2
+static int cpus[PIN_CPUS], ncpus = -1;
+
+static void pin_one(unsigned int k, const char *comm, pid_t tid,
+		    unsigned long long ms)
+{
+	cpu_set_t set;
+
+	if (!k || k > (unsigned int)ncpus)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpus[k - 1], &set);
+	if (sched_setaffinity(tid, sizeof(set), &set))
+		die("pinning back-end thread %u to CPU %d: %s", k, cpus[k - 1],
+		    strerror(errno));
+}
+
+/*
+ * A data-path thread on a core of its own, as a host runs them: thread K
+ * on the K-th CPU we may use (the first two), so a tenant pinned to
+ * another thread is served on another core, and the scheduler does not
+ * move a busy thread and its caches between cores.
+ */
+void pin_backend_threads(struct backend_proc *be)
+{
+	cpu_set_t set;
+	int c;
+
+	if (ncpus < 0) {
+		ncpus = 0;
+		if (!sched_getaffinity(0, sizeof(set), &set))
+			for (c = 0; c < CPU_SETSIZE && ncpus < PIN_CPUS; c++)
+				if (CPU_ISSET(c, &set))
+					cpus[ncpus++] = c;
+	}
+	backend_threads(be, pin_one);
+}
+
 void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -65,6 +183,11 @@ void die(const char *fmt, ...)
 		fprintf(stderr, "pvo-bench: back-end log: %s\n", bp.log_path);
 		backend_stop(&bp, 2000);
 		backend_cleanup(&bp, true);
+	}
+	if (bp2.pid > 0) {
+		fprintf(stderr, "pvo-bench: back-end log: %s\n", bp2.log_path);
+		backend_stop(&bp2, 2000);
+		backend_cleanup(&bp2, true);
 	}
 	exit(1);
 }
@@ -80,7 +203,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: pvo-bench [--overlay [--netns A,B --vteps IP,IP] | "
-		"--fairness] "
+		"--fairness | --scaling] "
 		"[--seconds S] [--sizes N,N,...] [--depth N] [--batch N]\n"
 		"                 [--lat-iters N] [--repeat N] [--rounds N] "
 		"[--cpus C,B|none] [--backend-arg ARG]...\n"
@@ -96,6 +219,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 	    {"overlay", no_argument, NULL, 'o'},
 	    {"fairness", no_argument, NULL, 'f'},
+	    {"scaling", no_argument, NULL, 'S'},
 	    {"netns", required_argument, NULL, 'n'},
 	    {"vteps", required_argument, NULL, 'v'},
 	    {"seconds", required_argument, NULL, 's'},
@@ -131,6 +255,9 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'f':
 			o->fairness = true;
 			break;
+		case 'S':
+			o->scaling = true;
+			break;
 		case 'n':
 		case 'v':
 			tok = strchr(optarg, ',');
@@ -158,9 +285,11 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'd':
 			o->depth = strtoul(optarg, NULL, 0);
+			o->depth_given = true;
 			break;
 		case 'b':
 			o->batch = strtoul(optarg, NULL, 0);
+			o->batch_given = true;
 			break;
 		case 'l':
 			o->lat_iters = strtoul(optarg, NULL, 0);
@@ -230,5 +359,7 @@ int main(int argc, char **argv)
 		return overlay_main(&o);
 	if (o.fairness)
 		return fairness_main(&o);
+	if (o.scaling)
+		return scaling_main(&o);
 	return native_main(&o);
 }

@@ -2,8 +2,8 @@
 /*
  * pvo-bench's shared declarations: sizes and limits, the options, the two
  * simulated VMs (bench_vm.c), the state and helpers of bench.c, and the
- * entry points of the native (bench_native.c) and overlay
- * (bench_overlay.c) benchmarks.
+ * entry points of the native (bench_native.c), overlay (bench_overlay.c),
+ * fairness (bench_fairness.c) and scaling (bench_scaling.c) benchmarks.
  */
 #ifndef PVO_BENCH_H
 #define PVO_BENCH_H
@@ -28,6 +28,8 @@
 
 struct side {
 	const char *name;
+	struct backend_proc *be; /* its back-end; NULL: bp (bp2 for b) */
+	bool events; /* CQs with events: the client sleeps for completions */
 	struct sim_vm *vm;
 	struct sim_ctx ctx;
 	struct sim_pd pd;
@@ -39,7 +41,8 @@ struct side {
 
 struct opts {
 	bool overlay;
-	bool fairness; /* --fairness: a flooding VM next to a ping-pong */
+	bool fairness; /* --fairness: attacks next to a ping-pong */
+	bool scaling;  /* --scaling: 1 and 2 VM pairs on 1 and 2 threads */
 	const char *netns[2]; /* --netns A,B: the two hosts (veth) */
 	const char *vtep[2];  /* --vteps IP,IP */
 	double seconds;
@@ -48,6 +51,7 @@ struct opts {
 	bool sizes_given; /* --sizes: else --overlay has its own list */
 	unsigned int depth;
 	unsigned int batch;
+	bool depth_given, batch_given; /* else --scaling has its own */
 	unsigned int lat_iters;
 	unsigned int
 	    repeat; /* native: runs seconds x repeat; overlay: best of */
@@ -99,6 +103,16 @@ static inline double now_s(void)
 }
 
 uint64_t backend_cpu_ns(void);
+/* @fn for every thread of @be: its data-path thread number K (0: not
+ * one), name, TID and CPU time so far (ms). */
+void backend_threads(struct backend_proc *be,
+		     void (*fn)(unsigned int k, const char *comm, pid_t tid,
+				unsigned long long ms));
+/* Thread K of @be on the K-th CPU we may use (of the first two). */
+void pin_backend_threads(struct backend_proc *be);
+void backend_start_threads(struct backend_proc *be, const char *config,
+			   const char *const *vms, const struct opts *o,
+			   unsigned int threads);
 void __attribute__((noreturn)) die(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 int cmp_double(const void *a, const void *b);
@@ -107,10 +121,16 @@ const char *human(unsigned int size);
 /* bench_vm.c: the two simulated VMs, their QP pair, the stream */
 extern unsigned int recv_slot;
 void side_open(struct side *s);
+void side_close(struct side *s);
+void connect_sides(struct side *x, struct side *y);
 void connect_pair(void);
 void disconnect_pair(void);
 void refill_recvs(struct side *s, unsigned int size, unsigned int nslots);
 void check_cqes(const struct pvo_cqe *c, int n, const char *what);
+/* Up to @max CQEs of @cq (a CQ of @s): spins, or with s->events arms the
+ * CQ and sleeps on the VM's event queue. 0 once @deadline (now_s) passed. */
+int cq_reap(struct side *s, struct sim_cq *cq, struct pvo_cqe *c, int max,
+	    double deadline);
 struct result stream(uint8_t opcode, unsigned int size, unsigned int depth,
 		     unsigned int batch, double seconds, struct tally *base);
 
@@ -123,8 +143,15 @@ int native_main(struct opts *o);
 /* The half round trip of a SEND ping-pong between a and b, in us. */
 void native_latency(unsigned int size, unsigned int iters, double *median,
 		    double *p99);
+/* The same, each of @iters half round trips into @half (after warm-up). */
+void native_latency_samples(unsigned int size, unsigned int iters,
+			    double *half);
+/* Sorts @half and gives its median and 99th percentile. */
+void latency_stats(double *half, unsigned int n, double *median, double *p99);
 /* bench_fairness.c */
 int fairness_main(struct opts *o);
+/* bench_scaling.c */
+int scaling_main(struct opts *o);
 
 /* bench_overlay.c */
 int overlay_main(struct opts *o);

@@ -180,17 +180,14 @@ static void profile_baseline(unsigned int size, const struct tally *t)
 		nprofile++;
 }
 
-/* SEND ping-pong of @size bytes: a -> b, b -> a; half round trips. */
-void native_latency(unsigned int size, unsigned int iters, double *median,
-		    double *p99)
+/* SEND ping-pong of @size bytes: a -> b, b -> a; half round trips. Each
+ * side spins on its receive CQ, or sleeps for its event (side.events). */
+void native_latency_samples(unsigned int size, unsigned int iters, double *half)
 {
-	double *half = calloc(iters, sizeof(*half));
 	struct sim_wr wa, wb;
 	struct pvo_cqe c[4];
 	unsigned int i, warm = iters / 10 + 10;
 
-	if (!half)
-		die("out of memory");
 	connect_pair();
 	recv_slot = 0;
 	refill_recvs(&A, size, 4);
@@ -212,15 +209,15 @@ void native_latency(unsigned int size, unsigned int iters, double *median,
 		wa.flags = wb.flags = (i % 32 == 31) ? PVO_WQE_F_SIGNALED : 0;
 		if (sim_post_send(&A.qp, &wa, 1))
 			die("latency: a's SQ is full");
-		while ((n = sim_poll_cq(&B.rcq, c, 1)) == 0)
-			if (now_s() > dl)
-				die("latency: b never received message %u", i);
+		n = cq_reap(&B, &B.rcq, c, 1, dl);
+		if (!n)
+			die("latency: b never received message %u", i);
 		check_cqes(c, n, "ping");
 		if (sim_post_send(&B.qp, &wb, 1))
 			die("latency: b's SQ is full");
-		while ((n = sim_poll_cq(&A.rcq, c, 1)) == 0)
-			if (now_s() > dl)
-				die("latency: a never received reply %u", i);
+		n = cq_reap(&A, &A.rcq, c, 1, dl);
+		if (!n)
+			die("latency: a never received reply %u", i);
 		check_cqes(c, n, "pong");
 		if (i >= warm)
 			half[i - warm] = (now_s() - t0) / 2 * 1e6;
@@ -234,9 +231,24 @@ void native_latency(unsigned int size, unsigned int iters, double *median,
 			check_cqes(c, 1, "pong send");
 	}
 	disconnect_pair();
-	qsort(half, iters, sizeof(*half), cmp_double);
-	*median = half[iters / 2];
-	*p99 = half[(size_t)(iters * 0.99)];
+}
+
+void latency_stats(double *half, unsigned int n, double *median, double *p99)
+{
+	qsort(half, n, sizeof(*half), cmp_double);
+	*median = half[n / 2];
+	*p99 = half[(size_t)(n * 0.99)];
+}
+
+void native_latency(unsigned int size, unsigned int iters, double *median,
+		    double *p99)
+{
+	double *half = calloc(iters, sizeof(*half));
+
+	if (!half)
+		die("out of memory");
+	native_latency_samples(size, iters, half);
+	latency_stats(half, iters, median, p99);
 	free(half);
 }
 

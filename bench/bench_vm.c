@@ -14,13 +14,15 @@
 
 void side_open(struct side *s)
 {
+	struct backend_proc *be = s->be ? s->be : &bp;
 	struct sim_vm_opts o = {
 	    .name = s->name,
-	    .socket_path = backend_vm_socket(
-		overlay && s == &B ? &bp2 : &bp, s->name),
+	    .socket_path =
+		backend_vm_socket(overlay && s == &B ? &bp2 : be, s->name),
 	    .ram_size = RAM_LEN,
 	    .ram_regions = 1,
 	};
+	uint32_t cq_flags = s->events ? 0 : PVO_CQ_F_NO_EVENTS;
 	char err[512];
 	int st;
 
@@ -30,14 +32,12 @@ void side_open(struct side *s)
 	st = sim_ctx_open(s->vm, &s->ctx);
 	if (!st)
 		st = sim_alloc_pd(&s->ctx, &s->pd);
-	/* the bench polls and never waits for an event: its CQs are what
-	 * the provider makes of a CQ without a completion channel */
+	/* a side that polls and never waits for an event has CQs as the
+	 * provider makes them without a completion channel */
 	if (!st)
-		st = sim_create_cq_flags(&s->ctx, 4096, PVO_CQ_F_NO_EVENTS,
-					 &s->scq);
+		st = sim_create_cq_flags(&s->ctx, 4096, cq_flags, &s->scq);
 	if (!st)
-		st = sim_create_cq_flags(&s->ctx, 4096, PVO_CQ_F_NO_EVENTS,
-					 &s->rcq);
+		st = sim_create_cq_flags(&s->ctx, 4096, cq_flags, &s->rcq);
 	if (st)
 		die("%s", s->vm->err);
 	/* physically contiguous, so memcpy sees one host range */
@@ -53,7 +53,15 @@ void side_open(struct side *s)
 		die("%s", s->vm->err);
 }
 
-void connect_pair(void)
+/* Drop the VM's connection and free its guest RAM. */
+void side_close(struct side *s)
+{
+	sim_vm_close(s->vm);
+	s->vm = NULL;
+}
+
+/* An RC QP on each of @x and @y, connected to each other. */
+void connect_sides(struct side *x, struct side *y)
 {
 	struct sim_qp_init in = {
 	    .type = PVO_QPT_RC,
@@ -68,25 +76,30 @@ void connect_pair(void)
 	struct sim_peer pa, pb;
 	int st;
 
-	in.send_cq = &A.scq;
-	in.recv_cq = &A.rcq;
-	st = sim_create_qp(&A.pd, &in, &A.qp);
+	in.send_cq = &x->scq;
+	in.recv_cq = &x->rcq;
+	st = sim_create_qp(&x->pd, &in, &x->qp);
 	if (st)
-		die("%s", A.vm->err);
-	in.send_cq = &B.scq;
-	in.recv_cq = &B.rcq;
-	st = sim_create_qp(&B.pd, &in, &B.qp);
+		die("%s", x->vm->err);
+	in.send_cq = &y->scq;
+	in.recv_cq = &y->rcq;
+	st = sim_create_qp(&y->pd, &in, &y->qp);
 	if (st)
-		die("%s", B.vm->err);
+		die("%s", y->vm->err);
 	/* the overlay carries IPv4 GIDs (index 1: the VM's first IP) */
 	conn.sgid_index = overlay ? 1 : 0;
-	sim_qp_peer(&A.qp, conn.sgid_index, &pa);
-	sim_qp_peer(&B.qp, conn.sgid_index, &pb);
-	st = sim_qp_connect(&A.qp, &conn, &pb);
+	sim_qp_peer(&x->qp, conn.sgid_index, &pa);
+	sim_qp_peer(&y->qp, conn.sgid_index, &pb);
+	st = sim_qp_connect(&x->qp, &conn, &pb);
 	if (!st)
-		st = sim_qp_connect(&B.qp, &conn, &pa);
+		st = sim_qp_connect(&y->qp, &conn, &pa);
 	if (st)
-		die("connect: %s / %s", A.vm->err, B.vm->err);
+		die("connect: %s / %s", x->vm->err, y->vm->err);
+}
+
+void connect_pair(void)
+{
+	connect_sides(&A, &B);
 }
 
 /* Each measurement starts on a fresh pair: no receives of another size
@@ -130,6 +143,38 @@ void check_cqes(const struct pvo_cqe *c, int n, const char *what)
 			die("%s: completion with status %s (wr_id %llu)", what,
 			    sim_wc_status_name(c[i].status),
 			    (unsigned long long)le64toh(c[i].wr_id));
+}
+
+/*
+ * A client that spins on its CQs takes a core from the back-end when the
+ * machine has no spare one (two back-end threads on two cores): what it
+ * measures is then the CPU scheduler. With s->events the client arms the
+ * CQ, polls once more (a CQE may have come before the arm) and sleeps on
+ * the VM's event queue, as a guest waiting on a completion channel does.
+ */
+int cq_reap(struct side *s, struct sim_cq *cq, struct pvo_cqe *c, int max,
+	    double deadline)
+{
+	struct sim_event ev;
+	int n, left;
+
+	for (;;) {
+		n = sim_poll_cq(cq, c, max);
+		if (n)
+			return n;
+		if (now_s() > deadline)
+			return 0;
+		if (!s->events)
+			continue;
+		sim_arm_cq(cq, PVO_CQ_ARM_NEXT);
+		n = sim_poll_cq(cq, c, max);
+		if (n)
+			return n;
+		left = (int)((deadline - now_s()) * 1000) + 1;
+		/* any event will do: the loop polls the CQ again */
+		if (sim_vm_next_event(s->vm, &ev, left) < 0)
+			die("%s: event queue: %s", s->name, s->vm->err);
+	}
 }
 
 /*

@@ -1,7 +1,8 @@
 #!/bin/sh
-# make bench: run the native data-path benchmark (two simulated VMs, one back-end)
-# and the overlay benchmark (two back-ends in two network namespaces joined
-# by a veth, RoCEv2 in VXLAN, next to plain UDP over the same veth). Options
+# make bench: run the native data-path benchmark (two simulated VMs, one
+# back-end), the fairness and scaling sections (data-path threads) and the
+# overlay benchmark (two back-ends in two network namespaces joined by a
+# veth, RoCEv2 in VXLAN, next to plain UDP over the same veth). Options
 # go to every pvo-bench run (--seconds S, --depth N, --batch N, --sizes,
 # --lat-iters, --backend-arg ARG; the overlay run uses --sizes, not
 # --lat-iters); PVO_BACKEND overrides the back-end binary.
@@ -21,8 +22,11 @@ echo
 echo "bench: the same in latency mode (--busy-poll-us 200)"
 "$bin/bench/pvo-bench" --backend-arg=--busy-poll-us=200 "$@"
 echo
-echo "bench: fairness: a VM flooding with 1 MiB WRITEs next to a ping-pong (about 10 s)"
+echo "bench: fairness: each attack next to a ping-pong, threads = 1 and 2 (about 2 min)"
 "$bin/bench/pvo-bench" --fairness "$@"
+echo
+echo "bench: scaling: 1 and 2 VM pairs on threads = 1 and 2, alternating (about 40 s)"
+"$bin/bench/pvo-bench" --scaling "$@"
 echo
 echo "bench: running the overlay between two back-ends (about 10 s)"
 # two "hosts": network namespaces joined by a veth (MTU 9000), else loopback

@@ -146,6 +146,18 @@ int sim_vm_next_event(struct sim_vm *vm, struct sim_event *ev, int timeout_ms)
 		left = deadline - now_ms();
 		if (left <= 0)
 			return 0;
+		if (vq->event_idx) {
+			/* ask for a call when the next event is used (else
+			 * the device calls once per 2^16 events), then look
+			 * again: the device may have raced ahead */
+			__atomic_store_n(&vq->avail->ring[vq->num],
+					 htole16(vq->last_used_idx),
+					 __ATOMIC_RELAXED);
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			if (__atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE) !=
+			    htole16(vq->last_used_idx))
+				continue;
+		}
 		poll(&pfd, 1, (int)(left > 50 ? 50 : left));
 	}
 }
