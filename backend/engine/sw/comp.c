@@ -137,14 +137,13 @@ static bool last_slice(const struct pvo_qp *qp)
 }
 
 /*
- * An answer at once (PVO_ANS_MESSAGE) acknowledged a slice of a SEND or
- * WRITE that is not its last: the requester goes on after it.
+ * An answer at once (PVO_ANS_MESSAGE) acknowledged a slice of a SEND,
+ * WRITE or READ that is not its last: the requester goes on after it
+ * (next_pkt, read_next). acked stays: a resend after an RNR NAK starts
+ * the message over, in order.
  */
 static enum pvo_comp_state slice_acked(struct pvo_qp *qp)
 {
-	struct pvo_req_pos *p = &qp->req.pos;
-
-	p->acked = MAX(p->acked, p->slice_to);
 	qp->req.retry_left = qp->attr.retry_cnt;
 	return PVO_COMPST_DONE;
 }
@@ -260,16 +259,18 @@ static enum pvo_comp_state check_ack(struct pvo_qp *qp, struct comp *c)
 		c->status = PVO_WC_SUCCESS;
 		break;
 	case PVO_REPLY_RNR:
-		/* where to go on after the back-off */
-		qp->req.pos.resend_pkt =
-		    aeth ? (uint32_t)c->diff : qp->req.pos.slice_from;
+		/* where to go on after the back-off (an answer at once:
+		 * the message starts over) */
+		if (aeth)
+			qp->req.pos.resend_pkt = c->diff;
 		return PVO_COMPST_RNR_RETRY;
 	case PVO_REPLY_NONE:
 		/* a message is out: its answer comes later, or never; a
 		 * packet's AETH has nothing more to say */
 		if (aeth)
 			return PVO_COMPST_DONE;
-		/* a slice answered at once went nowhere: it goes again */
+		/* a slice that did not go (a peer stopped for migration)
+		 * goes again from where it starts */
 		qp->req.pos.resend_pkt = qp->req.pos.slice_from;
 		return PVO_COMPST_WAIT_ACK;
 	case PVO_REPLY_PSN_SEQ:
