@@ -1390,6 +1390,7 @@ static void test_slices(void)
 	struct pvo_send_wqe *w;
 	struct pvo_cqe e;
 	struct tqp a, b;
+	unsigned int k;
 
 	reg_mr(&A, ga, npages, BIG_VA, (uint64_t)npages * 4096, access, &ka);
 	mb = reg_mr(&B, gb, npages, BIG_VA, (uint64_t)npages * 4096, access,
@@ -1463,6 +1464,33 @@ static void test_slices(void)
 		       le32toh(e.byte_len) == len && !memcmp(want, got, len) &&
 		       cqes_pending(&B) == 0,
 	       "the receive completes once, with every byte");
+
+	/* WRITE with immediate before a receive is posted: RNR NAK on its
+	 * last slice, then that slice again, once there is one */
+	guest_fill(A.g, ga, SLICED, 14);
+	w = wqe(&a, PVO_WR_RDMA_WRITE_WITH_IMM, 0x55);
+	w->imm_data = htobe32(0x77);
+	sge(w, BIG_VA + 9, len, ka);
+	w->u.rdma.remote_addr = htole64(BIG_VA + 4);
+	w->u.rdma.rkey = htole32(kb);
+	post_send(&a);
+	for (k = 0; k < 200; k++)
+		g_main_context_iteration(NULL, FALSE);
+	tap_ok(cqes_pending(&A) == 0 && cqes_pending(&B) == 0,
+	       "a WRITE with immediate of 1 MiB and no receive: waits (RNR)");
+	post_recv(&b, &b.rq, 0x62, 0, 16);
+	e = fg_wait(cqes_pending(&A) > 0) ? cqe_of(&A) : (struct pvo_cqe){0};
+	guest_read(A.g, ga + 9, want, len);
+	guest_read(B.g, gb + 4, got, len);
+	tap_ok(le64toh(e.wr_id) == 0x55 && e.status == PVO_WC_SUCCESS &&
+		       !memcmp(want, got, len),
+	       "... completes once a receive is posted, every byte in");
+	e = cqe_of(&B);
+	tap_ok(le64toh(e.wr_id) == 0x62 && e.status == PVO_WC_SUCCESS &&
+		       e.opcode == PVO_WC_RECV_RDMA_WITH_IMM &&
+		       be32toh(e.imm_data) == 0x77 &&
+		       le32toh(e.byte_len) == len && cqes_pending(&B) == 0,
+	       "... and the receive completes once, with the immediate");
 
 	w = wqe(&a, PVO_WR_RDMA_WRITE, 0x54);
 	sge(w, BIG_VA, len, ka);
@@ -1731,7 +1759,7 @@ int main(void)
 		printf("Bail out! %s\n", err);
 		return 1;
 	}
-	tap_plan(134);
+	tap_plan(137);
 	node_init(&A, &cfg->vms[0], "10.0.0.1");
 	node_init(&B, &cfg->vms[1], "10.0.0.2");
 	node_init(&C, &cfg->vms[2], "10.0.0.2");

@@ -139,8 +139,8 @@ static bool last_slice(const struct pvo_qp *qp)
 /*
  * An answer at once (PVO_ANS_MESSAGE) acknowledged a slice of a SEND,
  * WRITE or READ that is not its last: the requester goes on after it
- * (next_pkt, read_next). acked stays: a resend after an RNR NAK starts
- * the message over, in order.
+ * (next_pkt, read_next). acked stays, so that a resend from the start
+ * (after an ACK timeout) goes on in order.
  */
 static enum pvo_comp_state slice_acked(struct pvo_qp *qp)
 {
@@ -260,9 +260,10 @@ static enum pvo_comp_state check_ack(struct pvo_qp *qp, struct comp *c)
 		break;
 	case PVO_REPLY_RNR:
 		/* where to go on after the back-off (an answer at once:
-		 * the message starts over) */
-		if (aeth)
-			qp->req.pos.resend_pkt = c->diff;
+		 * the slice it refused, the responder holding the message
+		 * open) */
+		qp->req.pos.resend_pkt =
+		    aeth ? (uint32_t)c->diff : qp->req.pos.slice_from;
 		return PVO_COMPST_RNR_RETRY;
 	case PVO_REPLY_NONE:
 		/* a message is out: its answer comes later, or never; a

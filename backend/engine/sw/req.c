@@ -625,8 +625,11 @@ static uint64_t send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
 	p->slice_from = pkt.pkt_from;
 	p->slice_to = pkt.pkt_to;
 	pvo_transport_send(qp, &pkt);
-	/* (an answer at once may have completed it: then it is gone) */
-	if (pkt.pkt_sent && qp->req.active && w->psn == pkt.psn)
+	/* An answer at once may have completed it (then it is gone), or
+	 * been an RNR NAK: then the slice goes again after the back-off,
+	 * from where the answer said (pos.resend_pkt). */
+	if (pkt.pkt_sent && qp->req.active && w->psn == pkt.psn &&
+	    qp->req.wait != PVO_WAIT_RNR)
 		cut_sent(qp, &pkt);
 	if (pkt.op == PVO_OP_SEND || pkt.op == PVO_OP_WRITE ||
 	    pkt.op == PVO_OP_READ)
