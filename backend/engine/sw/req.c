@@ -549,6 +549,7 @@ static uint64_t send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
 	struct pvo_vm *vm = qp->vm;
 	const struct pvo_gid_entry *sgid = &vm->gids.e[w->path.sgid_index];
 	struct pvo_pkt pkt = { 0 };
+	bool backoff;
 
 	/* The GID the path names was removed: nothing can be sent. */
 	if (!sgid->valid) {
@@ -624,12 +625,13 @@ static uint64_t send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
 	cut(qp, &pkt);
 	p->slice_from = pkt.pkt_from;
 	p->slice_to = pkt.pkt_to;
+	backoff = qp->req.wait == PVO_WAIT_RNR;
 	pvo_transport_send(qp, &pkt);
 	/* An answer at once may have completed it (then it is gone), or
 	 * been an RNR NAK: then the slice goes again after the back-off,
 	 * from where the answer said (pos.resend_pkt). */
 	if (pkt.pkt_sent && qp->req.active && w->psn == pkt.psn &&
-	    qp->req.wait != PVO_WAIT_RNR)
+	    (backoff || qp->req.wait != PVO_WAIT_RNR))
 		cut_sent(qp, &pkt);
 	if (pkt.op == PVO_OP_SEND || pkt.op == PVO_OP_WRITE ||
 	    pkt.op == PVO_OP_READ)
