@@ -1349,6 +1349,174 @@ static void test_fuzz(void)
 	       good);
 }
 
+/* Bytes of guest memory g at gpa, a page at a time (the two halves of a
+ * fake guest's RAM are separate host blocks). */
+static void guest_read(struct fake_guest *g, uint64_t gpa, uint8_t *out,
+		       uint64_t len)
+{
+	uint64_t n;
+
+	for (; len; len -= n, gpa += n, out += n) {
+		n = MIN(len, 4096 - gpa % 4096);
+		memcpy(out, fg_ptr(g, gpa), n);
+	}
+}
+
+static void guest_fill(struct fake_guest *g, uint64_t gpa, uint64_t len,
+		       uint32_t seed)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		*(uint8_t *)fg_ptr(g, gpa + i) = (uint8_t)(seed + i * 7 + i / 251);
+}
+
+#define SLICED (1u << 20) /* four slices */
+#define BIG_VA 0x7e0000000000ull
+
+/*
+ * A WRITE, a READ and a SEND of more than a slice: one kick copies a
+ * slice, the rest follows from the main loop, the data lands whole and
+ * the WQE completes once, after its last byte.
+ */
+static void test_slices(void)
+{
+	uint32_t npages = SLICED / 4096 + 1, ka, kb, mb;
+	uint64_t ga = fg_alloc(A.g, npages), gb = fg_alloc(B.g, npages);
+	uint8_t *want = g_malloc(SLICED), *got = g_malloc(SLICED);
+	uint32_t len = SLICED - 3, l0 = PVO_REQ_SLICE / 3 + 5;
+	uint32_t access = PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE |
+			  PVO_ACCESS_REMOTE_READ;
+	struct pvo_send_wqe *w;
+	struct pvo_cqe e;
+	struct tqp a, b;
+	unsigned int k;
+
+	reg_mr(&A, ga, npages, BIG_VA, (uint64_t)npages * 4096, access, &ka);
+	mb = reg_mr(&B, gb, npages, BIG_VA, (uint64_t)npages * 4096, access,
+		    &kb);
+	create_qp(&A, &a, PVO_QPT_RC, 0);
+	create_qp(&B, &b, PVO_QPT_RC, 0);
+	connect_rc(&a, B.gid, b.qpn, 7, 14, 1);
+	connect_rc(&b, A.gid, a.qpn, 7, 14, 1);
+
+	/* WRITE: two SGEs, the first ending inside the first slice */
+	guest_fill(A.g, ga, SLICED, 11);
+	memset(fg_ptr(B.g, gb), 0, 4096);
+	w = wqe(&a, PVO_WR_RDMA_WRITE, 0x51);
+	sge(w, BIG_VA + 1, l0, ka);
+	sge(w, BIG_VA + 1 + l0, len - l0, ka);
+	w->u.rdma.remote_addr = htole64(BIG_VA + 2);
+	w->u.rdma.rkey = htole32(kb);
+	post_send(&a);
+	tap_ok(cqes_pending(&A) == 0 && le32toh(fg_hdr(A.g, &a.sq)->cons) == 0,
+	       "a WRITE of 1 MiB: one kick copies a slice, no completion yet");
+	e = fg_wait(cqes_pending(&A) > 0) ? cqe_of(&A) : (struct pvo_cqe){0};
+	guest_read(A.g, ga + 1, want, len);
+	guest_read(B.g, gb + 2, got, len);
+	tap_ok(le64toh(e.wr_id) == 0x51 && e.status == PVO_WC_SUCCESS &&
+		       !memcmp(want, got, len) && cqes_pending(&A) == 0,
+	       "... the rest follows from the main loop: every byte, one "
+	       "completion");
+
+	/* READ back into another part of a's MR */
+	guest_fill(B.g, gb, SLICED, 12);
+	w = wqe(&a, PVO_WR_RDMA_READ, 0x52);
+	sge(w, BIG_VA + 3, len, ka);
+	w->u.rdma.remote_addr = htole64(BIG_VA + 1);
+	w->u.rdma.rkey = htole32(kb);
+	post_send(&a);
+	tap_ok(cqes_pending(&A) == 0,
+	       "a READ of 1 MiB: no completion after one kick");
+	e = fg_wait(cqes_pending(&A) > 0) ? cqe_of(&A) : (struct pvo_cqe){0};
+	guest_read(B.g, gb + 1, want, len);
+	guest_read(A.g, ga + 3, got, len);
+	tap_ok(le64toh(e.wr_id) == 0x52 && e.status == PVO_WC_SUCCESS &&
+		       e.opcode == PVO_WC_RDMA_READ &&
+		       !memcmp(want, got, len),
+	       "... then every byte is in, one completion");
+
+	/* SEND into one receive WQE, then the WRITE's MR is gone midway */
+	guest_fill(A.g, ga, SLICED, 13);
+	{
+		struct pvo_recv_wqe *r = fg_next(B.g, &b.rq);
+		struct pvo_sge *s = (struct pvo_sge *)(r + 1);
+
+		r->wr_id = htole64(0x61);
+		r->num_sge = 1;
+		s->addr = htole64(BIG_VA);
+		s->length = htole32(SLICED);
+		s->lkey = htole32(kb);
+		fg_publish(B.g, &b.rq);
+	}
+	w = wqe(&a, PVO_WR_SEND, 0x53);
+	sge(w, BIG_VA, len, ka);
+	post_send(&a);
+	tap_ok(cqes_pending(&B) == 0, "a SEND of 1 MiB: not received after "
+				      "one kick");
+	e = fg_wait(cqes_pending(&A) > 0) ? cqe_of(&A) : (struct pvo_cqe){0};
+	tap_ok(e.status == PVO_WC_SUCCESS && le64toh(e.wr_id) == 0x53,
+	       "... then completes");
+	e = cqe_of(&B);
+	guest_read(A.g, ga, want, len);
+	guest_read(B.g, gb, got, len);
+	tap_ok(le64toh(e.wr_id) == 0x61 && e.status == PVO_WC_SUCCESS &&
+		       le32toh(e.byte_len) == len && !memcmp(want, got, len) &&
+		       cqes_pending(&B) == 0,
+	       "the receive completes once, with every byte");
+
+	/* WRITE with immediate before a receive is posted: RNR NAK on its
+	 * last slice, then that slice again, once there is one */
+	guest_fill(A.g, ga, SLICED, 14);
+	w = wqe(&a, PVO_WR_RDMA_WRITE_WITH_IMM, 0x55);
+	w->imm_data = htobe32(0x77);
+	sge(w, BIG_VA + 9, len, ka);
+	w->u.rdma.remote_addr = htole64(BIG_VA + 4);
+	w->u.rdma.rkey = htole32(kb);
+	post_send(&a);
+	for (k = 0; k < 200; k++)
+		g_main_context_iteration(NULL, FALSE);
+	tap_ok(cqes_pending(&A) == 0 && cqes_pending(&B) == 0,
+	       "a WRITE with immediate of 1 MiB and no receive: waits (RNR)");
+	post_recv(&b, &b.rq, 0x62, 0, 16);
+	e = fg_wait(cqes_pending(&A) > 0) ? cqe_of(&A) : (struct pvo_cqe){0};
+	guest_read(A.g, ga + 9, want, len);
+	guest_read(B.g, gb + 4, got, len);
+	tap_ok(le64toh(e.wr_id) == 0x55 && e.status == PVO_WC_SUCCESS &&
+		       !memcmp(want, got, len),
+	       "... completes once a receive is posted, every byte in");
+	e = cqe_of(&B);
+	tap_ok(le64toh(e.wr_id) == 0x62 && e.status == PVO_WC_SUCCESS &&
+		       e.opcode == PVO_WC_RECV_RDMA_WITH_IMM &&
+		       be32toh(e.imm_data) == 0x77 &&
+		       le32toh(e.byte_len) == len && cqes_pending(&B) == 0,
+	       "... and the receive completes once, with the immediate");
+
+	w = wqe(&a, PVO_WR_RDMA_WRITE, 0x54);
+	sge(w, BIG_VA, len, ka);
+	w->u.rdma.remote_addr = htole64(BIG_VA);
+	w->u.rdma.rkey = htole32(kb);
+	post_send(&a);
+	{
+		/* b deregisters the MR between two slices */
+		struct pvo_cmd_handle h = { htole32(mb), 0 };
+
+		fg_cmd(B.g, PVO_CMD_DEREG_MR, B.ctx, &h, sizeof(h), NULL, 0);
+	}
+	e = fg_wait(cqes_pending(&A) > 0) ? cqe_of(&A) : (struct pvo_cqe){0};
+	tap_ok(le64toh(e.wr_id) == 0x54 && e.status == PVO_WC_REM_ACCESS_ERR,
+	       "a WRITE whose target MR goes between slices: "
+	       "REM_ACCESS_ERR (got %u)", e.status);
+	tap_ok(!fg_wait(cqes_pending(&A) > 0) && qp_state(&a) == PVO_QPS_ERR,
+	       "... once, and the QP is in error");
+	while (cqe_of(&B).status != 0xff)
+		;
+	destroy_qp(&a);
+	destroy_qp(&b);
+	g_free(want);
+	g_free(got);
+}
+
 /* A full SQ is worked off in slices, yielding to the main loop. */
 static void test_budget(void)
 {
@@ -1402,10 +1570,23 @@ static void test_budget(void)
 		sge(w, va(0), 64, A.key);
 		fg_publish(A.g, &a.sq);
 	}
-	ring_doorbell(&a);
-	tap_ok(le32toh(fg_hdr(A.g, &a.sq)->cons) < 100 &&
+	{
+		/* 200 records naming the QP behind one kick (a guest may
+		 * write as many as it likes): one run, not 200 */
+		uint32_t *db = fg_ptr(A.g, A.db), prod = le32toh(db[0]);
+
+		for (i = 0; i < 200; i++)
+			db[PVO_DB_RING_ENTRY_OFF / 4 +
+			   (prod + i) % PVO_DB_RING_ENTRIES] =
+			    htole32(a.handle);
+		__atomic_store_n(&db[0], htole32(prod + 200),
+				 __ATOMIC_RELEASE);
+		pvo_doorbell_kick(A.g->vm, A.dbq);
+	}
+	tap_ok(le32toh(fg_hdr(A.g, &a.sq)->cons) == 64 &&
 		       cqes_pending(&A) == 0,
-	       "one kick does a slice of a full SQ (%u of 100)",
+	       "one kick with 200 records naming the QP does one run of a "
+	       "full SQ (%u of 100)",
 	       le32toh(fg_hdr(A.g, &a.sq)->cons));
 	tap_ok(fg_wait(cqes_pending(&A) == 1) &&
 		       le32toh(fg_hdr(A.g, &a.sq)->cons) == 100,
@@ -1591,7 +1772,7 @@ int main(void)
 		printf("Bail out! %s\n", err);
 		return 1;
 	}
-	tap_plan(125);
+	tap_plan(137);
 	node_init(&A, &cfg->vms[0], "10.0.0.1");
 	node_init(&B, &cfg->vms[1], "10.0.0.2");
 	node_init(&C, &cfg->vms[2], "10.0.0.2");
@@ -1607,6 +1788,7 @@ int main(void)
 	test_commands();
 	test_user();
 	test_budget();
+	test_slices();
 	test_mutate();
 	test_event_backlog();
 	test_fuzz();

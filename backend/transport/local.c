@@ -6,7 +6,11 @@
  * reach another tenant's QPs even if it knows their GID, QPN and rkey.
  * The responder runs right away and copies straight from the sender's
  * pages into the receiver's; its answer goes back to the completer before
- * send returns.
+ * send returns. A large message comes in slices, one per send (the
+ * packets the requester names, struct pvo_pkt's pkt_from .. pkt_to): each
+ * goes to the responder as a segment of whole path MTUs, as packets from
+ * the wire would, so that the responder keeps the message open between
+ * them and checks the target memory again for each.
  */
 #include <string.h>
 #include <glib.h>
@@ -147,8 +151,48 @@ static void local_send_mcast(struct pvo_qp *qp, struct pvo_pkt *pkt)
 			     pkt);
 }
 
+/*
+ * The segment of pkt that goes now: packets [pkt_from, pkt_to) of the
+ * message at the path MTU. SEND / WRITE: bytes of the payload; READ: a
+ * request of its own for that part of the range (the requester places
+ * the answer where it belongs).
+ */
+static void segment(struct pvo_qp *qp, const struct pvo_pkt *pkt,
+		    struct pvo_pkt *seg)
+{
+	uint64_t mtu = pvo_qp_mtu_bytes(qp), len, off, end;
+
+	*seg = *pkt;
+	switch (pkt->op) {
+	case PVO_OP_SEND:
+	case PVO_OP_WRITE:
+		len = pkt->payload_len;
+		break;
+	case PVO_OP_READ:
+		len = pkt->dma_len;
+		break;
+	default:
+		return; /* atomics: one packet */
+	}
+	off = MIN(len, pkt->pkt_from * mtu);
+	end = pkt->pkt_to ? MIN(len, pkt->pkt_to * mtu) : len;
+	seg->offset = off;
+	if (pkt->op == PVO_OP_READ) {
+		seg->va = pkt->va + off;
+		seg->dma_len = end - off;
+		return;
+	}
+	seg->first = pkt->pkt_from == 0;
+	seg->last = end == len;
+	seg->segment = true;
+	seg->payload_len = end - off;
+	if (pkt->payload)
+		pvo_dma_seek(pkt->payload, off);
+}
+
 static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 {
+	struct pvo_pkt seg;
 	struct pvo_vm *dvm = pvo_local_route(qp, pkt->dgid);
 	struct pvo_reply r = {.code = PVO_REPLY_NONE};
 	struct pvo_qp *dqp;
@@ -163,14 +207,16 @@ static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 		return true;
 	}
 	dqp = pvo_qp_by_qpn(dvm, pkt->dst_qpn);
+	segment(qp, pkt, &seg);
 	if (dqp)
-		pvo_resp_receive(dqp, pkt, &r);
+		pvo_resp_receive(dqp, &seg, &r);
+	pkt->pkt_sent = true;
 	pvo_comp_reply(qp, &r);
 	/* Only now, so that a QP talking to itself completes the request
 	 * with the NAK's status before the error flushes it. */
 	if (dqp && r.responder_error)
 		pvo_qp_set_error(dqp, r.responder_event, false);
-	pvo_prof_end(pkt->payload_len);
+	pvo_prof_end(seg.payload_len);
 	return true;
 }
 

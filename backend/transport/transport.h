@@ -93,6 +93,9 @@ struct pvo_pkt {
 	/* payload of this segment (SEND, WRITE); NULL when empty */
 	struct pvo_dma *payload;
 	uint64_t payload_len;
+	/* a segment of whole path MTUs (the local transport's slices),
+	 * not a packet from the wire: it may carry more than one MTU */
+	bool segment;
 	/* for a packetising transport: the packets of the message that go
 	 * now, [pkt_from, pkt_to) at the path MTU (READ: the responses
 	 * asked for), and how many of them are retransmissions; it sets

@@ -142,6 +142,12 @@ void pvo_busy_poll_add(struct pvo_qp *qp)
 	}
 	pvo_ring_load(qp->vm, &qp->sq, PVO_RING_PROD, &h.prod);
 	g_array_append_val(hot, h);
-	if (!bp->idle)
+	if (!bp->idle) {
 		bp->idle = pvo_loop_add_idle(poll_hot, bp);
+		/* at an idle source's priority it would not run while a
+		 * timer is always due (a requester resuming a large WQE
+		 * slice by slice): the hot QPs of every other VM would
+		 * wait for it to end */
+		g_source_set_priority(bp->idle, G_PRIORITY_DEFAULT);
+	}
 }

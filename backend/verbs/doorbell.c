@@ -86,12 +86,51 @@ static void srq_doorbell(struct pvo_vm *vm, struct pvo_ucontext *uctx,
 		vm->eng->srq_doorbell(vm, srq);
 }
 
+/* The QPs a pass named, each once, in the order of their first record. */
+struct rung {
+	uint64_t pass;
+	unsigned int n;
+	uint32_t handle[PVO_DB_RING_ENTRIES];
+};
+
+static void ring_once(struct rung *r, struct pvo_qp *qp)
+{
+	if (qp->db_pass == r->pass)
+		return;
+	qp->db_pass = r->pass;
+	r->handle[r->n++] = qp->handle;
+}
+
+/*
+ * The QPs of the pass, once each, after all its records were popped and
+ * their db_pending cleared: a post that comes later than a record is
+ * seen by the run or rings again, and a QP named in 511 records costs
+ * one run, not 511.
+ */
+static void ring_all(struct pvo_vm *vm, struct pvo_ucontext *uctx,
+		     const struct rung *r)
+{
+	struct pvo_qp *qp;
+	unsigned int i;
+
+	for (i = 0; i < r->n; i++) {
+		qp = pvo_table_get(&vm->qps, r->handle[i], uctx->handle);
+		if (!qp)
+			continue;
+		if (pvo_busy_poll_on() &&
+		    (qp->state == PVO_QPS_RTS || qp->state == PVO_QPS_SQD))
+			pvo_busy_poll_add(qp);
+		pvo_qp_doorbell(qp);
+	}
+}
+
 /*
  * Pops records until the ring is empty, at most one ring's worth per kick:
  * a guest that keeps appending also keeps kicking, so we come back, and
  * it cannot hold the main loop.
  */
-static void process(struct pvo_vm *vm, struct pvo_ucontext *uctx)
+static void pop(struct pvo_vm *vm, struct pvo_ucontext *uctx,
+		struct rung *rung)
 {
 	struct pvo_db_ring *db = &uctx->db;
 	unsigned int budget = PVO_DB_RING_ENTRIES;
@@ -134,21 +173,33 @@ static void process(struct pvo_vm *vm, struct pvo_ucontext *uctx)
 			qp = pvo_table_get(&vm->qps, handle, uctx->handle);
 			if (!qp)
 				continue; /* destroyed meanwhile */
-			if (pvo_busy_poll_on() &&
-			    (qp->state == PVO_QPS_RTS ||
-			     qp->state == PVO_QPS_SQD)) {
-				/* latency mode: db_pending stays set, the
-				 * back-end watches the SQ itself */
-				pvo_busy_poll_add(qp);
-				pvo_qp_doorbell(qp);
-				continue;
+			/* latency mode: db_pending stays set, the back-end
+			 * watches the SQ itself (ring_all) */
+			if (!(pvo_busy_poll_on() &&
+			      (qp->state == PVO_QPS_RTS ||
+			       qp->state == PVO_QPS_SQD))) {
+				pvo_ring_store(vm, &qp->sq,
+					       PVO_RING_DB_PENDING, 0);
+				/* ... and clear db_pending before reading
+				 * SQ prod (ring_all) */
+				__atomic_thread_fence(__ATOMIC_SEQ_CST);
 			}
-			pvo_ring_store(vm, &qp->sq, PVO_RING_DB_PENDING, 0);
-			/* ... and clear db_pending before reading SQ prod */
-			__atomic_thread_fence(__ATOMIC_SEQ_CST);
-			pvo_qp_doorbell(qp);
+			ring_once(rung, qp);
 		}
 	}
+}
+
+static void process(struct pvo_vm *vm, struct pvo_ucontext *uctx)
+{
+	/* unique per pass, whichever thread or context: a QP never
+	 * carries the mark of a pass other than one that named it */
+	static uint64_t passes;
+	struct rung rung;
+
+	rung.pass = __atomic_add_fetch(&passes, 1, __ATOMIC_RELAXED);
+	rung.n = 0;
+	pop(vm, uctx, &rung);
+	ring_all(vm, uctx, &rung);
 }
 
 /*

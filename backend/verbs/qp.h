@@ -71,6 +71,7 @@ struct pvo_qp {
 	struct pvo_qp_attrs attr;
 	uint8_t (*mcast)[PVO_GID_LEN]; /* UD: groups joined (mcast.h) */
 	uint32_t nmcast;
+	uint64_t db_pass; /* doorbell.c: the pass of records that named it */
 
 	/* The parts the engine and the transports own, embedded: the data
 	 * path reaches them on every message. */

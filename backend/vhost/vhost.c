@@ -163,6 +163,14 @@ static int set_config(VuDev *dev, const uint8_t *data, uint32_t offset,
 	return -1;
 }
 
+/*
+ * Control commands per callback: a guest that keeps the queue full (of
+ * REG_MR / DEREG_MR pairs, say) must not keep the loop from the other
+ * VMs. The rest go on the next turn (ctrl_more), before new kicks of the
+ * same queue would bring them anyway.
+ */
+#define CTRL_PER_TURN 16
+
 /* Each descriptor chain of the control queue is one command. */
 static void ctrl_kick(VuDev *dev, int qidx)
 {
@@ -170,10 +178,11 @@ static void ctrl_kick(VuDev *dev, int qidx)
 	VuVirtq *vq = vu_get_queue(dev, qidx);
 	uint64_t req[PVO_CTRL_MAX_MSG / 8], resp[PVO_CTRL_MAX_MSG / 8];
 	VuVirtqElement *elem;
+	unsigned int budget = CTRL_PER_TURN;
 
 	if (!owns_vm(dev))
 		return;
-	while ((elem = vu_queue_pop(dev, vq, sizeof(*elem)))) {
+	while (budget && (elem = vu_queue_pop(dev, vq, sizeof(*elem)))) {
 		size_t req_len, room, len;
 
 		/* Gather at most the largest command; a longer one is
@@ -186,11 +195,24 @@ static void ctrl_kick(VuDev *dev, int qidx)
 		len = iov_from_buf_len(elem->in_sg, elem->in_num, resp, len);
 		vu_queue_push(dev, vq, elem, len);
 		free(elem);
+		budget--;
 	}
+	if (!budget)
+		pvo_timer_arm(&vm->vhost->ctrl_more, 0);
 	/* Until SET_VRING_CALL arrives there is nothing to signal; libvhost-user
 	 * signals the new call fd once it gets it, so no completion is lost. */
 	if (vq->call_fd >= 0)
 		vu_queue_notify(dev, vq);
+}
+
+/* The control commands a callback left: the session that owns the VM
+ * takes them, while the queue runs. */
+static void ctrl_more(void *opaque)
+{
+	struct pvo_vhost *vh = opaque;
+
+	if (vh == vh->vm->vhost && started_queue(vh->vm, PVO_VQ_CTRL))
+		ctrl_kick(&vh->vug.parent, PVO_VQ_CTRL);
 }
 
 /* The driver posted event buffers: hand over what waits. */
@@ -315,6 +337,7 @@ static bool take_over(struct pvo_vm *vm, struct pvo_vhost *vh)
 		vm->retired = old;
 	} else {
 		pvo_timer_destroy(&old->thaw);
+		pvo_timer_destroy(&old->ctrl_more);
 		g_free(old);
 	}
 	vm->connected = true;
@@ -491,6 +514,7 @@ static gboolean drop_connection(gpointer data)
 	if (vh == vm->vhost && vm->connected) {
 		end_session(vh);
 		pvo_timer_cancel(&vh->thaw);
+		pvo_timer_cancel(&vh->ctrl_more);
 		vm->connected = false;
 		vm->frozen = false;
 		vm->mem_gen++;
@@ -516,6 +540,7 @@ static gboolean drop_connection(gpointer data)
 		if (vm->retired == vh)
 			vm->retired = NULL;
 		pvo_timer_destroy(&vh->thaw);
+		pvo_timer_destroy(&vh->ctrl_more);
 		g_free(vh);
 	}
 	return G_SOURCE_REMOVE;
@@ -635,6 +660,7 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 
 		if (!serve_session(in, conn)) {
 			pvo_timer_destroy(&in->thaw);
+			pvo_timer_destroy(&in->ctrl_more);
 			g_free(in);
 			return G_SOURCE_CONTINUE;
 		}
@@ -660,6 +686,7 @@ static struct pvo_vhost *new_session(struct pvo_vm *vm)
 	vh->conn_fd = -1;
 	vh->listen_fd = -1;
 	pvo_timer_init(&vh->thaw, thaw, vm);
+	pvo_timer_init(&vh->ctrl_more, ctrl_more, vh);
 	return vh;
 }
 
@@ -797,5 +824,6 @@ void pvo_vhost_close(struct pvo_vm *vm)
 	vm->queues = NULL;
 	vm->gmem.ops = NULL;
 	pvo_timer_destroy(&vh->thaw);
+	pvo_timer_destroy(&vh->ctrl_more);
 	g_free(vh);
 }

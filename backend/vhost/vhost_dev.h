@@ -34,6 +34,7 @@ struct pvo_vhost {
 	struct pvo_state_xfer *xfer;	/* device state transfer running */
 	GByteArray *loaded;	/* migrated state, applied at ring start */
 	struct pvo_timer thaw;	/* unfreezes the VM after its rings start */
+	struct pvo_timer ctrl_more; /* control commands left for a turn */
 };
 
 /* Whether any ring of the session runs (a migration's save needs none). */

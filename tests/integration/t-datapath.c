@@ -950,6 +950,8 @@ int main(void)
 		else
 			test_overlay_ingress();
 	}
+	if (section("bounded"))
+		test_bounded();
 	if (section("fuzz"))
 		test_fuzz();
 	if (section("disconnect"))

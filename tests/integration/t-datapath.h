@@ -200,6 +200,10 @@ void test_isolation(void);
 void test_overlay_ingress(void);
 void test_quotas(void);
 
+/* t-datapath-bounded.c: bounded work per callback (floods, mid-WQE
+ * errors) */
+void test_bounded(void);
+
 /* t-datapath-fuzz.c: fuzz, a VM going away with work in flight */
 
 extern uint64_t rng_state; /* T_DATAPATH_SEED */

@@ -130,6 +130,24 @@ static bool is_data_op(uint8_t opcode)
 	return opcode == PVO_WR_RDMA_READ || is_atomic(opcode);
 }
 
+/* Whether the slice the transport has at hand ends the active WQE. */
+static bool last_slice(const struct pvo_qp *qp)
+{
+	return qp->req.pos.slice_to >= qp->req.wqe.npkts;
+}
+
+/*
+ * An answer at once (PVO_ANS_MESSAGE) acknowledged a slice of a SEND,
+ * WRITE or READ that is not its last: the requester goes on after it
+ * (next_pkt, read_next). acked stays, so that a resend from the start
+ * (after an ACK timeout) goes on in order.
+ */
+static enum pvo_comp_state slice_acked(struct pvo_qp *qp)
+{
+	qp->req.retry_left = qp->attr.retry_cnt;
+	return PVO_COMPST_DONE;
+}
+
 static enum pvo_comp_state get_wqe(struct pvo_qp *qp, struct comp *c)
 {
 	const struct pvo_reply *r = c->r;
@@ -143,8 +161,11 @@ static enum pvo_comp_state get_wqe(struct pvo_qp *qp, struct comp *c)
 	}
 	switch (r->kind) {
 	case PVO_ANS_MESSAGE:
-		/* Unreliable types complete when the message has left. */
+		/* Unreliable types complete when the message has left, all
+		 * of it: the requester sends the next slice. */
 		if (qp->type != PVO_QPT_RC) {
+			if (!last_slice(qp))
+				return PVO_COMPST_DONE;
 			c->status = PVO_WC_SUCCESS;
 			return PVO_COMPST_COMP_WQE;
 		}
@@ -233,16 +254,26 @@ static enum pvo_comp_state check_ack(struct pvo_qp *qp, struct comp *c)
 			return PVO_COMPST_READ;
 		if (is_atomic(qp->req.wqe.opcode))
 			return PVO_COMPST_ATOMIC;
+		if (!last_slice(qp))
+			return slice_acked(qp);
 		c->status = PVO_WC_SUCCESS;
 		break;
 	case PVO_REPLY_RNR:
-		if (aeth) /* where to go on after the back-off */
-			qp->req.pos.resend_pkt = c->diff;
+		/* where to go on after the back-off (an answer at once:
+		 * the slice it refused, the responder holding the message
+		 * open) */
+		qp->req.pos.resend_pkt =
+		    aeth ? (uint32_t)c->diff : qp->req.pos.slice_from;
 		return PVO_COMPST_RNR_RETRY;
 	case PVO_REPLY_NONE:
 		/* a message is out: its answer comes later, or never; a
 		 * packet's AETH has nothing more to say */
-		return aeth ? PVO_COMPST_DONE : PVO_COMPST_WAIT_ACK;
+		if (aeth)
+			return PVO_COMPST_DONE;
+		/* a slice that did not go (a peer stopped for migration)
+		 * goes again from where it starts */
+		qp->req.pos.resend_pkt = qp->req.pos.slice_from;
+		return PVO_COMPST_WAIT_ACK;
 	case PVO_REPLY_PSN_SEQ:
 		if (!aeth) {
 			c->status = PVO_WC_REM_OP_ERR;
@@ -267,23 +298,33 @@ static enum pvo_comp_state check_ack(struct pvo_qp *qp, struct comp *c)
 	return PVO_COMPST_COMP_WQE;
 }
 
-/* The local transport's READ answer: the data, whole. */
+/* The local transport's READ answer: the data of the piece asked for
+ * (a slice), placed where it belongs; the last one completes the READ. */
 static enum pvo_comp_state read_whole(struct pvo_qp *qp, struct comp *c)
 {
 	struct pvo_swqe *w = &qp->req.wqe;
+	struct pvo_req_pos *p = &qp->req.pos;
 	struct pvo_dma *data = c->r->data;
+	uint64_t mtu = pvo_qp_mtu_bytes(qp);
+	uint64_t off = MIN(w->length, (uint64_t)p->slice_from * mtu);
+	uint64_t len = MIN(w->length, (uint64_t)p->slice_to * mtu) - off;
 
-	pvo_dma_seek(&w->dma, 0);
 	c->status = PVO_WC_SUCCESS;
 	if (!w->length)
 		return PVO_COMPST_COMP_WQE;
-	if (!data || data->len != w->length) {
+	if (!data || data->len != len || p->slice_from != p->read_next) {
 		c->status = PVO_WC_BAD_RESP_ERR;
 		return PVO_COMPST_COMP_WQE;
 	}
+	pvo_dma_seek(&w->dma, off);
 	pvo_dma_seek(data, 0);
-	if (!pvo_dma_copy(&w->dma, data, w->length))
+	if (!pvo_dma_copy(&w->dma, data, len)) {
 		c->status = PVO_WC_LOC_PROT_ERR;
+		return PVO_COMPST_COMP_WQE;
+	}
+	p->read_next = p->slice_to;
+	if (p->read_next < w->npkts)
+		return slice_acked(qp);
 	return PVO_COMPST_COMP_WQE;
 }
 

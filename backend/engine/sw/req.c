@@ -5,7 +5,9 @@
  * as one message through the transport. One WQE is active, the oldest not
  * completed: the local transport answers it synchronously; over the wire,
  * RC SENDs and WRITEs behind it go ahead within a window of packets, and
- * the requester says which packets of the active one go each time (cut).
+ * the requester says which packets of the active one go each time (cut):
+ * at most a slice (PVO_REQ_SLICE) per step, the rest on later steps, so a
+ * large WQE never holds the loop.
  * What the answers mean is the completer's (comp.c). A run is a state
  * machine (enum pvo_req_state in sw_trace.h).
  */
@@ -29,7 +31,8 @@
 static const char *const state_names[PVO_REQST_NSTATES] = {
 	[PVO_REQST_NEXT] = "NEXT",   [PVO_REQST_RESEND] = "RESEND",
 	[PVO_REQST_AHEAD] = "AHEAD", [PVO_REQST_FETCH] = "FETCH",
-	[PVO_REQST_SEND] = "SEND",   [PVO_REQST_FLUSH] = "FLUSH",
+	[PVO_REQST_SEND] = "SEND",   [PVO_REQST_SLICE] = "SLICE",
+	[PVO_REQST_FLUSH] = "FLUSH",
 	[PVO_REQST_YIELD] = "YIELD", [PVO_REQST_DONE] = "DONE",
 };
 
@@ -291,8 +294,22 @@ static bool pipelined(uint8_t opcode)
 	       opcode == PVO_WR_RDMA_WRITE_WITH_IMM;
 }
 
-static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
-		     uint32_t again);
+/* Packets of the path MTU in a slice: at least one. */
+static uint32_t slice_pkts(struct pvo_qp *qp)
+{
+	return MAX(1u, PVO_REQ_SLICE / pvo_qp_mtu_bytes(qp));
+}
+
+/* RC over a transport that answers later (the wire): the active WQE goes
+ * within a window of packets beyond the last ACK. A transport that
+ * answers each slice before send returns needs none. */
+static bool windowed(struct pvo_qp *qp)
+{
+	return qp->type == PVO_QPT_RC && pvo_transport_can_send_ahead(qp);
+}
+
+static uint64_t send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
+			 uint32_t again);
 
 /*
  * Overlay RC: sends the next WQE before the active one completed, while
@@ -328,9 +345,11 @@ static bool send_ahead(struct pvo_qp *qp)
 	if (!qp->req.ahead)
 		qp->req.ahead = g_new(struct pvo_swqe, PVO_REQ_AHEAD);
 	w = pvo_req_ahead(qp, qp->req.nahead);
+	/* a WQE of more than a slice waits to be the active one, which
+	 * goes in slices */
 	if (read_wqe(qp, qp->sq_cons + 1 + qp->req.nahead, w, &st) !=
 		FETCH_SEND ||
-	    st || !pipelined(w->opcode))
+	    st || !pipelined(w->opcode) || w->length > PVO_REQ_SLICE)
 		return false;
 	last = qp->req.nahead ? pvo_req_ahead(qp, qp->req.nahead - 1)
 			      : &qp->req.wqe;
@@ -401,6 +420,28 @@ void pvo_req_send(struct pvo_qp *qp)
 	send_wqe(qp, &qp->req.wqe, false, 0);
 }
 
+/*
+ * Whether the active WQE has a slice to go now: it went once, more of it
+ * is to be sent and nothing it waits for stands in the way (an RNR
+ * back-off; on the wire, the window; at once, any answer but an ACK).
+ */
+static bool more_slices(struct pvo_qp *qp)
+{
+	const struct pvo_swqe *w = &qp->req.wqe;
+	const struct pvo_req_pos *p = &qp->req.pos;
+	bool win = windowed(qp);
+
+	if (!p->sent || qp->req.resend_active ||
+	    qp->req.wait == PVO_WAIT_RNR ||
+	    (!win && qp->req.wait != PVO_WAIT_NONE))
+		return false;
+	if (w->opcode == PVO_WR_RDMA_READ) /* on the wire: by responses */
+		return !win && p->read_next < w->npkts;
+	if (!pipelined(w->opcode) || p->next_pkt >= w->npkts)
+		return false;
+	return !win || p->next_pkt < p->acked + pvo_req_window(qp);
+}
+
 uint32_t pvo_req_sent_end(struct pvo_qp *qp)
 {
 	const struct pvo_swqe *last;
@@ -436,9 +477,13 @@ static void cut(struct pvo_qp *qp, struct pvo_pkt *pkt)
 		n = pvo_packets(pkt->dma_len, mtu);
 		start = p->read_next;
 		pkt->pkt_from = start;
+		/* a transport that answers at once copies each piece
+		 * before send returns: a slice at most */
 		pkt->pkt_to = start < p->read_end
 				  ? p->read_end
-				  : MIN(n, start + pvo_req_window(qp));
+				  : MIN(n, start + (windowed(qp)
+							? pvo_req_window(qp)
+							: slice_pkts(qp)));
 		/* a request goes whole: any but the first is a
 		 * retransmission (so is every later piece's) */
 		pkt->pkt_resent += p->sent;
@@ -451,16 +496,17 @@ static void cut(struct pvo_qp *qp, struct pvo_pkt *pkt)
 		break;
 	default: /* SEND, WRITE */
 		n = pvo_packets(pkt->payload_len, mtu);
-		if (qp->type != PVO_QPT_RC) {
-			pkt->pkt_from = 0;
-			pkt->pkt_to = n;
-			pkt->pkt_resent += p->sent ? n : 0;
-			break;
-		}
 		start = MAX(p->more ? p->next_pkt : p->resend_pkt, p->acked);
-		end = MIN(n, p->acked + pvo_req_window(qp));
-		if (end <= start)
-			end = p->more ? start : MIN(n, start + 1);
+		if (!windowed(qp)) {
+			/* unreliable types go on where they were; RC
+			 * answered at once from where the answer said */
+			end = MIN(n, start + slice_pkts(qp));
+		} else {
+			end = MIN(n, p->acked + pvo_req_window(qp));
+			if (end <= start)
+				end = p->more ? start : MIN(n, start + 1);
+			end = MIN(end, start + slice_pkts(qp));
+		}
 		pkt->pkt_from = start;
 		pkt->pkt_to = end;
 		pkt->pkt_resent +=
@@ -476,8 +522,7 @@ static void cut_sent(struct pvo_qp *qp, const struct pvo_pkt *pkt)
 
 	if (pkt->op == PVO_OP_READ) {
 		p->read_end = pkt->pkt_to;
-	} else if (qp->type == PVO_QPT_RC &&
-		   (pkt->op == PVO_OP_SEND || pkt->op == PVO_OP_WRITE)) {
+	} else if (pkt->op == PVO_OP_SEND || pkt->op == PVO_OP_WRITE) {
 		p->next_pkt = pkt->pkt_to;
 		p->more = false;
 	}
@@ -485,14 +530,26 @@ static void cut_sent(struct pvo_qp *qp, const struct pvo_pkt *pkt)
 	p->resend_pkt = 0;
 }
 
-/* Sends w (ahead: a WQE behind the active one, whole); again: packets
- * of it that go again besides what cut() counts. */
-static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
-		     uint32_t again)
+/* Bytes of packets [from, to) of w at the path MTU. */
+static uint64_t cut_bytes(struct pvo_qp *qp, const struct pvo_swqe *w,
+			  uint32_t from, uint32_t to)
 {
+	uint64_t mtu = pvo_qp_mtu_bytes(qp);
+
+	return MIN(w->length, to * mtu) - MIN(w->length, from * mtu);
+}
+
+/* Sends w (ahead: a WQE behind the active one, whole); again: packets
+ * of it that go again besides what cut() counts. Returns the bytes of
+ * it handed to the transport. */
+static uint64_t send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
+			 uint32_t again)
+{
+	struct pvo_req_pos *p = &qp->req.pos;
 	struct pvo_vm *vm = qp->vm;
 	const struct pvo_gid_entry *sgid = &vm->gids.e[w->path.sgid_index];
 	struct pvo_pkt pkt = { 0 };
+	bool backoff;
 
 	/* The GID the path names was removed: nothing can be sent. */
 	if (!sgid->valid) {
@@ -500,7 +557,7 @@ static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
 
 		if (!ahead)
 			pvo_comp_reply(qp, &none);
-		return;
+		return 0;
 	}
 	pkt.ahead = ahead;
 	pkt.src_vm = vm;
@@ -560,24 +617,36 @@ static void send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
 		pkt.payload_len = w->length;
 	}
 	pkt.pkt_resent = again;
-	if (ahead) { /* whole */
+	if (ahead) { /* whole: at most a slice (send_ahead) */
 		pkt.pkt_to = pvo_packets(pkt.payload_len, pvo_qp_mtu_bytes(qp));
 		pvo_transport_send(qp, &pkt);
-		return;
+		return w->length;
 	}
 	cut(qp, &pkt);
+	p->slice_from = pkt.pkt_from;
+	p->slice_to = pkt.pkt_to;
+	backoff = qp->req.wait == PVO_WAIT_RNR;
 	pvo_transport_send(qp, &pkt);
-	if (pkt.pkt_sent)
+	/* An answer at once may have completed it (then it is gone), or
+	 * been an RNR NAK: then the slice goes again after the back-off,
+	 * from where the answer said (pos.resend_pkt). */
+	if (pkt.pkt_sent && qp->req.active && w->psn == pkt.psn &&
+	    (backoff || qp->req.wait != PVO_WAIT_RNR))
 		cut_sent(qp, &pkt);
+	if (pkt.op == PVO_OP_SEND || pkt.op == PVO_OP_WRITE ||
+	    pkt.op == PVO_OP_READ)
+		return cut_bytes(qp, w, pkt.pkt_from, pkt.pkt_to);
+	return w->length;
 }
 
 /*
  * One run does at most this much, then yields to the main loop (other
  * VMs' kicks and commands) and continues from a zero-delay timer: one
- * guest cannot hold the daemon with a full SQ of large WQEs.
+ * guest cannot hold the daemon with a full SQ of large WQEs, nor with
+ * one large WQE (it goes a slice per step).
  */
 #define RUN_MAX_WQES 64
-#define RUN_MAX_BYTES (16u << 20)
+#define RUN_MAX_BYTES PVO_REQ_SLICE
 
 void pvo_req_resume(void *opaque)
 {
@@ -590,6 +659,25 @@ struct run {
 	uint64_t bytes;
 };
 
+/* The active WQE's next slice (more_slices). */
+static enum pvo_req_state slice(struct pvo_qp *qp, struct run *run)
+{
+	struct pvo_req_pos *p = &qp->req.pos;
+	uint32_t psn = qp->req.wqe.psn;
+	uint32_t at = p->next_pkt + p->read_next;
+
+	p->more = true;
+	run->bytes += send_wqe(qp, &qp->req.wqe, false, 0);
+	if (qp->req.active && qp->req.wqe.psn == psn &&
+	    p->next_pkt + p->read_next == at) {
+		/* nothing went (no route, a frozen peer): an answer or the
+		 * timer goes on */
+		p->more = false;
+		return PVO_REQST_DONE;
+	}
+	return PVO_REQST_NEXT;
+}
+
 static enum pvo_req_state next_step(struct pvo_qp *qp, const struct run *run)
 {
 	if (run->wqes >= RUN_MAX_WQES || run->bytes >= RUN_MAX_BYTES)
@@ -597,6 +685,8 @@ static enum pvo_req_state next_step(struct pvo_qp *qp, const struct run *run)
 	if (qp->state == PVO_QPS_ERR || qp->state == PVO_QPS_SQE)
 		return PVO_REQST_FLUSH;
 	/* In SQD the active WQE finishes, no new one starts. */
+	if (qp->req.active && more_slices(qp))
+		return PVO_REQST_SLICE;
 	if (qp->state != PVO_QPS_RTS)
 		return PVO_REQST_DONE;
 	if (qp->req.active)
@@ -637,9 +727,10 @@ static enum pvo_req_state step(struct pvo_qp *qp, struct run *run,
 		return PVO_REQST_NEXT;
 	case PVO_REQST_SEND:
 		run->wqes++;
-		run->bytes += qp->req.wqe.length;
-		pvo_req_send(qp);
+		run->bytes += send_wqe(qp, &qp->req.wqe, false, 0);
 		return PVO_REQST_NEXT;
+	case PVO_REQST_SLICE:
+		return slice(qp, run);
 	case PVO_REQST_FLUSH:
 		pvo_qp_flush_sq(qp);
 		return PVO_REQST_DONE;

@@ -418,8 +418,12 @@ void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 {
 	if (!accepts(qp, pkt))
 		return; /* silently dropped, as on the wire */
-	/* Only the last packet of a message may be shorter than the MTU. */
-	if (!pkt->last && pkt->payload_len != pvo_qp_mtu_bytes(qp)) {
+	/* Only the last packet of a message may be shorter than the MTU
+	 * (a local segment: whole MTUs). */
+	if (!pkt->last &&
+	    (pkt->segment ? !pkt->payload_len ||
+				pkt->payload_len % pvo_qp_mtu_bytes(qp)
+			  : pkt->payload_len != pvo_qp_mtu_bytes(qp))) {
 		out_of_sequence(qp, r);
 		return;
 	}
@@ -451,6 +455,8 @@ void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		/* a whole message, or a READ, takes a PSN per packet */
 		if (pkt->first && pkt->last)
 			n = pvo_packets(pkt->dma_len, pvo_qp_mtu_bytes(qp));
+		else if (pkt->segment)
+			n = pvo_packets(pkt->payload_len, pvo_qp_mtu_bytes(qp));
 		qp->attr.rq_psn = pvo_psn_add(qp->attr.rq_psn, n);
 		if (pkt->last)
 			qp->resp.msn = (qp->resp.msn + 1) & PVO_QPN_MAX;

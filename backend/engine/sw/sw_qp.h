@@ -64,10 +64,24 @@ struct pvo_rwqe {
 #define PVO_REQ_WINDOW_START 64
 
 /*
- * Where the active WQE stands on a transport that cuts it into packets
- * (the overlay): what the requester sent of it, what the responder
- * acknowledged or, for a READ, answered. Starts over with each WQE; the
- * local transport answers whole messages and never reads it.
+ * Bytes of one WQE a requester's step moves at most: a larger SEND, WRITE
+ * or READ goes in slices of this many bytes (rounded down to whole path
+ * MTUs), one per step, and the run's byte budget is one slice, so no
+ * callback holds the loop (every VM of the host) for more than the copy
+ * of about one slice, whatever size the guest posts (up to 2 GiB). 256 KiB
+ * copies in some 20-50 us here, a few times a 64 B round trip's cost,
+ * while a WQE per step of that size keeps the per-step overhead (a key
+ * lookup, a loop turn) below 1% of the copy.
+ */
+#define PVO_REQ_SLICE (256u << 10)
+
+/*
+ * Where the active WQE stands: what the requester handed to the
+ * transport of it (in slices, struct pvo_pkt's pkt_from .. pkt_to, in
+ * path MTU packets), what the responder acknowledged or, for a READ,
+ * answered. Starts over with each WQE. The local transport answers each
+ * slice before send returns; the overlay cuts them into packets and
+ * answers later.
  */
 struct pvo_req_pos {
 	uint32_t resend_pkt; /* the next (re)send starts here */
@@ -79,6 +93,9 @@ struct pvo_req_pos {
 	uint32_t read_end;   /* ... asked for so far */
 	uint32_t read_asked; /* read_next + 1 of the last re-request */
 	bool sent;	     /* sent at least once */
+	/* the slice the transport has at hand (an answer to a whole
+	 * message is about it) */
+	uint32_t slice_from, slice_to;
 };
 
 /* requester (the SQ's consumer is the QP's, qp->sq_cons) */

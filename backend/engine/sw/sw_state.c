@@ -4,7 +4,10 @@
  * (migration/state_part.h): the requester's and the responder's places
  * in their rings and a message arriving in packets. The requester goes
  * from its oldest WQE not completed (comp.c keeps sq_psn at that WQE's
- * first PSN); its WQEs sent ahead and READ responses go again.
+ * first PSN); its WQEs sent ahead and READ responses go again, and so
+ * does a WQE copied in part (in slices): from its first byte, which its
+ * responder, holding the message open with the same receive WQE, takes
+ * as the message starting over.
  */
 #include <inttypes.h>
 #include <string.h>

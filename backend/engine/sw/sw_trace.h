@@ -20,6 +20,7 @@ enum pvo_req_state {
 	PVO_REQST_AHEAD,  /* a WQE behind the active one, if allowed */
 	PVO_REQST_FETCH,  /* the next WQE off the SQ */
 	PVO_REQST_SEND,	  /* the fetched WQE, as a message */
+	PVO_REQST_SLICE,  /* the active WQE's next slice */
 	PVO_REQST_FLUSH,  /* the QP is in error: flush the SQ */
 	PVO_REQST_YIELD,  /* the run's budget is used: go on later */
 	PVO_REQST_DONE,
