@@ -24,6 +24,7 @@ struct pvo_quota {
 	uint32_t max_ah;
 	uint32_t max_srq;
 	uint64_t max_mr_size;
+	uint64_t max_host_mem;	/* bytes: host_budget.h */
 };
 
 struct pvo_tenant {

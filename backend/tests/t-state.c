@@ -36,6 +36,70 @@ static GByteArray *stream_of(const char *name)
 	return s;
 }
 
+/* s with its MR records of version 1 (a GPA a page) written as a save
+ * writes them now: runs of contiguous pages (PVO_ST_MR_VERSION). */
+static GByteArray *upgraded(const GByteArray *s)
+{
+	size_t pos = sizeof(struct pvo_st_header);
+	GByteArray *u = g_byte_array_new();
+
+	g_byte_array_append(u, s->data, (guint)pos);
+	while (pos + sizeof(struct pvo_st_rec) <= s->len) {
+		const uint8_t *p = s->data + pos + sizeof(struct pvo_st_rec);
+		struct pvo_st_mr_runs h = { 0 };
+		struct pvo_st_rec r;
+		struct pvo_st_mr m;
+		GByteArray *runs;
+		uint32_t i;
+
+		memcpy(&r, s->data + pos, sizeof(r));
+		pos += sizeof(r) + r.len;
+		if (r.type != PVO_ST_MR || r.version != 1) {
+			g_byte_array_append(u, p - sizeof(r),
+					    (guint)(sizeof(r) + r.len));
+			continue;
+		}
+		memcpy(&m, p, sizeof(m));
+		runs = g_byte_array_new();
+		for (i = 0; i < m.npages; i++) {
+			struct pvo_st_mr_run last, run = { .npages = 1 };
+			size_t at = runs->len - sizeof(last);
+
+			memcpy(&run.gpa, p + sizeof(m) + i * 8ull, 8);
+			if (runs->len) {
+				memcpy(&last, runs->data + at, sizeof(last));
+				if (run.gpa == last.gpa + last.npages * 4096ull) {
+					last.npages++;
+					memcpy(runs->data + at, &last,
+					       sizeof(last));
+					continue;
+				}
+			}
+			g_byte_array_append(runs, (const guint8 *)&run,
+					    sizeof(run));
+			h.nruns++;
+		}
+		r.version = PVO_ST_MR_VERSION;
+		r.len = (uint32_t)(sizeof(m) + sizeof(h) + runs->len);
+		g_byte_array_append(u, (const guint8 *)&r, sizeof(r));
+		g_byte_array_append(u, (const guint8 *)&m, sizeof(m));
+		g_byte_array_append(u, (const guint8 *)&h, sizeof(h));
+		g_byte_array_append(u, runs->data, runs->len);
+		g_byte_array_free(runs, TRUE);
+	}
+	return u;
+}
+
+/* Whether a saves to the bytes of s (with its MRs as runs). */
+static bool same(const GByteArray *again, const GByteArray *s)
+{
+	GByteArray *u = upgraded(s);
+	bool eq = again->len == u->len && !memcmp(again->data, u->data, u->len);
+
+	g_byte_array_free(u, TRUE);
+	return eq;
+}
+
 /* Loads s; NULL if refused (*err then says why), else the stream saved
  * again from what loaded. */
 static GByteArray *load_save(const GByteArray *s, char **err)
@@ -61,9 +125,10 @@ static void test_round_trip(void)
 		char *err = NULL;
 
 		again = load_save(s, &err);
-		tap_ok(again && again->len == s->len &&
-			   !memcmp(again->data, s->data, s->len),
-		       "%s: loads and saves to the same bytes", names[i]);
+		tap_ok(again && same(again, s),
+		       "%s: loads and saves to the same bytes (MR page "
+		       "lists as runs)",
+		       names[i]);
 		if (err)
 			tap_diag("  %s", err);
 		g_free(err);
@@ -117,8 +182,7 @@ static char *cursor_case(const char *name, uint8_t kind, bool own_pd,
 	q.rw_dma.r[0].len = 100;
 	memcpy(qp_of(s), &q, sizeof(q));
 	again = load_save(s, &err);
-	if (again &&
-	    (again->len != s->len || memcmp(again->data, s->data, s->len)))
+	if (again && !same(again, s))
 		err = g_strdup("saved again to other bytes");
 	if (again)
 		g_byte_array_free(again, TRUE);
