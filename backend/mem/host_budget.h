@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The host memory the daemon holds for one VM, against the VM's
- * max-host-mem: what a guest can make the daemon allocate beyond what
- * its quotas bound (MR page lists, whose size follows the pages the
- * guest names, not the objects it has) is charged here when allocated
- * and uncharged when freed, so one guest's requests fail with ENOSPC
- * instead of taking the host's memory from every other VM.
+ * max-host-mem: what a guest can make the daemon allocate beyond a
+ * fixed size per object (the page lists of MRs and rings, whose size
+ * follows the pages the guest names) is charged here when allocated and
+ * uncharged when freed, so one guest's requests fail with ENOSPC instead
+ * of taking the host's memory from every other VM.
  */
 #ifndef PVO_HOST_BUDGET_H
 #define PVO_HOST_BUDGET_H

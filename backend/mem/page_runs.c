@@ -76,6 +76,12 @@ enum pvo_status pvo_page_runs_add_run(struct pvo_page_runs *r, uint64_t gpa,
 	return PVO_STATUS_OK;
 }
 
+enum pvo_status pvo_page_runs_reserve(struct pvo_page_runs *r,
+				      uint32_t nruns)
+{
+	return nruns > r->cap ? resize(r, nruns) : PVO_STATUS_OK;
+}
+
 void pvo_page_runs_trim(struct pvo_page_runs *r)
 {
 	if (r->nruns && r->nruns < r->cap)

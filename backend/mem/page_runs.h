@@ -49,6 +49,11 @@ enum pvo_status pvo_page_runs_add(struct pvo_page_runs *r, uint64_t gpa);
 enum pvo_status pvo_page_runs_add_run(struct pvo_page_runs *r, uint64_t gpa,
 				      uint32_t n);
 
+/* Room for nruns runs in all (one allocation when the caller counted
+ * them first): ENOSPC over the budget, ENOMEM. */
+enum pvo_status pvo_page_runs_reserve(struct pvo_page_runs *r,
+				      uint32_t nruns);
+
 /* Gives back what the arrays hold beyond their runs (a finished list). */
 void pvo_page_runs_trim(struct pvo_page_runs *r);
 

@@ -111,7 +111,12 @@ static bool ring_ok(struct pvo_st_loader *l, struct pvo_ring *r,
 			g_free(gpas);
 			return false;
 		}
-	pvo_ring_restore(r, gpas, s->npages, s->entries, s->shift);
+	if (!pvo_ring_restore(r, &l->vm->host_mem, gpas, s->npages,
+			      s->entries, s->shift)) {
+		g_free(gpas);
+		return pvo_st_refuse(l, name, "%u pages over max-host-mem",
+				     s->npages);
+	}
 	g_free(gpas);
 	*var += s->npages * 8ull;
 	*left -= s->npages * 8ull;

@@ -360,15 +360,41 @@ static enum pvo_status built(struct builder *b, enum pvo_status st)
 	return PVO_STATUS_OK;
 }
 
+/* Counts the runs of a list, page by page. */
+struct run_count {
+	uint64_t next; /* GPA that would continue the last run */
+	uint32_t runs;
+};
+
+static enum pvo_status count_page(void *opaque, uint64_t gpa)
+{
+	struct run_count *c = opaque;
+
+	c->runs += !c->runs || gpa != c->next;
+	c->next = gpa + PVO_PAGE_SIZE;
+	return PVO_STATUS_OK;
+}
+
 enum pvo_status pvo_mr_pages_from_pdir(struct pvo_vm *vm,
 				       const struct pvo_pdir *pdir,
 				       uint32_t npages,
 				       struct pvo_page_runs *out)
 {
 	struct builder b = {vm, out};
+	struct run_count c = {0};
+	enum pvo_status st;
 
+	/* Count, then fill arrays of that size: no growth copying 12 MiB
+	 * of a list that jumps at every page. The guest may rewrite the
+	 * directory in between: the second walk checks every entry again
+	 * and grows the arrays if it must. */
 	pvo_page_runs_init(out, &vm->host_mem);
-	return built(&b, pvo_pdir_walk(vm, pdir, npages, add_page, &b));
+	st = pvo_pdir_walk(vm, pdir, npages, count_page, &c);
+	if (!st)
+		st = pvo_page_runs_reserve(out, c.runs);
+	if (!st)
+		st = pvo_pdir_walk(vm, pdir, npages, add_page, &b);
+	return built(&b, st);
 }
 
 enum pvo_status pvo_mr_pages_from_array(struct pvo_vm *vm,

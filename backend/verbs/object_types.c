@@ -98,12 +98,6 @@ void pvo_obj_destroy_all(struct pvo_vm *vm, uint32_t ctx, bool all)
 	}
 }
 
-/* A ring's page list and its host addresses (ring.c). */
-static uint64_t ring_bytes(const struct pvo_ring *r)
-{
-	return r->pages ? r->npages * 16ull + sizeof(*r->hva) : 0;
-}
-
 uint64_t pvo_obj_bytes(struct pvo_vm *vm)
 {
 	static const size_t size[PVO_OBJ_KINDS] = {
@@ -116,19 +110,9 @@ uint64_t pvo_obj_bytes(struct pvo_vm *vm)
 	    [PVO_OBJ_PD] = sizeof(struct pvo_pd),
 	};
 	uint64_t n = vm->ucontexts.count * sizeof(struct pvo_ucontext);
-	struct pvo_srq *srq;
-	struct pvo_qp *qp;
-	struct pvo_cq *cq;
 	unsigned int k;
-	uint32_t h;
 
 	for (k = 0; k < PVO_OBJ_KINDS; k++)
 		n += (uint64_t)table_of(vm, &pvo_obj_types[k])->count * size[k];
-	for (h = 0; (h = pvo_table_next(&vm->qps, h, (void **)&qp));)
-		n += ring_bytes(&qp->sq) + ring_bytes(&qp->rq);
-	for (h = 0; (h = pvo_table_next(&vm->cqs, h, (void **)&cq));)
-		n += ring_bytes(&cq->ring);
-	for (h = 0; (h = pvo_table_next(&vm->srqs, h, (void **)&srq));)
-		n += ring_bytes(&srq->ring);
 	return n;
 }

@@ -46,10 +46,9 @@ enum pvo_status pvo_obj_destroy(struct pvo_vm *vm, uint32_t ctx,
 				enum pvo_obj_kind kind, const void *req);
 
 /*
- * Host bytes the VM's objects hold, besides their MR page lists (the
- * VM's budget): their structs and the page lists of their rings. Both
- * are bounded by the quotas (docs/security.md); pvo-ctl show reports
- * them.
+ * Host bytes the VM's objects' structs hold, which the quotas bound
+ * (docs/security.md); their page lists (MRs, rings) are charged to the
+ * VM's budget instead. pvo-ctl show reports both.
  */
 uint64_t pvo_obj_bytes(struct pvo_vm *vm);
 

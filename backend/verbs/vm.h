@@ -132,8 +132,9 @@ struct pvo_vm {
 	struct pvo_gid_table gids;
 	struct pvo_event_queue events;
 	struct pvo_vm_stats stats;
-	/* host memory held for the guest beyond its objects: MR page
-	 * lists, against [vm] max-host-mem (host_budget.h) */
+	/* host memory held for the guest beyond its objects' structs: the
+	 * page lists of MRs and rings, against [vm] max-host-mem
+	 * (host_budget.h) */
 	struct pvo_host_budget host_mem;
 	struct pvo_net_stats net;	/* overlay traffic of the VM */
 	struct pvo_ratelimit guest_log;	/* for guest-triggered messages */
