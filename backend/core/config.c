@@ -327,12 +327,12 @@ static const struct key vm_keys[] = {
 	  .doc = "quota: the bytes one memory region may span" },
 	{ "max-host-mem", UINT(VM, quota.max_host_mem, 1 << 20, 1ULL << 40),
 	  .expect = "bytes", .def = "268435456",
-	  .doc = "quota: host memory held for the VM's MR page lists, 12 "
-		 "bytes a run of guest pages contiguous in GPA (an MR on "
-		 "contiguous or huge pages is one run); beyond it a "
-		 "registration fails with ENOSPC. The default holds 22M runs: "
-		 "85 GiB registered on scattered 4 KiB pages "
-		 "(docs/security.md)" },
+	  .doc = "quota: host memory held for the VM's page lists (MRs and "
+		 "rings), 8 bytes a run of guest pages contiguous in GPA for "
+		 "an MR (one run on contiguous or huge pages), 16 bytes a "
+		 "page for a ring; beyond it the command fails with ENOSPC. "
+		 "The default holds 32M runs: 128 GiB registered on "
+		 "scattered 4 KiB pages (docs/security.md)" },
 };
 
 static const struct key remote_keys[] = {

@@ -12,30 +12,22 @@ void pvo_page_runs_init(struct pvo_page_runs *r, struct pvo_host_budget *b)
 	*r = (struct pvo_page_runs){.budget = b};
 }
 
-/* Arrays of cap runs, charging or uncharging the difference. */
+/* An array of cap runs, charging or uncharging the difference. */
 static enum pvo_status resize(struct pvo_page_runs *r, uint32_t cap)
 {
 	uint64_t want = (uint64_t)cap * PVO_PAGE_RUN_BYTES;
-	uint32_t *pg;
-	uint64_t *gpa;
+	uint64_t *run;
 
 	if (r->budget && want > r->charged &&
 	    !pvo_budget_charge(r->budget, want - r->charged))
 		return PVO_STATUS_ENOSPC;
-	pg = g_try_renew(uint32_t, r->pg, cap);
-	if (pg)
-		r->pg = pg;
-	gpa = pg ? g_try_renew(uint64_t, r->gpa, cap) : NULL;
-	if (!gpa) {
-		/* both arrays still hold MIN(cap, r->cap) runs */
+	run = g_try_renew(uint64_t, r->run, cap);
+	if (!run) {
 		if (r->budget && want > r->charged)
 			pvo_budget_uncharge(r->budget, want - r->charged);
-		if (cap > r->cap)
-			return PVO_STATUS_ENOMEM;
-		r->cap = cap;
-		return PVO_STATUS_OK;
+		return cap > r->cap ? PVO_STATUS_ENOMEM : PVO_STATUS_OK;
 	}
-	r->gpa = gpa;
+	r->run = run;
 	if (r->budget && want < r->charged)
 		pvo_budget_uncharge(r->budget, r->charged - want);
 	r->charged = want;
@@ -51,12 +43,16 @@ enum pvo_status pvo_page_runs_add(struct pvo_page_runs *r, uint64_t gpa)
 enum pvo_status pvo_page_runs_add_run(struct pvo_page_runs *r, uint64_t gpa,
 				      uint32_t n)
 {
-	enum pvo_status st;
 	uint32_t k = r->nruns - 1;
+	enum pvo_status st;
 
-	if (r->nruns &&
-	    gpa == r->gpa[k] + ((uint64_t)(r->npages - r->pg[k])
-				<< PVO_PAGE_SHIFT)) {
+	if (gpa >= PVO_PAGE_RUNS_MAX_GPA ||
+	    n > (PVO_PAGE_RUNS_MAX_GPA - gpa) >> PVO_PAGE_SHIFT ||
+	    n >= PVO_PAGE_RUNS_MAX_PAGES - r->npages)
+		return PVO_STATUS_EINVAL;
+	if (r->nruns && gpa == pvo_page_run_gpa(r, k) +
+				   ((uint64_t)(r->npages - pvo_page_run_pg(r, k))
+				    << PVO_PAGE_SHIFT)) {
 		r->npages += n;
 		return PVO_STATUS_OK;
 	}
@@ -69,9 +65,8 @@ enum pvo_status pvo_page_runs_add_run(struct pvo_page_runs *r, uint64_t gpa,
 		if (st)
 			return st;
 	}
-	r->pg[r->nruns] = r->npages;
-	r->gpa[r->nruns] = gpa;
-	r->nruns++;
+	r->run[r->nruns++] = (uint64_t)r->npages << PVO_PAGE_RUN_PFN_BITS |
+			     gpa >> PVO_PAGE_SHIFT;
 	r->npages += n;
 	return PVO_STATUS_OK;
 }
@@ -92,8 +87,7 @@ void pvo_page_runs_free(struct pvo_page_runs *r)
 {
 	struct pvo_host_budget *b = r->budget;
 
-	g_free(r->pg);
-	g_free(r->gpa);
+	g_free(r->run);
 	if (b)
 		pvo_budget_uncharge(b, r->charged);
 	pvo_page_runs_init(r, b);
@@ -102,35 +96,37 @@ void pvo_page_runs_free(struct pvo_page_runs *r)
 void pvo_page_runs_find(const struct pvo_page_runs *r, uint32_t pg,
 			uint64_t *gpa, uint32_t *left)
 {
-	uint32_t lo = 0, hi = r->nruns, end;
+	uint64_t key = (uint64_t)(pg + 1) << PVO_PAGE_RUN_PFN_BITS;
+	uint32_t lo = 0, hi = r->nruns;
 
-	/* the last run that starts at or before pg */
+	/* the last run that starts at or before pg: its word is below
+	 * that of a run starting at pg + 1 */
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (r->pg[mid] <= pg)
+		if (r->run[mid] < key)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	end = lo + 1 < r->nruns ? r->pg[lo + 1] : r->npages;
-	*gpa = r->gpa[lo] + ((uint64_t)(pg - r->pg[lo]) << PVO_PAGE_SHIFT);
-	*left = end - pg;
+	*gpa = pvo_page_run_gpa(r, lo) +
+	       ((uint64_t)(pg - pvo_page_run_pg(r, lo)) << PVO_PAGE_SHIFT);
+	*left = pvo_page_run_pg(r, lo) + pvo_page_run_len(r, lo) - pg;
 }
 
 uint64_t *pvo_page_runs_expand(const struct pvo_page_runs *r)
 {
 	uint64_t *p = g_try_new(uint64_t, r->npages ? r->npages : 1);
-	uint32_t k, i;
+	uint32_t k, i, pg, n;
 
 	if (!p)
 		return NULL;
 	for (k = 0; k < r->nruns; k++) {
-		uint32_t end = k + 1 < r->nruns ? r->pg[k + 1] : r->npages;
-
-		for (i = r->pg[k]; i < end; i++)
-			p[i] = r->gpa[k] +
-			       ((uint64_t)(i - r->pg[k]) << PVO_PAGE_SHIFT);
+		pg = pvo_page_run_pg(r, k);
+		n = pvo_page_run_len(r, k);
+		for (i = 0; i < n; i++)
+			p[pg + i] = pvo_page_run_gpa(r, k) +
+				    ((uint64_t)i << PVO_PAGE_SHIFT);
 	}
 	return p;
 }

@@ -275,9 +275,10 @@ static bool mr_pages_v1(struct pvo_st_loader *l, const struct pvo_st_mr *m,
 		if (pvo_page_runs_add(out, gpa)) {
 			pvo_page_runs_free(out);
 			return pvo_st_refuse(l, "pages",
-					     "over max-host-mem (%" PRIu64
-					     " bytes)",
-					     l->vm->host_mem.limit);
+					     "page %u at 0x%" PRIx64 ": not "
+					     "a guest page frame, or over "
+					     "max-host-mem (%" PRIu64 ")",
+					     i, gpa, l->vm->host_mem.limit);
 		}
 	}
 	pvo_page_runs_trim(out);
@@ -303,22 +304,21 @@ static bool mr_pages_v2(struct pvo_st_loader *l, const struct pvo_st_mr *m,
 	      left);
 	pvo_page_runs_init(out, &l->vm->host_mem);
 	for (k = 0; k < h.nruns; k++) {
+		uint64_t gpa;
+		uint32_t n;
+
 		memcpy(&r, var + (size_t)k * sizeof(r), sizeof(r));
-		if (!r.npages || r.npages > m->npages - out->npages ||
-		    !gpa_page_ok(r.gpa) ||
-		    r.gpa + ((uint64_t)r.npages << PVO_PAGE_SHIFT) < r.gpa) {
+		gpa = r.page & ~(uint64_t)(PVO_PAGE_SIZE - 1);
+		n = (uint32_t)(r.page & (PVO_PAGE_SIZE - 1)) + 1;
+		if (n > m->npages - out->npages ||
+		    pvo_page_runs_add_run(out, gpa, n)) {
 			pvo_page_runs_free(out);
 			return pvo_st_refuse(l, "runs",
 					     "run %u: %u pages at 0x%" PRIx64
-					     " (%u of %u pages before it)",
-					     k, r.npages, r.gpa, out->npages,
-					     m->npages);
-		}
-		if (pvo_page_runs_add_run(out, r.gpa, r.npages)) {
-			pvo_page_runs_free(out);
-			return pvo_st_refuse(l, "runs",
-					     "over max-host-mem (%" PRIu64
-					     " bytes)",
+					     " (%u of %u pages before it; "
+					     "max-host-mem %" PRIu64 ")",
+					     k, n, gpa, out->npages,
+					     m->npages,
 					     l->vm->host_mem.limit);
 		}
 	}

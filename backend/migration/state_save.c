@@ -118,22 +118,32 @@ static void save_mr(struct st_out *o, const struct pvo_mr *mr)
 			      .iova = mr->iova,
 			      .length = mr->length,
 			      .npages = p->npages};
-	struct pvo_st_mr_runs h = {.nruns = p->nruns};
-	uint64_t len = sizeof(m) + sizeof(h) +
-		       (uint64_t)p->nruns * sizeof(struct pvo_st_mr_run);
-	uint32_t k;
+	struct pvo_st_mr_runs h = {0};
+	uint64_t len;
+	uint32_t k, n;
 
+	for (k = 0; k < p->nruns; k++)
+		h.nruns += (pvo_page_run_len(p, k) + PVO_ST_RUN_MAX - 1) /
+			   PVO_ST_RUN_MAX;
+	len = sizeof(m) + sizeof(h) +
+	      (uint64_t)h.nruns * sizeof(struct pvo_st_mr_run);
 	if (!room(o, len))
 		return;
 	put_rec(o, PVO_ST_MR, PVO_ST_MR_VERSION, (uint32_t)len);
 	g_byte_array_append(o->s, (const guint8 *)&m, sizeof(m));
 	g_byte_array_append(o->s, (const guint8 *)&h, sizeof(h));
 	for (k = 0; k < p->nruns; k++) {
-		uint32_t end = k + 1 < p->nruns ? p->pg[k + 1] : p->npages;
-		struct pvo_st_mr_run r = {.gpa = p->gpa[k],
-					  .npages = end - p->pg[k]};
+		uint64_t gpa = pvo_page_run_gpa(p, k);
+		uint32_t left = pvo_page_run_len(p, k);
 
-		g_byte_array_append(o->s, (const guint8 *)&r, sizeof(r));
+		for (; left; left -= n, gpa += (uint64_t)n << PVO_PAGE_SHIFT) {
+			struct pvo_st_mr_run r;
+
+			n = MIN(left, (uint32_t)PVO_ST_RUN_MAX);
+			r.page = gpa | (n - 1);
+			g_byte_array_append(o->s, (const guint8 *)&r,
+					    sizeof(r));
+		}
 	}
 }
 

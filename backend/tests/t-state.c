@@ -62,14 +62,17 @@ static GByteArray *upgraded(const GByteArray *s)
 		memcpy(&m, p, sizeof(m));
 		runs = g_byte_array_new();
 		for (i = 0; i < m.npages; i++) {
-			struct pvo_st_mr_run last, run = { .npages = 1 };
+			struct pvo_st_mr_run last, run;
 			size_t at = runs->len - sizeof(last);
+			uint64_t n;
 
-			memcpy(&run.gpa, p + sizeof(m) + i * 8ull, 8);
+			memcpy(&run.page, p + sizeof(m) + i * 8ull, 8);
 			if (runs->len) {
 				memcpy(&last, runs->data + at, sizeof(last));
-				if (run.gpa == last.gpa + last.npages * 4096ull) {
-					last.npages++;
+				n = (last.page & 4095) + 1;
+				if (n < PVO_ST_RUN_MAX &&
+				    run.page == (last.page & ~4095ull) + n * 4096) {
+					last.page++;
 					memcpy(runs->data + at, &last,
 					       sizeof(last));
 					continue;

@@ -3,7 +3,7 @@
  * t-hostmem: the host memory one guest can make the back-end hold. VM a
  * registers, over and over, the hostile MR: a page directory of 1M
  * entries alternating two guest pages, named as a 4 GiB MR (12 MiB of
- * page list each before page lists were runs). The back-end must charge
+ * page list each when pages were kept as blocks, 8 MiB as runs). The back-end must charge
  * them to a's max-host-mem and refuse the rest with ENOSPC, its
  * anonymous memory must stay within that budget (docs/security.md), and
  * VM b must keep registering and moving data, every byte checked. Data
@@ -255,7 +255,7 @@ static void test_hostile(struct hostile *h, uint32_t *mrs, uint32_t *key0,
 		}
 	}
 	after = rss_anon();
-	tap_ok(*nok >= 1 && *nok <= BUDGET / (NPAGES * 12ull) && !other &&
+	tap_ok(*nok >= 1 && *nok <= BUDGET / (NPAGES * 8ull) && !other &&
 		   nospc == ROUNDS - *nok,
 	       "%u hostile 4 GiB MRs: %u registered within max-host-mem, "
 	       "%u refused with ENOSPC",
@@ -270,7 +270,7 @@ static void test_hostile(struct hostile *h, uint32_t *mrs, uint32_t *key0,
 	if (!tap_ok(show_a(line, sizeof(line)) &&
 			backend_field(line, " max_host_mem=") == BUDGET &&
 			backend_field(line, " host_mem=") >=
-			    *nok * NPAGES * 12ull &&
+			    *nok * NPAGES * 8ull &&
 			backend_field(line, " host_mem=") <= BUDGET &&
 			backend_field(line, " host_mem_refused=") >= nospc,
 		    "pvo-ctl show reports a's host memory, limit and refusals"))
