@@ -312,13 +312,14 @@ static bool mr_pages_v2(struct pvo_st_loader *l, const struct pvo_st_mr *m,
 		n = (uint32_t)(r.page & (PVO_PAGE_SIZE - 1)) + 1;
 		if (n > m->npages - out->npages ||
 		    pvo_page_runs_add_run(out, gpa, n)) {
+			uint32_t before = out->npages;
+
 			pvo_page_runs_free(out);
 			return pvo_st_refuse(l, "runs",
 					     "run %u: %u pages at 0x%" PRIx64
 					     " (%u of %u pages before it; "
 					     "max-host-mem %" PRIu64 ")",
-					     k, n, gpa, out->npages,
-					     m->npages,
+					     k, n, gpa, before, m->npages,
 					     l->vm->host_mem.limit);
 		}
 	}
