@@ -124,6 +124,7 @@ static void test_round_trip(void)
 {
 	static const char *const names[] = {"rc-bind-mw", "rc-fetch-add",
 					    "rc-read",	  "rc-reg-mr",
+					    "rc-reg-mr-runs",
 					    "rc-send",	  "rc-write"};
 	unsigned int i;
 
@@ -417,7 +418,7 @@ int main(void)
 {
 	char *err = NULL;
 
-	tap_plan(19);
+	tap_plan(20);
 	cfg = pvo_config_parse("fuzz.conf", FUZZ_CTRL_CONF, &err);
 	if (!cfg)
 		tap_bail("config: %s", err);
