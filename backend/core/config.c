@@ -343,6 +343,14 @@ static const struct key vm_keys[] = {
 	  .expect = "bytes", .def = "34359738368",
 	  .doc = "quota: hostverbs: the bytes of all the VM's MRs together, "
 		 "which the host device pins" },
+	{ "max-host-mem", UINT(VM, quota.max_host_mem, 1 << 20, 1ULL << 40),
+	  .expect = "bytes", .def = "268435456",
+	  .doc = "quota: host memory held for the VM's page lists (MRs and "
+		 "rings), 8 bytes a run of guest pages contiguous in GPA for "
+		 "an MR (one run on contiguous or huge pages), 16 bytes a "
+		 "page for a ring; beyond it the command fails with ENOSPC. "
+		 "The default holds 32M runs: 128 GiB registered on "
+		 "scattered 4 KiB pages (docs/security.md)" },
 };
 
 static const struct key remote_keys[] = {

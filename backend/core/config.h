@@ -32,6 +32,7 @@ struct pvo_quota {
 	 * host MRs, bytes of host MRs (what the host device pins) */
 	uint32_t max_host_mappings;
 	uint64_t max_pinned;
+	uint64_t max_host_mem;	/* bytes: host_budget.h */
 };
 
 struct pvo_tenant {

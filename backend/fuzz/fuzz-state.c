@@ -28,9 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	vm = pvo_vm_new_detached(&cfg->vms[0]);
 	if (pvo_state_load(vm, data, size, &err)) {
+		/* NULL only past PVO_STATE_MAX_BYTES, which no input nears */
 		again = pvo_state_save(vm);
-		if (!pvo_state_check(&cfg->vms[0], again->data, again->len,
-				     &err))
+		if (!again || !pvo_state_check(&cfg->vms[0], again->data,
+					       again->len, &err))
 			abort();
 		g_byte_array_free(again, TRUE);
 	}

@@ -208,18 +208,44 @@ static enum pvo_status check_page(struct pvo_vm *vm, uint64_t gpa)
 	return PVO_STATUS_OK;
 }
 
-enum pvo_status pvo_pdir_read(struct pvo_vm *vm, const struct pvo_pdir *pdir,
-			      uint32_t want_pages, uint64_t **pages)
+/*
+ * check_page over a list: the guest RAM region of the last page checked
+ * ([gpa, gpa + len)) answers for pages in it without a memory table
+ * lookup, which a callback walking 1M entries would do 1M times. The
+ * table does not change during the walk (one callback on the loop).
+ */
+struct ram_hint {
+	uint64_t gpa, len;
+};
+
+static enum pvo_status check_page_hint(struct pvo_vm *vm, uint64_t gpa,
+				       struct ram_hint *h)
+{
+	uint64_t avail;
+
+	if (gpa & (PVO_PAGE_SIZE - 1))
+		return PVO_STATUS_EINVAL;
+	if (gpa - h->gpa < h->len && h->len - (gpa - h->gpa) >= PVO_PAGE_SIZE)
+		return PVO_STATUS_OK;
+	if (!pvo_gmem_map(vm, gpa, &avail) || avail < PVO_PAGE_SIZE)
+		return PVO_STATUS_EFAULT;
+	h->gpa = gpa;
+	h->len = avail;
+	return PVO_STATUS_OK;
+}
+
+enum pvo_status pvo_pdir_walk(struct pvo_vm *vm, const struct pvo_pdir *pdir,
+			      uint32_t want_pages, pvo_pdir_page_fn page,
+			      void *opaque)
 {
 	uint64_t dir_gpa = le64toh(pdir->dir_gpa);
 	uint32_t npages = le32toh(pdir->npages);
 	uint32_t dir_pages = le32toh(pdir->dir_pages);
 	uint32_t ntables, t, i;
 	const uint64_t *dir, *tbl;
+	struct ram_hint hint = {0};
 	enum pvo_status st;
-	uint64_t *out;
 
-	*pages = NULL;
 	if (npages != want_pages || npages == 0 ||
 	    npages > PVO_PDIR_MAX_PAGES)
 		return PVO_STATUS_EINVAL;
@@ -237,9 +263,6 @@ enum pvo_status pvo_pdir_read(struct pvo_vm *vm, const struct pvo_pdir *pdir,
 	if (!dir)
 		return PVO_STATUS_EFAULT;
 	ntables = pvo_pdir_tables(npages);
-	out = g_try_new(uint64_t, npages);
-	if (!out)
-		return PVO_STATUS_ENOMEM;
 	/* The guest may rewrite its directory while we walk it: read each
 	 * GPA once and check the value we keep. */
 	for (t = 0; t < ntables; t++) {
@@ -250,21 +273,54 @@ enum pvo_status pvo_pdir_read(struct pvo_vm *vm, const struct pvo_pdir *pdir,
 
 		st = check_page(vm, tgpa);
 		if (st)
-			goto fail;
+			return st;
 		tbl = pvo_gmem_ptr(vm, tgpa, PVO_PAGE_SIZE);
 		for (i = 0; i < n; i++) {
 			uint64_t g =
 			    le64toh(__atomic_load_n(&tbl[i], __ATOMIC_RELAXED));
 
-			st = check_page(vm, g);
+			st = check_page_hint(vm, g, &hint);
+			if (!st)
+				st = page(opaque, g);
 			if (st)
-				goto fail;
-			out[(size_t)t * PVO_PDIR_ENTRIES + i] = g;
+				return st;
 		}
 	}
-	*pages = out;
 	return PVO_STATUS_OK;
-fail:
-	g_free(out);
-	return st;
+}
+
+struct page_array {
+	uint64_t *p;
+	size_t n;
+};
+
+static enum pvo_status to_array(void *opaque, uint64_t gpa)
+{
+	struct page_array *a = opaque;
+
+	a->p[a->n++] = gpa;
+	return PVO_STATUS_OK;
+}
+
+enum pvo_status pvo_pdir_read(struct pvo_vm *vm, const struct pvo_pdir *pdir,
+			      uint32_t want_pages, uint64_t **pages)
+{
+	struct page_array a = {0};
+	enum pvo_status st;
+
+	*pages = NULL;
+	/* the directory's own checks before the allocation they bound */
+	if (want_pages == 0 || want_pages > PVO_PDIR_MAX_PAGES ||
+	    le32toh(pdir->npages) != want_pages)
+		return PVO_STATUS_EINVAL;
+	a.p = g_try_new(uint64_t, want_pages);
+	if (!a.p)
+		return PVO_STATUS_ENOMEM;
+	st = pvo_pdir_walk(vm, pdir, want_pages, to_array, &a);
+	if (st) {
+		g_free(a.p);
+		return st;
+	}
+	*pages = a.p;
+	return PVO_STATUS_OK;
 }

@@ -110,4 +110,14 @@ bool pvo_gmem_atomic64(struct pvo_vm *vm, uint64_t gpa, enum pvo_gmem_atomic op,
 enum pvo_status pvo_pdir_read(struct pvo_vm *vm, const struct pvo_pdir *pdir,
 			      uint32_t want_pages, uint64_t **pages);
 
+/*
+ * The same checks, handing each data page's GPA in order to page()
+ * instead of keeping them: a status other than OK from it ends the walk
+ * with that status. Pages before a bad entry have been handed over.
+ */
+typedef enum pvo_status (*pvo_pdir_page_fn)(void *opaque, uint64_t gpa);
+enum pvo_status pvo_pdir_walk(struct pvo_vm *vm, const struct pvo_pdir *pdir,
+			      uint32_t want_pages, pvo_pdir_page_fn page,
+			      void *opaque);
+
 #endif

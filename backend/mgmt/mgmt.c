@@ -13,6 +13,7 @@
 
 #include "loop.h"
 #include "mgmt.h"
+#include "object_types.h"
 #include "threads.h"
 #include "overlay.h"
 #include "overlay_map.h"
@@ -98,6 +99,15 @@ static void show_vm(GString *o, struct pvo_vm *vm, bool removed)
 			       q->max_pd, q->max_qp, q->max_cq, q->max_mr,
 			       q->max_mw, q->max_ah, q->max_srq,
 			       q->max_mr_size);
+	/* host memory held for the VM: page lists against its budget,
+	 * objects bounded by the quotas */
+	g_string_append_printf(o,
+			       " host_mem=%" G_GUINT64_FORMAT
+			       " max_host_mem=%" G_GUINT64_FORMAT
+			       " host_mem_refused=%" G_GUINT64_FORMAT
+			       " objects_mem=%" G_GUINT64_FORMAT,
+			       vm->host_mem.used, vm->host_mem.limit,
+			       vm->host_mem.refused, pvo_obj_bytes(vm));
 	put_stats(o, &vm->net);
 	put_host_use(o, vm);
 	g_string_append_c(o, '\n');

@@ -15,7 +15,9 @@
 struct pvo_vm;
 struct pvo_vm_config;
 
-/* The stream of vm's objects (state_save.c). */
+/* The stream of vm's objects (state_save.c); NULL, logged, if it would
+ * be longer than PVO_STATE_MAX_BYTES (a VM whose max-host-mem allows
+ * more page lists than a stream carries). */
 GByteArray *pvo_state_save(struct pvo_vm *vm);
 
 /*

@@ -19,8 +19,10 @@ G_STATIC_ASSERT(G_BYTE_ORDER == G_LITTLE_ENDIAN);
 #define PVO_STATE_MAGIC "PVOSTATE"
 #define PVO_STATE_VERSION 1
 #define PVO_STATE_NAME_LEN 64
-/* No VM's state comes near this: page lists of 1 TiB of MRs are 2 GiB,
- * and max-mr-size keeps far below. A larger stream is refused unread. */
+/* No VM's state comes near this: MR page lists take 8 bytes a run of
+ * contiguous pages, as much as max-host-mem lets them take on the host.
+ * A larger stream is refused unread, and not saved (the migration
+ * fails, the VM runs on). */
 #define PVO_STATE_MAX_BYTES (1ull << 30)
 
 struct pvo_st_header {
@@ -47,7 +49,7 @@ enum pvo_st_type {
 
 struct pvo_st_rec {
 	uint16_t type;
-	uint16_t version; /* 1 for every type so far */
+	uint16_t version; /* 1, PVO_ST_MR_VERSION for MR records */
 	uint32_t len;	  /* payload bytes */
 } __attribute__((packed));
 
@@ -90,12 +92,32 @@ struct pvo_st_pd {
 	uint32_t ctx;
 } __attribute__((packed));
 
-/* followed by npages GPAs */
+/*
+ * Record version 1: followed by npages GPAs. Version 2 (what saves
+ * write): followed by a struct pvo_st_mr_runs and its runs of pages
+ * contiguous in GPA, which cover the npages in order (none if npages is
+ * 0), so that the stream grows with the runs, not with the pages: never
+ * more than version 1 for the same list.
+ */
 struct pvo_st_mr {
 	uint32_t handle, ctx, pd, key, access, max_pages;
 	uint8_t valid, fast_reg;
 	uint64_t iova, length;
 	uint32_t npages;
+} __attribute__((packed));
+
+#define PVO_ST_MR_VERSION 2
+
+struct pvo_st_mr_runs {
+	uint32_t nruns;
+} __attribute__((packed));
+
+/* A run of up to PVO_ST_RUN_MAX pages: the GPA of its first page, in
+ * the low 12 bits the pages that follow it. Longer runs take several. */
+#define PVO_ST_RUN_MAX 4096
+
+struct pvo_st_mr_run {
+	uint64_t page;
 } __attribute__((packed));
 
 struct pvo_st_mw {

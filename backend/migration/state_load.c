@@ -111,7 +111,12 @@ static bool ring_ok(struct pvo_st_loader *l, struct pvo_ring *r,
 			g_free(gpas);
 			return false;
 		}
-	pvo_ring_restore(r, gpas, s->npages, s->entries, s->shift);
+	if (!pvo_ring_restore(r, &l->vm->host_mem, gpas, s->npages,
+			      s->entries, s->shift)) {
+		g_free(gpas);
+		return pvo_st_refuse(l, name, "%u pages over max-host-mem",
+				     s->npages);
+	}
 	g_free(gpas);
 	*var += s->npages * 8ull;
 	*left -= s->npages * 8ull;
@@ -247,14 +252,93 @@ static bool load_pd(struct pvo_st_loader *l, const struct pvo_st_pd *p)
 	return true;
 }
 
+/* Version 1: npages GPAs, one a page (unaligned in the payload). */
+static bool mr_pages_v1(struct pvo_st_loader *l, const struct pvo_st_mr *m,
+			const uint8_t *var, size_t left,
+			struct pvo_page_runs *out)
+{
+	uint64_t gpa;
+	uint32_t i;
+
+	CHECK(left == m->npages * 8ull, "pages", "%zu bytes for %u pages", left,
+	      m->npages);
+	pvo_page_runs_init(out, &l->vm->host_mem);
+	for (i = 0; i < m->npages; i++) {
+		memcpy(&gpa, var + i * 8ull, 8);
+		if (!gpa_page_ok(gpa)) {
+			pvo_page_runs_free(out);
+			return pvo_st_refuse(l, "pages",
+					     "page %u at 0x%" PRIx64
+					     " not aligned",
+					     i, gpa);
+		}
+		if (pvo_page_runs_add(out, gpa)) {
+			pvo_page_runs_free(out);
+			return pvo_st_refuse(l, "pages",
+					     "page %u at 0x%" PRIx64 ": not "
+					     "a guest page frame, or over "
+					     "max-host-mem (%" PRIu64 ")",
+					     i, gpa, l->vm->host_mem.limit);
+		}
+	}
+	pvo_page_runs_trim(out);
+	return true;
+}
+
+/* Version 2: runs that cover the npages. */
+static bool mr_pages_v2(struct pvo_st_loader *l, const struct pvo_st_mr *m,
+			const uint8_t *var, size_t left,
+			struct pvo_page_runs *out)
+{
+	struct pvo_st_mr_runs h;
+	struct pvo_st_mr_run r;
+	uint32_t k;
+
+	CHECK(left >= sizeof(h), "nruns", "missing");
+	memcpy(&h, var, sizeof(h));
+	var += sizeof(h);
+	left -= sizeof(h);
+	CHECK(h.nruns <= m->npages && (h.nruns > 0) == (m->npages > 0) &&
+		  left == (uint64_t)h.nruns * sizeof(r),
+	      "nruns", "%u for %u pages in %zu bytes", h.nruns, m->npages,
+	      left);
+	pvo_page_runs_init(out, &l->vm->host_mem);
+	for (k = 0; k < h.nruns; k++) {
+		uint64_t gpa;
+		uint32_t n;
+
+		memcpy(&r, var + (size_t)k * sizeof(r), sizeof(r));
+		gpa = r.page & ~(uint64_t)(PVO_PAGE_SIZE - 1);
+		n = (uint32_t)(r.page & (PVO_PAGE_SIZE - 1)) + 1;
+		if (n > m->npages - out->npages ||
+		    pvo_page_runs_add_run(out, gpa, n)) {
+			uint32_t before = out->npages;
+
+			pvo_page_runs_free(out);
+			return pvo_st_refuse(l, "runs",
+					     "run %u: %u pages at 0x%" PRIx64
+					     " (%u of %u pages before it; "
+					     "max-host-mem %" PRIu64 ")",
+					     k, n, gpa, before, m->npages,
+					     l->vm->host_mem.limit);
+		}
+	}
+	if (out->npages != m->npages) {
+		pvo_page_runs_free(out);
+		return pvo_st_refuse(l, "runs", "%u pages of %u", out->npages,
+				     m->npages);
+	}
+	pvo_page_runs_trim(out);
+	return true;
+}
+
 static bool load_mr(struct pvo_st_loader *l, const struct pvo_st_mr *m,
-		    const uint8_t *var, size_t left)
+		    unsigned int version, const uint8_t *var, size_t left)
 {
 	struct pvo_vm *vm = l->vm;
 	struct pvo_pd *pd = pd_of(l, m->pd, m->ctx);
+	struct pvo_page_runs pages = {0};
 	struct pvo_mr *mr;
-	uint64_t gpa;
-	uint32_t i;
 
 	if (!pd)
 		return false;
@@ -287,15 +371,11 @@ static bool load_mr(struct pvo_st_loader *l, const struct pvo_st_mr *m,
 			  m->npages <= PVO_PDIR_MAX_PAGES,
 		      "npages", "%u for the range", m->npages);
 	}
-	CHECK(left == m->npages * 8ull, "pages", "%zu bytes for %u pages", left,
-	      m->npages);
-	for (i = 0; i < m->npages; i++) {
-		memcpy(&gpa, var + i * 8ull, 8);
-		CHECK(gpa_page_ok(gpa), "pages",
-		      "page %u at 0x%" PRIx64 " not aligned", i, gpa);
-	}
 	CHECK(vm->mrs.count < vm->mrs.limit, "handle",
 	      "more MRs than max-mr (%u)", vm->mrs.limit);
+	if (!(version == 1 ? mr_pages_v1 : mr_pages_v2)(l, m, var, left,
+							&pages))
+		return false;
 	mr = g_new0(struct pvo_mr, 1);
 	mr->ctx = m->ctx;
 	mr->pd = pd;
@@ -306,12 +386,9 @@ static bool load_mr(struct pvo_st_loader *l, const struct pvo_st_mr *m,
 	mr->valid = m->valid;
 	mr->fast_reg = m->fast_reg;
 	mr->max_pages = m->max_pages;
-	if (m->npages) /* an aligned copy it keeps */
-		pvo_mr_set_pages(mr, g_memdup2(var, m->npages * 8ull),
-				 m->npages);
+	pvo_mr_set_pages(mr, &pages);
 	if (!add(l, &vm->mrs, m->handle, mr, m->ctx)) {
-		g_free(mr->blocks);
-		g_free(mr->run);
+		pvo_page_runs_free(&mr->pages);
 		g_free(mr);
 		return false;
 	}
@@ -662,7 +739,7 @@ static bool exact(struct pvo_st_loader *l, size_t left)
 }
 
 static bool load_record(struct pvo_st_loader *l, unsigned int type,
-			const void *p, size_t len)
+			unsigned int version, const void *p, size_t len)
 {
 	const uint8_t *var = (const uint8_t *)p + types[type].fixed;
 	size_t left = len - types[type].fixed;
@@ -678,7 +755,7 @@ static bool load_record(struct pvo_st_loader *l, unsigned int type,
 	case PVO_ST_PD:
 		return exact(l, left) && load_pd(l, p);
 	case PVO_ST_MR:
-		return load_mr(l, p, var, left);
+		return load_mr(l, p, version, var, left);
 	case PVO_ST_MW:
 		return exact(l, left) && load_mw(l, p);
 	case PVO_ST_CQ:
@@ -731,8 +808,9 @@ static bool load(struct pvo_st_loader *l, const uint8_t *buf, size_t len)
 		pos += sizeof(r);
 		CHECK(r.type < PVO_ST_TYPES, "type", "unknown type %u", r.type);
 		l->what = types[r.type].name;
-		CHECK(r.version == 1, "version", "record version %u",
-		      r.version);
+		CHECK(r.version == 1 || (r.type == PVO_ST_MR &&
+					 r.version == PVO_ST_MR_VERSION),
+		      "version", "record version %u", r.version);
 		CHECK(r.len <= len - pos, "length",
 		      "%u bytes, but the stream is truncated (%zu left)", r.len,
 		      len - pos);
@@ -752,7 +830,7 @@ static bool load(struct pvo_st_loader *l, const uint8_t *buf, size_t len)
 		seen_vm = true;
 		/* aligned copy: the fixed parts are read as structs */
 		payload = g_memdup2(buf + pos, r.len);
-		ok = load_record(l, r.type, payload, r.len);
+		ok = load_record(l, r.type, r.version, payload, r.len);
 		g_free(payload);
 		if (!ok)
 			return false;

@@ -14,19 +14,45 @@
 #include "transport.h"
 #include "vm.h"
 
-/* Appends a record: fixed part, then up to two variable parts. */
-static void put(GByteArray *s, uint16_t type, const void *fixed, size_t flen,
-		const void *v1, size_t l1, const void *v2, size_t l2)
-{
-	struct pvo_st_rec r = {
-	    .type = type, .version = 1, .len = (uint32_t)(flen + l1 + l2)};
+/* The stream being written; full once a record would take it past
+ * PVO_STATE_MAX_BYTES (nothing more is appended, the save fails). */
+struct st_out {
+	GByteArray *s;
+	bool full;
+};
 
-	g_byte_array_append(s, (const guint8 *)&r, sizeof(r));
-	g_byte_array_append(s, fixed, (guint)flen);
+/* Room for a record of len payload bytes: false (and full) if none. */
+static bool room(struct st_out *o, uint64_t len)
+{
+	uint64_t rec = sizeof(struct pvo_st_rec) + len;
+
+	if (o->full || len > UINT32_MAX ||
+	    rec > PVO_STATE_MAX_BYTES - o->s->len)
+		o->full = true;
+	return !o->full;
+}
+
+static void put_rec(struct st_out *o, uint16_t type, uint16_t version,
+		    uint32_t len)
+{
+	struct pvo_st_rec r = {.type = type, .version = version, .len = len};
+
+	g_byte_array_append(o->s, (const guint8 *)&r, sizeof(r));
+}
+
+/* Appends a record: fixed part, then up to two variable parts. */
+static void put(struct st_out *o, uint16_t type, const void *fixed,
+		size_t flen, const void *v1, size_t l1, const void *v2,
+		size_t l2)
+{
+	if (!room(o, (uint64_t)flen + l1 + l2))
+		return;
+	put_rec(o, type, 1, (uint32_t)(flen + l1 + l2));
+	g_byte_array_append(o->s, fixed, (guint)flen);
 	if (l1)
-		g_byte_array_append(s, v1, (guint)l1);
+		g_byte_array_append(o->s, v1, (guint)l1);
 	if (l2)
-		g_byte_array_append(s, v2, (guint)l2);
+		g_byte_array_append(o->s, v2, (guint)l2);
 }
 
 static void put_ring(struct pvo_st_ring *d, const struct pvo_ring *r)
@@ -54,7 +80,7 @@ static void put_db(struct pvo_st_db_ring *d, const struct pvo_db_ring *r)
 	d->cons = r->cons;
 }
 
-static void save_vm(GByteArray *s, struct pvo_vm *vm)
+static void save_vm(struct st_out *s, struct pvo_vm *vm)
 {
 	struct pvo_st_vm v = {0};
 	unsigned int i;
@@ -77,23 +103,51 @@ static void save_vm(GByteArray *s, struct pvo_vm *vm)
 	put(s, PVO_ST_VM, &v, sizeof(v), NULL, 0, NULL, 0);
 }
 
-/* The page list of an MR, one GPA per 4 KiB page of its iova range. */
-static uint64_t *mr_pages(const struct pvo_mr *mr, uint32_t *npages)
+/* An MR, its page list as the runs it keeps (PVO_ST_MR_VERSION). */
+static void save_mr(struct st_out *o, const struct pvo_mr *mr)
 {
-	uint64_t v0 = mr->iova & ~(uint64_t)(PVO_PAGE_SIZE - 1), avail;
-	uint64_t *p;
-	uint32_t i;
+	const struct pvo_page_runs *p = &mr->pages;
+	struct pvo_st_mr m = {.handle = mr->handle,
+			      .ctx = mr->ctx,
+			      .pd = mr->pd->handle,
+			      .key = mr->key,
+			      .access = mr->access,
+			      .max_pages = mr->max_pages,
+			      .valid = mr->valid,
+			      .fast_reg = mr->fast_reg,
+			      .iova = mr->iova,
+			      .length = mr->length,
+			      .npages = p->npages};
+	struct pvo_st_mr_runs h = {0};
+	uint64_t len;
+	uint32_t k, n;
 
-	*npages =
-	    mr->nblocks ? (uint32_t)pvo_mr_npages(mr->iova, mr->length) : 0;
-	p = g_new(uint64_t, *npages ? *npages : 1);
-	for (i = 0; i < *npages; i++)
-		p[i] = pvo_mr_gpa(mr, v0 + ((uint64_t)i << PVO_PAGE_SHIFT),
-				  &avail);
-	return p;
+	for (k = 0; k < p->nruns; k++)
+		h.nruns += (pvo_page_run_len(p, k) + PVO_ST_RUN_MAX - 1) /
+			   PVO_ST_RUN_MAX;
+	len = sizeof(m) + sizeof(h) +
+	      (uint64_t)h.nruns * sizeof(struct pvo_st_mr_run);
+	if (!room(o, len))
+		return;
+	put_rec(o, PVO_ST_MR, PVO_ST_MR_VERSION, (uint32_t)len);
+	g_byte_array_append(o->s, (const guint8 *)&m, sizeof(m));
+	g_byte_array_append(o->s, (const guint8 *)&h, sizeof(h));
+	for (k = 0; k < p->nruns; k++) {
+		uint64_t gpa = pvo_page_run_gpa(p, k);
+		uint32_t left = pvo_page_run_len(p, k);
+
+		for (; left; left -= n, gpa += (uint64_t)n << PVO_PAGE_SHIFT) {
+			struct pvo_st_mr_run r;
+
+			n = MIN(left, (uint32_t)PVO_ST_RUN_MAX);
+			r.page = gpa | (n - 1);
+			g_byte_array_append(o->s, (const guint8 *)&r,
+					    sizeof(r));
+		}
+	}
 }
 
-static void save_qp(GByteArray *s, const struct pvo_qp *qp)
+static void save_qp(struct st_out *s, const struct pvo_qp *qp)
 {
 	struct pvo_st_qp q = {0};
 	const struct pvo_qp_attrs *a = &qp->attr;
@@ -146,7 +200,7 @@ static void save_qp(GByteArray *s, const struct pvo_qp *qp)
 
 GByteArray *pvo_state_save(struct pvo_vm *vm)
 {
-	GByteArray *s = g_byte_array_new();
+	struct st_out o = {.s = g_byte_array_new()}, *s = &o;
 	struct pvo_st_header hdr = {.version = PVO_STATE_VERSION,
 				    .iface_version = PVO_INTERFACE_VERSION};
 	struct pvo_st_events ev = {0};
@@ -162,7 +216,7 @@ GByteArray *pvo_state_save(struct pvo_vm *vm)
 
 	memcpy(hdr.magic, PVO_STATE_MAGIC, sizeof(hdr.magic));
 	g_strlcpy(hdr.vm, pvo_vm_name(vm), sizeof(hdr.vm));
-	g_byte_array_append(s, (const guint8 *)&hdr, sizeof(hdr));
+	g_byte_array_append(o.s, (const guint8 *)&hdr, sizeof(hdr));
 	save_vm(s, vm);
 	EACH(ucontexts, uctx)
 	{
@@ -180,24 +234,7 @@ GByteArray *pvo_state_save(struct pvo_vm *vm)
 		put(s, PVO_ST_PD, &p, sizeof(p), NULL, 0, NULL, 0);
 	}
 	EACH(mrs, mr)
-	{
-		struct pvo_st_mr m = {.handle = mr->handle,
-				      .ctx = mr->ctx,
-				      .pd = mr->pd->handle,
-				      .key = mr->key,
-				      .access = mr->access,
-				      .max_pages = mr->max_pages,
-				      .valid = mr->valid,
-				      .fast_reg = mr->fast_reg,
-				      .iova = mr->iova,
-				      .length = mr->length};
-		uint32_t npages;
-		uint64_t *pages = mr_pages(mr, &npages);
-
-		m.npages = npages;
-		put(s, PVO_ST_MR, &m, sizeof(m), pages, npages * 8ull, NULL, 0);
-		g_free(pages);
-	}
+	save_mr(&o, mr);
 	EACH(mws, mw)
 	{
 		struct pvo_st_mw w = {.handle = mw->handle,
@@ -264,5 +301,13 @@ GByteArray *pvo_state_save(struct pvo_vm *vm)
 		g_free(e);
 	}
 	put(s, PVO_ST_END, NULL, 0, NULL, 0, NULL, 0);
-	return s;
+	if (o.full) {
+		pvo_log(pvo_vm_name(vm),
+			"the VM's RDMA state takes more than %llu bytes: not "
+			"saved",
+			(unsigned long long)PVO_STATE_MAX_BYTES);
+		g_byte_array_free(o.s, TRUE);
+		return NULL;
+	}
+	return o.s;
 }

@@ -33,21 +33,28 @@ static uint32_t reg(uint32_t in_pd, const uint64_t *gpas, uint32_t n,
 	return le32toh(r.mr);
 }
 
-/* An MR at iova over a copy of the n page GPAs, as REG_MR builds it. */
+/* An MR at iova over the n page GPAs, as REG_MR builds it (no budget). */
 static void set_pages(struct pvo_mr *mr, uint64_t iova, uint64_t len,
 		      const uint64_t *gpas, uint32_t n)
 {
+	struct pvo_page_runs r;
+	uint32_t i;
+
 	*mr = (struct pvo_mr){ .iova = iova, .length = len };
-	pvo_mr_set_pages(mr, g_memdup2(gpas, n * sizeof(*gpas)), n);
+	pvo_page_runs_init(&r, NULL);
+	for (i = 0; i < n; i++)
+		if (pvo_page_runs_add(&r, gpas[i]))
+			tap_bail("no memory for %u pages", n);
+	pvo_page_runs_trim(&r);
+	pvo_mr_set_pages(mr, &r);
 }
 
 static void unset_pages(struct pvo_mr *mr)
 {
-	g_free(mr->blocks);
-	g_free(mr->run);
+	pvo_page_runs_free(&mr->pages);
 }
 
-static void test_blocks(void)
+static void test_runs(void)
 {
 	struct pvo_mr m;
 	uint64_t a = 0, g1;
@@ -56,23 +63,23 @@ static void test_blocks(void)
 		uint64_t p[3] = { 0x10000, 0x11000, 0x13000 };
 
 		set_pages(&m, 0x1000, 0x3000, p, 3);
-		tap_ok(m.block_shift == 12 && m.nblocks == 3 &&
-			       m.run[0] == 2 && m.run[1] == 1 && m.run[2] == 1,
-		       "a jump at iova 0x3000 keeps 4 KiB blocks, runs 2 1 1 "
-		       "(shift %u)",
-		       m.block_shift);
+		tap_ok(m.pages.nruns == 2 && pvo_page_run_pg(&m.pages, 0) == 0 &&
+			       pvo_page_run_pg(&m.pages, 1) == 2 &&
+			       m.pages.npages == 3,
+		       "a jump at iova 0x3000: runs of 2 and 1 pages");
 		g1 = pvo_mr_gpa_run(&m, 0x1800, 0x2800, &a);
 		tap_ok(g1 == 0x10800 && a == 0x1800,
 		       "a run goes on over the next page while it is "
 		       "contiguous and stops at the gap (0x%llx)",
 		       (unsigned long long)a);
-		g1 = pvo_mr_gpa_run(&m, 0x1000, 0x100, &a);
-		tap_ok(g1 == 0x10000 && a == 0x1000,
-		       "a run that has what it wants does not grow (0x%llx)",
+		g1 = pvo_mr_gpa_run(&m, 0x2fff, 1, &a);
+		tap_ok(g1 == 0x11fff && a == 1,
+		       "the last byte of a run (0x%llx)",
 		       (unsigned long long)a);
 		g1 = pvo_mr_gpa_run(&m, 0x3000, 0x1000, &a);
 		tap_ok(g1 == 0x13000 && a == 0x1000,
-		       "the last page is a run of its own (0x%llx)",
+		       "the first byte of the next run, which is one page "
+		       "(0x%llx)",
 		       (unsigned long long)a);
 		unset_pages(&m);
 	}
@@ -87,18 +94,16 @@ static void test_blocks(void)
 			p[513 + i] = 0xa00000 + i * 0x1000;
 		}
 		set_pages(&m, 0x401ff800, 0x400000, p, 1025);
-		tap_ok(m.block_shift == 21 && m.nblocks == 3 &&
-			       m.base == 0x40000000,
-		       "pages that jump only at 2 MiB boundaries: 3 blocks of "
-		       "2 MiB (shift %u, %u blocks)",
-		       m.block_shift, m.nblocks);
+		tap_ok(m.pages.nruns == 3 && m.base == 0x401ff000,
+		       "pages that jump only at 2 MiB boundaries: 3 runs (%u)",
+		       m.pages.nruns);
 		tap_ok(pvo_mr_gpa(&m, 0x401ff800, &a) == 0x5ff800 && a == 0x800,
-		       "the first byte, half a page before its block ends");
+		       "the first byte, half a page before its run ends");
 		g1 = pvo_mr_gpa_run(&m, 0x40200010, 0x300000, &a);
 		tap_ok(g1 == 0x200010 && a == 0x200000 - 0x10,
-		       "the middle block ends at its jump (0x%llx)",
+		       "the middle run ends at its jump (0x%llx)",
 		       (unsigned long long)a);
-		tap_ok(pvo_mr_gpa(&m, 0x405ff7ff, &a) == 0xbff7ff,
+		tap_ok(pvo_mr_gpa(&m, 0x405ff7ff, &a) == 0xbff7ff && a == 0x801,
 		       "the last byte of the MR");
 		unset_pages(&m);
 	}
@@ -107,26 +112,77 @@ static void test_blocks(void)
 		uint64_t p[4] = { 0x100000, 0x101000, 0x102000, 0x103000 };
 
 		set_pages(&m, 0x3fffe000, 0x4000, p, 4);
-		tap_ok(m.block_shift == PVO_MR_MAX_BLOCK_SHIFT &&
-			       m.nblocks == 2 && m.run[0] == 2,
-		       "no jump: blocks of the largest size, one run");
+		tap_ok(m.pages.nruns == 1,
+		       "no jump: one run");
 		g1 = pvo_mr_gpa_run(&m, 0x3fffe100, 0x3f00, &a);
-		tap_ok(g1 == 0x100100 && a >= 0x3f00,
+		tap_ok(g1 == 0x100100 && a == 0x3f00,
 		       "one chunk for the whole MR (0x%llx)",
 		       (unsigned long long)a);
-		tap_ok(pvo_mr_gpa(&m, 0x40001fff, &a) == 0x103fff,
-		       "the last byte, in the second block");
+		tap_ok(pvo_mr_gpa(&m, 0x40001fff, &a) == 0x103fff && a == 1,
+		       "the last byte");
 		unset_pages(&m);
 	}
 	{
 		uint64_t p[1] = { 0x7000 };
 
 		set_pages(&m, 0xfff, 1, p, 1);
-		tap_ok(m.nblocks == 1 && pvo_mr_gpa(&m, 0xfff, &a) == 0x7fff &&
-			       a >= 1,
+		tap_ok(m.pages.nruns == 1 &&
+			       pvo_mr_gpa(&m, 0xfff, &a) == 0x7fff && a == 1,
 		       "one byte at the end of a page");
 		unset_pages(&m);
 	}
+}
+
+/* 1M entries alternating two pages, and every 1000th page looked up. */
+static void test_runs_alternating(void)
+{
+	uint32_t n = PVO_PDIR_MAX_PAGES, i, bad = 0, left;
+	struct pvo_host_budget b = { .limit = 64ull << 20 };
+	struct pvo_page_runs r;
+	uint64_t gpa;
+
+	pvo_page_runs_init(&r, &b);
+	for (i = 0; i < n; i++)
+		if (pvo_page_runs_add(&r, i & 1 ? 0x9000 : 0x5000))
+			break;
+	pvo_page_runs_trim(&r);
+	tap_ok(i == n && r.nruns == n && r.npages == n,
+	       "%u alternating pages: a run each", n);
+	tap_ok(b.used == r.charged && r.charged == (uint64_t)n * 8,
+	       "charged 8 bytes a run (%llu)", (unsigned long long)b.used);
+	for (i = 0; i < n; i += 999) {
+		pvo_page_runs_find(&r, i, &gpa, &left);
+		bad += gpa != (i & 1 ? 0x9000 : 0x5000) || left != 1;
+	}
+	pvo_page_runs_find(&r, n - 1, &gpa, &left);
+	tap_ok(!bad && gpa == 0x9000 && left == 1,
+	       "lookups find the page of each entry, the last one too");
+	pvo_page_runs_free(&r);
+	tap_ok(b.used == 0, "freeing uncharges");
+
+	/* two adjacent pages alternating with a third: runs of 2 */
+	pvo_page_runs_init(&r, &b);
+	for (i = 0; i < 3000; i++)
+		pvo_page_runs_add(&r, i % 3 == 2 ? 0x100000 :
+					0x5000 + (i % 3) * 0x1000ull);
+	pvo_page_runs_find(&r, 1500, &gpa, &left);
+	tap_ok(r.nruns == 2000 && gpa == 0x5000 && left == 2,
+	       "pages A, A + 4 KiB, B repeated: 2 runs in 3 pages");
+	pvo_page_runs_find(&r, 1502, &gpa, &left);
+	tap_ok(gpa == 0x100000 && left == 1, "... and B a run of its own");
+	pvo_page_runs_free(&r);
+
+	/* a budget too small for them */
+	b.limit = 4096;
+	pvo_page_runs_init(&r, &b);
+	for (i = 0; i < n; i++)
+		if (pvo_page_runs_add(&r, i & 1 ? 0x9000 : 0x5000))
+			break;
+	tap_ok(i < n && r.nruns == i && b.used <= b.limit && b.refused == 1,
+	       "over the budget: ENOSPC after %u runs, %llu bytes charged", i,
+	       (unsigned long long)b.used);
+	pvo_page_runs_free(&r);
+	tap_ok(b.used == 0, "and all of it given back");
 }
 
 static void test_pure(void)
@@ -389,7 +445,7 @@ int main(void)
 	struct pvo_daemon_config *cfg;
 	char *err = NULL;
 
-	tap_plan(60);
+	tap_plan(68);
 	cfg = pvo_config_parse("t", conf, &err);
 	if (!cfg) {
 		printf("Bail out! %s\n", err);
@@ -400,7 +456,8 @@ int main(void)
 	pd = le32toh(r.pd);
 	fg_cmd(&g, PVO_CMD_ALLOC_PD, 0, NULL, 0, &r, sizeof(r));
 	pd2 = le32toh(r.pd);
-	test_blocks();
+	test_runs();
+	test_runs_alternating();
 	test_pure();
 	test_keys();
 	{

@@ -3,7 +3,9 @@
  * The VM state stream (migration/): the committed fuzz-state streams
  * load and save again byte for byte, and a QP's receive cursor (a
  * message arriving in packets) is checked against the QP's own context,
- * and a window binding as BIND_MW would check it.
+ * and a window binding as BIND_MW would check it. MR page lists travel
+ * as runs: many MRs of pages that jump at every entry save, load and
+ * save again to the same bytes, within the destination's max-host-mem.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,8 @@
 #include "../fuzz/fuzz.h"
 #include "config.h"
 #include "dma.h"
+#include "fake_guest.h"
+#include "mr.h"
 #include "state.h"
 #include "state_format.h"
 #include "tap.h"
@@ -36,6 +40,73 @@ static GByteArray *stream_of(const char *name)
 	return s;
 }
 
+/* s with its MR records of version 1 (a GPA a page) written as a save
+ * writes them now: runs of contiguous pages (PVO_ST_MR_VERSION). */
+static GByteArray *upgraded(const GByteArray *s)
+{
+	size_t pos = sizeof(struct pvo_st_header);
+	GByteArray *u = g_byte_array_new();
+
+	g_byte_array_append(u, s->data, (guint)pos);
+	while (pos + sizeof(struct pvo_st_rec) <= s->len) {
+		const uint8_t *p = s->data + pos + sizeof(struct pvo_st_rec);
+		struct pvo_st_mr_runs h = { 0 };
+		struct pvo_st_rec r;
+		struct pvo_st_mr m;
+		GByteArray *runs;
+		uint32_t i;
+
+		memcpy(&r, s->data + pos, sizeof(r));
+		pos += sizeof(r) + r.len;
+		if (r.type != PVO_ST_MR || r.version != 1) {
+			g_byte_array_append(u, p - sizeof(r),
+					    (guint)(sizeof(r) + r.len));
+			continue;
+		}
+		memcpy(&m, p, sizeof(m));
+		runs = g_byte_array_new();
+		for (i = 0; i < m.npages; i++) {
+			struct pvo_st_mr_run last, run;
+			size_t at = runs->len - sizeof(last);
+			uint64_t n;
+
+			memcpy(&run.page, p + sizeof(m) + i * 8ull, 8);
+			if (runs->len) {
+				memcpy(&last, runs->data + at, sizeof(last));
+				n = (last.page & 4095) + 1;
+				if (n < PVO_ST_RUN_MAX &&
+				    run.page == (last.page & ~4095ull) + n * 4096) {
+					last.page++;
+					memcpy(runs->data + at, &last,
+					       sizeof(last));
+					continue;
+				}
+			}
+			g_byte_array_append(runs, (const guint8 *)&run,
+					    sizeof(run));
+			h.nruns++;
+		}
+		r.version = PVO_ST_MR_VERSION;
+		r.len = (uint32_t)(sizeof(m) + sizeof(h) + runs->len);
+		g_byte_array_append(u, (const guint8 *)&r, sizeof(r));
+		g_byte_array_append(u, (const guint8 *)&m, sizeof(m));
+		g_byte_array_append(u, (const guint8 *)&h, sizeof(h));
+		g_byte_array_append(u, runs->data, runs->len);
+		g_byte_array_free(runs, TRUE);
+	}
+	return u;
+}
+
+/* Whether a saves to the bytes of s (with its MRs as runs). */
+static bool same(const GByteArray *again, const GByteArray *s)
+{
+	GByteArray *u = upgraded(s);
+	bool eq = again->len == u->len && !memcmp(again->data, u->data, u->len);
+
+	g_byte_array_free(u, TRUE);
+	return eq;
+}
+
 /* Loads s; NULL if refused (*err then says why), else the stream saved
  * again from what loaded. */
 static GByteArray *load_save(const GByteArray *s, char **err)
@@ -53,6 +124,7 @@ static void test_round_trip(void)
 {
 	static const char *const names[] = {"rc-bind-mw", "rc-fetch-add",
 					    "rc-read",	  "rc-reg-mr",
+					    "rc-reg-mr-runs",
 					    "rc-send",	  "rc-write"};
 	unsigned int i;
 
@@ -61,9 +133,10 @@ static void test_round_trip(void)
 		char *err = NULL;
 
 		again = load_save(s, &err);
-		tap_ok(again && again->len == s->len &&
-			   !memcmp(again->data, s->data, s->len),
-		       "%s: loads and saves to the same bytes", names[i]);
+		tap_ok(again && same(again, s),
+		       "%s: loads and saves to the same bytes (MR page "
+		       "lists as runs)",
+		       names[i]);
 		if (err)
 			tap_diag("  %s", err);
 		g_free(err);
@@ -117,8 +190,7 @@ static char *cursor_case(const char *name, uint8_t kind, bool own_pd,
 	q.rw_dma.r[0].len = 100;
 	memcpy(qp_of(s), &q, sizeof(q));
 	again = load_save(s, &err);
-	if (again &&
-	    (again->len != s->len || memcmp(again->data, s->data, s->len)))
+	if (again && !same(again, s))
 		err = g_strdup("saved again to other bytes");
 	if (again)
 		g_byte_array_free(again, TRUE);
@@ -232,17 +304,128 @@ static void test_mw_binding(void)
 	g_free(err);
 }
 
+#define ALT_MRS 150
+#define ALT_PAGES 16384 /* 64 MiB MRs, a run a page */
+
+/* The MRs' page at list index pg. */
+static uint64_t alt_gpa(const struct pvo_vm *vm, uint32_t handle,
+			uint32_t pg)
+{
+	struct pvo_vm *v = (struct pvo_vm *)vm;
+	struct pvo_mr *mr = pvo_table_at(&v->mrs, pvo_handle_index(handle));
+	uint64_t avail;
+
+	/* the MR starts 0x800 into its first page */
+	return mr ? pvo_mr_gpa(mr, mr->iova - 0x800 + (uint64_t)pg * 4096 +
+				       (pg ? 0 : 0x800),
+			       &avail) &
+			~4095ull
+		  : 0;
+}
+
+static void test_alternating_mrs(void)
+{
+	static const char conf[] =
+		"[tenant t]\nvni=5\n[vm g]\ntenant=t\n"
+		"mac=52:54:00:ab:cd:ef\nsocket=/tmp/unused.sock\n"
+		"max-mr=200\n"
+		"[vm small]\ntenant=t\nmac=52:54:00:ab:cd:e0\n"
+		"socket=/tmp/unused2.sock\nmax-mr=200\n"
+		"max-host-mem=4194304\n";
+	struct pvo_daemon_config *c;
+	struct pvo_cmd_reg_mr cmd = { 0 };
+	struct pvo_resp_reg_mr rr;
+	struct pvo_resp_alloc_pd r;
+	uint64_t *gpas, a, b;
+	struct fake_guest g;
+	struct pvo_vm *dst;
+	GByteArray *s, *again = NULL;
+	uint32_t i, ok = 0, first = 0, last = 0;
+	char *err = NULL;
+	bool loaded;
+
+	c = pvo_config_parse("t", conf, &err);
+	if (!c)
+		tap_bail("config: %s", err);
+	fg_init(&g, &c->vms[0]);
+	fg_cmd(&g, PVO_CMD_ALLOC_PD, 0, NULL, 0, &r, sizeof(r));
+	a = fg_alloc(&g, 1);
+	fg_alloc(&g, 1);
+	b = fg_alloc(&g, 1); /* not adjacent to a */
+	gpas = g_new(uint64_t, ALT_PAGES);
+	for (i = 0; i < ALT_PAGES; i++)
+		gpas[i] = i & 1 ? b : a;
+	fg_pdir(&g, gpas, ALT_PAGES, &cmd.pages);
+	cmd.pd = r.pd;
+	cmd.access = htole32(PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_READ);
+	cmd.length = htole64((uint64_t)ALT_PAGES * 4096 - 0x800);
+	for (i = 0; i < ALT_MRS; i++) {
+		cmd.iova = htole64(((uint64_t)i << 32) + 0x800);
+		if (fg_cmd(&g, PVO_CMD_REG_MR, 0, &cmd, sizeof(cmd), &rr,
+			   sizeof(rr)))
+			break;
+		ok++;
+		last = le32toh(rr.mr);
+		first = first ? first : last;
+	}
+	s = pvo_state_save(g.vm);
+	tap_ok(ok == ALT_MRS && s &&
+		   s->len < ALT_MRS * (ALT_PAGES * 8ull + 128) + 65536,
+	       "%u MRs of %u pages alternating two: saved in %u bytes, a "
+	       "run a page",
+	       ok, ALT_PAGES, s ? s->len : 0);
+	dst = pvo_vm_new_detached(&c->vms[0]);
+	if (s && pvo_state_load(dst, s->data, s->len, &err))
+		again = pvo_state_save(dst);
+	tap_ok(again && again->len == s->len &&
+		   !memcmp(again->data, s->data, s->len) &&
+		   dst->host_mem.used == g.vm->host_mem.used,
+	       "they load and save again to the same bytes, charged as on "
+	       "the source (%s)",
+	       err ? err : "");
+	tap_ok(alt_gpa(dst, first, 0) == a + 0 &&
+		   alt_gpa(dst, first, 1) == b &&
+		   alt_gpa(dst, last, ALT_PAGES - 2) == a &&
+		   alt_gpa(dst, last, ALT_PAGES - 1) == b,
+	       "the loaded MRs find their pages at both ends");
+	pvo_vm_free(dst);
+	g_free(err);
+	err = NULL;
+	dst = pvo_vm_new_detached(&c->vms[1]);
+	/* the stream names VM g: rename it for VM small */
+	memset(s->data + offsetof(struct pvo_st_header, vm), 0,
+	       PVO_STATE_NAME_LEN);
+	memcpy(s->data + offsetof(struct pvo_st_header, vm), "small", 5);
+	loaded = pvo_state_load(dst, s->data, s->len, &err);
+	tap_ok(!loaded && err && strstr(err, "max-host-mem") &&
+		   !dst->host_mem.used &&
+		   !dst->mrs.count,
+	       "a destination whose max-host-mem is smaller refuses them, "
+	       "holding nothing (%s)",
+	       err ? err : "loaded");
+	g_free(err);
+	pvo_vm_free(dst);
+	if (again)
+		g_byte_array_free(again, TRUE);
+	if (s)
+		g_byte_array_free(s, TRUE);
+	g_free(gpas);
+	fg_fini(&g);
+	pvo_config_free(c);
+}
+
 int main(void)
 {
 	char *err = NULL;
 
-	tap_plan(15);
+	tap_plan(20);
 	cfg = pvo_config_parse("fuzz.conf", FUZZ_CTRL_CONF, &err);
 	if (!cfg)
 		tap_bail("config: %s", err);
 	test_round_trip();
 	test_cursor();
 	test_mw_binding();
+	test_alternating_mrs();
 	pvo_config_free(cfg);
 	return tap_done();
 }

@@ -48,8 +48,7 @@ static enum pvo_status publish(struct pvo_vm *vm, struct pvo_mr *mr,
 	if (!mr->handle) {
 		if (pvo_vm_eng_has(vm, mr_free))
 			vm->eng->mr_free(vm, mr);
-		g_free(mr->blocks);
-		g_free(mr->run);
+		pvo_page_runs_free(&mr->pages);
 		g_free(mr);
 		pvo_vm_warn(vm, "MR quota reached (max-mr = %u)",
 			    vm->cfg->quota.max_mr);
@@ -63,16 +62,30 @@ static enum pvo_status publish(struct pvo_vm *vm, struct pvo_mr *mr,
 	return PVO_STATUS_OK;
 }
 
+/* The engine's MR over the pages (engine.h takes a page array). */
+static enum pvo_status engine_reg(struct pvo_vm *vm, struct pvo_mr *mr)
+{
+	uint64_t *pages = pvo_page_runs_expand(&mr->pages);
+	enum pvo_status st;
+
+	if (!pages)
+		return PVO_STATUS_ENOMEM;
+	st = vm->eng->mr_reg(vm, mr, pages, mr->pages.npages);
+	g_free(pages);
+	return st;
+}
+
 enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 			       void *resp)
 {
 	const struct pvo_cmd_reg_mr *c = req;
 	uint32_t access = le32toh(c->access);
 	uint64_t iova = le64toh(c->iova), length = le64toh(c->length);
-	uint64_t npages, *pages;
+	struct pvo_page_runs pages;
 	enum pvo_status st;
 	struct pvo_pd *pd;
 	struct pvo_mr *mr;
+	uint64_t npages;
 
 	pd = pvo_table_get(&vm->pds, le32toh(c->pd), ctx);
 	if (!pd)
@@ -85,7 +98,7 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 			    vm->cfg->quota.max_mr);
 		return PVO_STATUS_ENOSPC;
 	}
-	st = pvo_pdir_read(vm, &c->pages, npages, &pages);
+	st = pvo_mr_pages_from_pdir(vm, &c->pages, (uint32_t)npages, &pages);
 	if (st)
 		return st;
 	mr = g_new0(struct pvo_mr, 1);
@@ -95,16 +108,16 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 	mr->iova = iova;
 	mr->length = length;
 	mr->valid = true;
+	pvo_mr_set_pages(mr, &pages);
 	if (ctx != PVO_CTX_KERNEL && pvo_vm_eng_has(vm, mr_reg)) {
 		/* the engine's device's key: remote peers reach the MR by it */
-		st = vm->eng->mr_reg(vm, mr, pages, npages);
+		st = engine_reg(vm, mr);
 		if (st) {
-			g_free(pages);
+			pvo_page_runs_free(&mr->pages);
 			g_free(mr);
 			return st;
 		}
 	}
-	pvo_mr_set_pages(mr, pages, npages);
 	st = publish(vm, mr, resp);
 	if (!st && mr->engine_part) {
 		struct pvo_resp_reg_mr *r = resp;
@@ -154,7 +167,8 @@ enum pvo_wc_status pvo_mr_fast_reg(struct pvo_vm *vm, const struct pvo_pd *pd,
 				   uint32_t npages)
 {
 	struct pvo_mr *mr = fast_reg_mr(vm, pd, key);
-	uint64_t *pages;
+	uint64_t pages[PVO_MAX_FAST_REG_PAGES];
+	struct pvo_page_runs runs;
 	uint32_t i;
 
 	/* IB: a fast-reg MR must be invalid to be registered */
@@ -162,28 +176,26 @@ enum pvo_wc_status pvo_mr_fast_reg(struct pvo_vm *vm, const struct pvo_pd *pd,
 	    iova + length < iova || !npages || npages > mr->max_pages ||
 	    pvo_mr_npages(iova, length) != npages)
 		return PVO_WC_LOC_QP_OP_ERR;
-	pages = g_new(uint64_t, npages);
+	G_STATIC_ASSERT(PVO_MAX_FAST_REG_PAGES <= 512); /* 4 KiB of stack */
 	if (!pvo_gmem_read(vm, pages_gpa, pages, npages * sizeof(*pages)))
-		goto bad;
+		return PVO_WC_LOC_QP_OP_ERR;
 	for (i = 0; i < npages; i++) {
-		pages[i] = le64toh(pages[i]);
-		if ((pages[i] & (PVO_PAGE_SIZE - 1)) ||
-		    !pvo_gmem_is_ram(vm, pages[i], PVO_PAGE_SIZE))
-			goto bad;
+		uint64_t g = le64toh(pages[i]);
+
+		if ((g & (PVO_PAGE_SIZE - 1)) ||
+		    !pvo_gmem_is_ram(vm, g, PVO_PAGE_SIZE))
+			return PVO_WC_LOC_QP_OP_ERR;
 	}
-	g_free(mr->blocks);
-	g_free(mr->run);
+	if (pvo_mr_pages_from_array(vm, pages, npages, true, &runs))
+		return PVO_WC_LOC_QP_OP_ERR;
 	mr->iova = iova;
 	mr->length = length;
 	mr->access = access;
-	pvo_mr_set_pages(mr, pages, npages);
+	pvo_mr_set_pages(mr, &runs);
 	mr->key = (mr->key & ~0xffu) | (key & 0xff);
 	mr->valid = true;
-	vm->mr_gen++; /* its blocks moved */
+	vm->mr_gen++; /* its pages moved */
 	return PVO_WC_SUCCESS;
-bad:
-	g_free(pages);
-	return PVO_WC_LOC_QP_OP_ERR;
 }
 
 enum pvo_wc_status pvo_mr_invalidate(struct pvo_vm *vm,
@@ -206,8 +218,9 @@ enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
 	uint32_t flags = le32toh(c->flags);
 	uint32_t access = le32toh(c->access);
 	uint64_t iova = le64toh(c->iova), length = le64toh(c->length);
-	uint64_t *pages = NULL, npages = 0;
+	struct pvo_page_runs pages = {0};
 	struct pvo_pd *pd = NULL;
+	uint64_t *array = NULL, npages = 0;
 	enum pvo_status st;
 	struct pvo_mr *mr;
 
@@ -233,28 +246,35 @@ enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
 	if (flags & PVO_REREG_TRANS) {
 		if (!range_valid(vm, iova, length, &npages))
 			return PVO_STATUS_EINVAL;
-		st = pvo_pdir_read(vm, &c->pages, npages, &pages);
+		st = pvo_mr_pages_from_pdir(vm, &c->pages, (uint32_t)npages,
+					    &pages);
 		if (st)
 			return st;
 	}
 	if (mr->engine_part) {
 		/* a new MR of the engine's; the old key dies with the old one */
+		if (pages.nruns) {
+			array = pvo_page_runs_expand(&pages);
+			if (!array) {
+				pvo_page_runs_free(&pages);
+				return PVO_STATUS_ENOMEM;
+			}
+		}
 		st = vm->eng->mr_rereg(vm, mr, pd ? pd : mr->pd, access,
-				       pages ? iova : mr->iova,
-				       pages ? length : mr->length, pages,
+				       array ? iova : mr->iova,
+				       array ? length : mr->length, array,
 				       (uint32_t)npages);
+		g_free(array);
 		if (st) {
-			g_free(pages);
+			pvo_page_runs_free(&pages);
 			return st;
 		}
 	}
 	/* Everything checked: nothing below fails. */
-	if (pages) {
-		g_free(mr->blocks);
-		g_free(mr->run);
+	if (pages.nruns) {
 		mr->iova = iova;
 		mr->length = length;
-		pvo_mr_set_pages(mr, pages, npages);
+		pvo_mr_set_pages(mr, &pages);
 	}
 	if (pd) {
 		mr->pd->refcnt--;
@@ -283,8 +303,7 @@ void pvo_mr_free(struct pvo_vm *vm, struct pvo_mr *mr)
 	pvo_table_remove(&vm->mrs, mr->handle, mr->ctx);
 	vm->mr_gen++; /* cursors holding MR pointers look them up again */
 	mr->pd->refcnt--;
-	g_free(mr->blocks);
-	g_free(mr->run);
+	pvo_page_runs_free(&mr->pages);
 	g_free(mr);
 }
 
@@ -311,75 +330,110 @@ struct pvo_mr *pvo_mr_get(struct pvo_vm *vm, uint32_t key,
 	return mr;
 }
 
-/*
- * The largest block shift that describes the pages: a block must be
- * contiguous in GPA, so every place where the list jumps (page i does not
- * follow page i - 1) has to start a block. Where no jump is, one block
- * takes the whole MR up to the cap.
- */
-static unsigned int block_shift(uint64_t v0, const uint64_t *pages,
-				uint32_t npages)
+/* Builds a list charged to the VM's budget, whose refusal it logs. */
+struct builder {
+	struct pvo_vm *vm;
+	struct pvo_page_runs *out;
+};
+
+static enum pvo_status add_page(void *opaque, uint64_t gpa)
 {
-	unsigned int shift = PVO_MR_MAX_BLOCK_SHIFT;
-	uint32_t i;
+	struct builder *b = opaque;
 
-	for (i = 1; i < npages; i++) {
-		uint64_t v = v0 + ((uint64_t)i << PVO_PAGE_SHIFT);
-
-		if (pages[i] != pages[i - 1] + PVO_PAGE_SIZE)
-			shift = MIN(shift, (unsigned int)__builtin_ctzll(v));
-	}
-	return shift;
+	return pvo_page_runs_add(b->out, gpa);
 }
 
-void pvo_mr_set_pages(struct pvo_mr *mr, uint64_t *pages, uint32_t npages)
+static enum pvo_status built(struct builder *b, enum pvo_status st)
 {
-	uint64_t v0 = mr->iova & ~(uint64_t)(PVO_PAGE_SIZE - 1);
-	uint64_t vlast = v0 + ((uint64_t)(npages - 1) << PVO_PAGE_SHIFT);
-	unsigned int shift = block_shift(v0, pages, npages);
-	uint64_t bsize = 1ull << shift;
-	uint32_t j, n;
+	struct pvo_vm *vm = b->vm;
 
-	mr->block_shift = shift;
-	mr->base = v0 & ~(bsize - 1);
-	n = (uint32_t)((vlast - mr->base) >> shift) + 1;
-	/* In place: block j's first page is at or after block j's index. A
-	 * first block that starts before the MR's first page gets the GPA
-	 * that page would have (modulo 2^64; only MR bytes are looked up). */
-	for (j = 0; j < n; j++) {
-		uint64_t vb = mr->base + ((uint64_t)j << shift);
-		uint64_t v = MAX(vb, v0);
-
-		pages[j] = pages[(v - v0) >> PVO_PAGE_SHIFT] - (v - vb);
+	if (st) {
+		pvo_page_runs_free(b->out);
+		if (st == PVO_STATUS_ENOSPC)
+			pvo_vm_warn(vm,
+				    "MR page lists over max-host-mem (%" PRIu64
+				    " of %" PRIu64 " bytes used)",
+				    vm->host_mem.used, vm->host_mem.limit);
+		return st;
 	}
-	mr->blocks = g_renew(uint64_t, pages, n);
-	mr->nblocks = n;
-	mr->run = g_new(uint32_t, n);
-	j = n;
-	while (j-- > 0)
-		mr->run[j] = j + 1 < n && mr->blocks[j + 1] ==
-						  mr->blocks[j] + bsize
-				 ? mr->run[j + 1] + 1
-				 : 1;
+	pvo_page_runs_trim(b->out);
+	return PVO_STATUS_OK;
+}
+
+/* Counts the runs of a list, page by page. */
+struct run_count {
+	uint64_t next; /* GPA that would continue the last run */
+	uint32_t runs;
+};
+
+static enum pvo_status count_page(void *opaque, uint64_t gpa)
+{
+	struct run_count *c = opaque;
+
+	c->runs += !c->runs || gpa != c->next;
+	c->next = gpa + PVO_PAGE_SIZE;
+	return PVO_STATUS_OK;
+}
+
+enum pvo_status pvo_mr_pages_from_pdir(struct pvo_vm *vm,
+				       const struct pvo_pdir *pdir,
+				       uint32_t npages,
+				       struct pvo_page_runs *out)
+{
+	struct builder b = {vm, out};
+	struct run_count c = {0};
+	enum pvo_status st;
+
+	/* Count, then fill arrays of that size: no growth copying 12 MiB
+	 * of a list that jumps at every page. The guest may rewrite the
+	 * directory in between: the second walk checks every entry again
+	 * and grows the arrays if it must. */
+	pvo_page_runs_init(out, &vm->host_mem);
+	st = pvo_pdir_walk(vm, pdir, npages, count_page, &c);
+	if (!st)
+		st = pvo_page_runs_reserve(out, c.runs);
+	if (!st)
+		st = pvo_pdir_walk(vm, pdir, npages, add_page, &b);
+	return built(&b, st);
+}
+
+enum pvo_status pvo_mr_pages_from_array(struct pvo_vm *vm,
+					const uint64_t *pages, uint32_t npages,
+					bool le, struct pvo_page_runs *out)
+{
+	struct builder b = {vm, out};
+	enum pvo_status st = PVO_STATUS_OK;
+	uint32_t i;
+
+	pvo_page_runs_init(out, &vm->host_mem);
+	for (i = 0; i < npages && !st; i++)
+		st = add_page(&b, le ? le64toh(pages[i]) : pages[i]);
+	return built(&b, st);
+}
+
+void pvo_mr_set_pages(struct pvo_mr *mr, struct pvo_page_runs *pages)
+{
+	pvo_page_runs_free(&mr->pages);
+	mr->base = mr->iova & ~(uint64_t)(PVO_PAGE_SIZE - 1);
+	mr->pages = *pages;
+	pvo_page_runs_init(pages, pages->budget);
 }
 
 uint64_t pvo_mr_gpa(const struct pvo_mr *mr, uint64_t addr, uint64_t *avail)
 {
-	uint64_t off = addr - mr->base;
-	uint64_t in = off & ((1ull << mr->block_shift) - 1);
+	uint64_t off = addr - mr->base, gpa;
+	uint64_t in = off & (PVO_PAGE_SIZE - 1);
+	uint32_t left;
 
-	*avail = (1ull << mr->block_shift) - in;
-	return mr->blocks[off >> mr->block_shift] + in;
+	pvo_page_runs_find(&mr->pages, (uint32_t)(off >> PVO_PAGE_SHIFT), &gpa,
+			   &left);
+	*avail = ((uint64_t)left << PVO_PAGE_SHIFT) - in;
+	return gpa + in;
 }
 
 uint64_t pvo_mr_gpa_run(const struct pvo_mr *mr, uint64_t addr,
 			uint64_t want, uint64_t *avail)
 {
-	uint64_t j = (addr - mr->base) >> mr->block_shift;
-	uint64_t gpa = pvo_mr_gpa(mr, addr, avail);
-
-	/* and the whole blocks that follow it in guest-physical order */
-	if (*avail < want)
-		*avail += (uint64_t)(mr->run[j] - 1) << mr->block_shift;
-	return gpa;
+	(void)want;
+	return pvo_mr_gpa(mr, addr, avail);
 }

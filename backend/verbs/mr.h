@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "page_runs.h"
 #include "pvo-device.h"
 
 struct pvo_vm;
@@ -28,26 +29,15 @@ struct pvo_mr {
 	uint32_t max_pages; /* fast-reg: page list capacity */
 	uint32_t mw_binds;  /* windows bound to it (mw.h) */
 	/*
-	 * The guest's page list, as the largest blocks it allows (the way a
-	 * NIC picks an MR page size): block j covers iova space from
-	 * base + (j << block_shift) over contiguous GPAs starting at
-	 * blocks[j]. A buffer on huge pages or physically contiguous takes
-	 * a few entries, so a lookup does not miss the cache on a per-page
-	 * array after every large copy.
+	 * The guest's page list from base on, as runs of pages contiguous
+	 * in GPA (page_runs.h), charged to the VM's host memory budget.
 	 */
-	uint64_t base;	  /* iova rounded down to a block */
-	uint64_t *blocks; /* GPA of byte base + (j << block_shift) */
-	uint32_t *run;	  /* blocks from each one on that follow in GPA */
-	uint32_t nblocks;
-	unsigned int block_shift; /* 12 (4 KiB) .. PVO_MR_MAX_BLOCK_SHIFT */
+	uint64_t base; /* iova rounded down to a page */
+	struct pvo_page_runs pages;
 	/* the VM engine's (engine.h), or NULL; the MR's key is then the
 	 * engine's */
 	void *engine_part;
 };
-
-/* 1 GiB blocks at most: a few per MR (4 GiB at most), and no sum of
- * blocks wraps. */
-#define PVO_MR_MAX_BLOCK_SHIFT 30
 
 #define PVO_ACCESS_ALL                                                         \
 	(PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE |                    \
@@ -103,21 +93,33 @@ static inline bool pvo_range_covers(uint64_t base, uint64_t length,
 bool pvo_mr_covers(const struct pvo_mr *mr, uint64_t addr, uint64_t len);
 
 /*
- * Describes the MR at mr->iova by npages (>= 1) 4 KiB guest pages (the
- * GPA of each page from iova & ~4095), taking pages over: mr->blocks,
- * mr->run and the block geometry (REG_MR does; pvo_mr_free frees them).
+ * Builds the page list of a REG_MR / REREG_MR range from the page
+ * directory (runs charged to the VM's budget: ENOSPC beyond it), or of
+ * a fast-reg or migrated MR from an array of npages GPAs (page aligned,
+ * little-endian when le). The list goes to an MR with pvo_mr_set_pages.
  */
-void pvo_mr_set_pages(struct pvo_mr *mr, uint64_t *pages, uint32_t npages);
+enum pvo_status pvo_mr_pages_from_pdir(struct pvo_vm *vm,
+				       const struct pvo_pdir *pdir,
+				       uint32_t npages,
+				       struct pvo_page_runs *out);
+enum pvo_status pvo_mr_pages_from_array(struct pvo_vm *vm,
+					const uint64_t *pages, uint32_t npages,
+					bool le, struct pvo_page_runs *out);
+
+/* Gives the MR at mr->iova the page list (taking it over; the MR's old
+ * one, if any, is freed). */
+void pvo_mr_set_pages(struct pvo_mr *mr, struct pvo_page_runs *pages);
 
 /*
  * GPA of MR address addr (covered) and in *avail the bytes that follow
- * it contiguously in its block (at least to the end of its page; a block
- * may reach past the MR, callers clamp to what they checked).
+ * it contiguously in guest-physical order (to the end of its run, which
+ * may reach past the MR by the rest of the last page: callers clamp to
+ * what they checked).
  */
 uint64_t pvo_mr_gpa(const struct pvo_mr *mr, uint64_t addr, uint64_t *avail);
 
-/* The same, with *avail extended over the following blocks that are
- * physically contiguous when want needs more (one copy per run). */
+/* The same (want: what the caller would copy; a run is already as long
+ * as it can be). */
 uint64_t pvo_mr_gpa_run(const struct pvo_mr *mr, uint64_t addr,
 			uint64_t want, uint64_t *avail);
 

@@ -97,3 +97,22 @@ void pvo_obj_destroy_all(struct pvo_vm *vm, uint32_t ctx, bool all)
 				pvo_obj_types[k].free(vm, obj);
 	}
 }
+
+uint64_t pvo_obj_bytes(struct pvo_vm *vm)
+{
+	static const size_t size[PVO_OBJ_KINDS] = {
+	    [PVO_OBJ_QP] = sizeof(struct pvo_qp),
+	    [PVO_OBJ_SRQ] = sizeof(struct pvo_srq),
+	    [PVO_OBJ_AH] = sizeof(struct pvo_ah),
+	    [PVO_OBJ_MW] = sizeof(struct pvo_mw),
+	    [PVO_OBJ_MR] = sizeof(struct pvo_mr),
+	    [PVO_OBJ_CQ] = sizeof(struct pvo_cq),
+	    [PVO_OBJ_PD] = sizeof(struct pvo_pd),
+	};
+	uint64_t n = vm->ucontexts.count * sizeof(struct pvo_ucontext);
+	unsigned int k;
+
+	for (k = 0; k < PVO_OBJ_KINDS; k++)
+		n += (uint64_t)table_of(vm, &pvo_obj_types[k])->count * size[k];
+	return n;
+}

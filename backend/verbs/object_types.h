@@ -45,6 +45,13 @@ extern const struct pvo_obj_type pvo_obj_types[PVO_OBJ_KINDS];
 enum pvo_status pvo_obj_destroy(struct pvo_vm *vm, uint32_t ctx,
 				enum pvo_obj_kind kind, const void *req);
 
+/*
+ * Host bytes the VM's objects' structs hold, which the quotas bound
+ * (docs/security.md); their page lists (MRs, rings) are charged to the
+ * VM's budget instead. pvo-ctl show reports both.
+ */
+uint64_t pvo_obj_bytes(struct pvo_vm *vm);
+
 /* Frees every object of the context ctx (all: of every context). */
 void pvo_obj_destroy_all(struct pvo_vm *vm, uint32_t ctx, bool all);
 

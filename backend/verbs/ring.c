@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Rings in guest memory; see ring.h. */
+#include <endian.h>
+#include <inttypes.h>
 #include <string.h>
 #include <glib.h>
 
@@ -21,6 +23,26 @@ static void set_geometry(struct pvo_ring *r, uint32_t npages,
 	r->shift = (uint8_t)shift;
 }
 
+/* Host bytes of a ring of npages: its page list and host addresses. */
+static uint64_t ring_bytes(struct pvo_ring *r, uint32_t npages)
+{
+	return npages * (sizeof(*r->pages) + sizeof(r->hva->page[0])) +
+	       sizeof(*r->hva);
+}
+
+/* Charges the ring of npages to b (NULL: nothing): false if over it. */
+static bool charge(struct pvo_ring *r, struct pvo_host_budget *b,
+		   uint32_t npages)
+{
+	uint64_t n = ring_bytes(r, npages);
+
+	if (b && !pvo_budget_charge(b, n))
+		return false;
+	r->budget = b;
+	r->charged = b ? n : 0;
+	return true;
+}
+
 enum pvo_status pvo_ring_init(struct pvo_ring *r, struct pvo_vm *vm,
 			      const struct pvo_pdir *pdir, uint32_t entries,
 			      uint32_t max_entries, unsigned int shift)
@@ -33,25 +55,44 @@ enum pvo_status pvo_ring_init(struct pvo_ring *r, struct pvo_vm *vm,
 	    shift > PVO_PAGE_SHIFT)
 		return PVO_STATUS_EINVAL;
 	npages = pvo_ring_pages(entries, shift);
+	if (le32toh(pdir->npages) != npages)
+		return PVO_STATUS_EINVAL;
+	if (!charge(r, &vm->host_mem, npages)) {
+		pvo_vm_warn(vm,
+			    "a ring of %u pages over max-host-mem (%" PRIu64
+			    " of %" PRIu64 " bytes used)",
+			    npages, vm->host_mem.used, vm->host_mem.limit);
+		return PVO_STATUS_ENOSPC;
+	}
 	st = pvo_pdir_read(vm, pdir, npages, &r->pages);
-	if (st)
+	if (st) {
+		pvo_ring_fini(r);
 		return st;
+	}
 	set_geometry(r, npages, entries, shift);
 	return PVO_STATUS_OK;
 }
 
-void pvo_ring_restore(struct pvo_ring *r, const uint64_t *pages,
-		      uint32_t npages, uint32_t entries, unsigned int shift)
+bool pvo_ring_restore(struct pvo_ring *r, struct pvo_host_budget *budget,
+		      const uint64_t *pages, uint32_t npages, uint32_t entries,
+		      unsigned int shift)
 {
 	memset(r, 0, sizeof(*r));
+	if (!charge(r, budget, npages))
+		return false;
 	r->pages = g_memdup2(pages, npages * sizeof(*pages));
 	set_geometry(r, npages, entries, shift);
+	return true;
 }
 
 void pvo_ring_fini(struct pvo_ring *r)
 {
 	g_free(r->pages);
 	g_free(r->hva);
+	if (r->budget)
+		pvo_budget_uncharge(r->budget, r->charged);
+	r->budget = NULL;
+	r->charged = 0;
 	r->pages = NULL;
 	r->hva = NULL;
 	r->entries = 0;

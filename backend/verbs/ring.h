@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "host_budget.h"
 #include "pvo-device.h"
 
 struct pvo_vm;
@@ -28,6 +29,9 @@ struct pvo_ring {
 	uint32_t npages;
 	uint32_t entries; /* power of two */
 	uint8_t shift;	  /* log2 of the entry stride */
+	/* the page list and host addresses, charged to the VM's budget */
+	struct pvo_host_budget *budget;
+	uint64_t charged;
 };
 
 #define PVO_RING_PROD offsetof(struct pvo_ring_hdr, prod)
@@ -43,9 +47,10 @@ enum pvo_status pvo_ring_init(struct pvo_ring *r, struct pvo_vm *vm,
 			      const struct pvo_pdir *pdir, uint32_t entries,
 			      uint32_t max_entries, unsigned int shift);
 /* A ring from a checked page list (a migrating VM's state): takes a copy
- * of pages. */
-void pvo_ring_restore(struct pvo_ring *r, const uint64_t *pages,
-		      uint32_t npages, uint32_t entries, unsigned int shift);
+ * of pages, charged to budget; false if over it. */
+bool pvo_ring_restore(struct pvo_ring *r, struct pvo_host_budget *budget,
+		      const uint64_t *pages, uint32_t npages, uint32_t entries,
+		      unsigned int shift);
 void pvo_ring_fini(struct pvo_ring *r);
 
 static inline bool pvo_is_pow2(uint32_t v)

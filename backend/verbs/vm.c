@@ -38,6 +38,7 @@ struct pvo_vm *pvo_vm_new_detached(const struct pvo_vm_config *cfg)
 	pvo_table_init(&vm->qps, "QP", q->max_qp);
 	pvo_table_init(&vm->srqs, "SRQ", q->max_srq);
 	pvo_table_init(&vm->ahs, "AH", q->max_ah);
+	vm->host_mem.limit = q->max_host_mem;
 	vm->qpn_map = g_hash_table_new(g_direct_hash, g_direct_equal);
 	vm->mcast_qps = g_ptr_array_new();
 	vm->next_qpn = 2;
@@ -77,6 +78,7 @@ void pvo_vm_apply_quota(struct pvo_vm *vm)
 	pvo_table_set_limit(&vm->qps, q->max_qp);
 	pvo_table_set_limit(&vm->srqs, q->max_srq);
 	pvo_table_set_limit(&vm->ahs, q->max_ah);
+	vm->host_mem.limit = q->max_host_mem;
 }
 
 struct pvo_ucontext *pvo_vm_ctx(struct pvo_vm *vm, uint32_t ctx)

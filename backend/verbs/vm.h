@@ -18,6 +18,7 @@
 #include "event.h"
 #include "gid.h"
 #include "guest_mem.h"
+#include "host_budget.h"
 #include "log.h"
 #include "net_stats.h"
 #include "objects.h"
@@ -131,6 +132,10 @@ struct pvo_vm {
 	struct pvo_gid_table gids;
 	struct pvo_event_queue events;
 	struct pvo_vm_stats stats;
+	/* host memory held for the guest beyond its objects' structs: the
+	 * page lists of MRs and rings, against [vm] max-host-mem
+	 * (host_budget.h) */
+	struct pvo_host_budget host_mem;
 	struct pvo_net_stats net;	/* overlay traffic of the VM */
 	struct pvo_ratelimit guest_log;	/* for guest-triggered messages */
 };

@@ -214,6 +214,11 @@ static uint64_t set_fd(struct pvo_vhost *vh, VhostUserMsg *m)
 		x->buf = g_byte_array_new();
 	} else {
 		x->buf = pvo_state_save(vm);
+		if (!x->buf) {
+			close(x->fd); /* no thread to close it */
+			xfer_free(x);
+			return 1;
+		}
 		pvo_info(pvo_vm_name(vm),
 			 "saving the VM's RDMA state "
 			 "(%u bytes) for migration",
