@@ -257,6 +257,7 @@ enum pvo_status pvo_pdir_walk(struct pvo_vm *vm, const struct pvo_pdir *pdir,
 		return PVO_STATUS_EINVAL;
 	if (dir_gpa & (PVO_PAGE_SIZE - 1))
 		return PVO_STATUS_EINVAL;
+	pvo_gmem_of(vm)->pdir_pages += npages;
 	/* All of it in one RAM region, as the physically contiguous block a
 	 * guest allocates for it is (pvo_gmem_ptr does not wrap). */
 	dir = pvo_gmem_ptr(vm, dir_gpa, (uint64_t)dir_pages * PVO_PAGE_SIZE);

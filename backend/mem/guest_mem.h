@@ -40,6 +40,9 @@ struct pvo_gmem_ops {
  */
 struct pvo_gmem {
 	const struct pvo_gmem_ops *ops;
+	/* page directory entries walked so far: what a control command
+	 * cost, for the control queue's budget per callback */
+	uint64_t pdir_pages;
 };
 
 static inline struct pvo_gmem *pvo_gmem_of(struct pvo_vm *vm)

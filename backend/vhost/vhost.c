@@ -170,6 +170,13 @@ static int set_config(VuDev *dev, const uint8_t *data, uint32_t offset,
  * same queue would bring them anyway.
  */
 #define CTRL_PER_TURN 16
+/*
+ * And at most this many page directory entries, as registrations cost
+ * (a 4 GiB REG_MR walks 1M): once a turn's commands walked this many, the
+ * rest wait for the next turn. A command is not split, so one REG_MR of
+ * PVO_PDIR_MAX_PAGES is still one callback.
+ */
+#define CTRL_PAGES_PER_TURN 65536
 
 /* Each descriptor chain of the control queue is one command. */
 static void ctrl_kick(VuDev *dev, int qidx)
@@ -179,6 +186,7 @@ static void ctrl_kick(VuDev *dev, int qidx)
 	uint64_t req[PVO_CTRL_MAX_MSG / 8], resp[PVO_CTRL_MAX_MSG / 8];
 	VuVirtqElement *elem;
 	unsigned int budget = CTRL_PER_TURN;
+	uint64_t pages0 = vm->gmem.pdir_pages;
 
 	if (!owns_vm(dev))
 		return;
@@ -196,6 +204,8 @@ static void ctrl_kick(VuDev *dev, int qidx)
 		vu_queue_push(dev, vq, elem, len);
 		free(elem);
 		budget--;
+		if (vm->gmem.pdir_pages - pages0 >= CTRL_PAGES_PER_TURN)
+			budget = 0;
 	}
 	if (!budget)
 		pvo_timer_arm(&vm->vhost->ctrl_more, 0);

@@ -52,10 +52,20 @@
  */
 #define RSS_BOUND_KB (1024 * 1024)
 /* The attacker's budget when the daemon knows [vm] max-host-mem. */
-#define ATTACKER_HOST_MEM "128M"
-/* During an attack the victims complete at least this share of the
- * round trips per second they did idle, measured in the same run. */
+#define ATTACKER_HOST_MEM "134217728" /* 128 MiB */
+/*
+ * During an attack the victims complete at least this share of the round
+ * trips per second they did idle, measured in the same run: on another
+ * thread VICTIM_FLOOR; on the attacker's own thread VICTIM_FLOOR_SAME,
+ * where every victim callback may wait behind one bounded callback of
+ * the attacker (a 256 KiB slice, 16 commands, 64 READ response packets),
+ * which under ASan costs more than the victim's own round trip. The
+ * ratio targets of the issue are the bench's (make bench, -O2); this
+ * tells a slowed victim from a starved one (0 to 9 round trips a second
+ * before the bounds).
+ */
 #define VICTIM_FLOOR 0.20
+#define VICTIM_FLOOR_SAME 0.05
 #define IDLE_S 1.0
 /* After an attack: round trips whose data must still check. */
 #define AFTER_ROUNDS 20
@@ -67,6 +77,9 @@
 	"per kick, control commands per kick"
 #define FIX_READ "READ responses from the wire in a window"
 #define FIX_HOSTMEM "per-VM host memory budget (max-host-mem)"
+#define FIX_REGMR                                                              \
+	"a REG_MR of 1M pages translated over several turns (control "       \
+	"commands answered asynchronously)"
 
 #define VNI_EVIL 200
 #define VNI_EVIL2 300
@@ -116,17 +129,17 @@ static const struct attack_case cases[] = {
      3,
      {.wqe_bytes = 512 * MIB, .wqes = 8},
      false,
-     FIX_SLICES,
+     NULL,
      NULL},
-    {"ctrl-flood", 4, {.batch = 4}, false, FIX_SLICES, NULL},
-    {"mr-amplify", 5, {0}, true, FIX_SLICES, FIX_HOSTMEM},
+    {"ctrl-flood", 4, {.batch = 4}, false, FIX_REGMR, NULL},
+    {"mr-amplify", 5, {0}, true, NULL, NULL},
     {"read-amplify",
      3,
      {.read_bytes = 16 * MIB, .dups = 4},
      true,
-     FIX_READ,
+     NULL,
      NULL},
-    {"legal-flood", 3, {0}, false, FIX_SLICES, NULL},
+    {"legal-flood", 3, {0}, false, NULL, NULL},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
@@ -462,12 +475,13 @@ static struct attack *attacker_open(const struct attack_case *k,
 /* The victims' rate during the attack against the floor. Where no TODO
  * applies, a window below it gets one more: the host's load drifts. */
 static void check_rate(struct run *r, struct window *w, double idle_rate,
-		       const char *todo, const char *what, double secs)
+		       const char *todo, const char *what, double secs,
+		       double floor)
 {
 	struct window again;
 	double rate = w->rounds / w->secs;
 
-	if (!todo && !w->lost && rate < VICTIM_FLOOR * idle_rate) {
+	if (!todo && !w->lost && rate < floor * idle_rate) {
 		tap_diag("%s: %.0f/s, below the floor: one more window", what,
 			 rate);
 		victims_run(secs, &again, &r->stop);
@@ -478,10 +492,10 @@ static void check_rate(struct run *r, struct window *w, double idle_rate,
 			rate = w->rounds / w->secs;
 		}
 	}
-	tap_ok_todo(!w->lost && rate >= VICTIM_FLOOR * idle_rate, todo,
+	tap_ok_todo(!w->lost && rate >= floor * idle_rate, todo,
 		    "%s: the victims keep completing (%.0f/s >= %.0f%% of "
 		    "idle %.0f/s)%s",
-		    what, rate, VICTIM_FLOOR * 100, idle_rate,
+		    what, rate, floor * 100, idle_rate,
 		    w->lost ? ", one round trip lost" : "");
 }
 
@@ -529,7 +543,8 @@ static void run_one(const struct attack_case *k, const struct attacker *at)
 	if (pthread_create(&t, NULL, attack_thread, &r))
 		tap_bail("pthread_create");
 	victims_run(k->seconds, &w, &r.stop);
-	check_rate(&r, &w, idle_rate, todo, what, k->seconds);
+	check_rate(&r, &w, idle_rate, todo, what, k->seconds,
+		   at->same_thread ? VICTIM_FLOOR_SAME : VICTIM_FLOOR);
 	atomic_store(&r.stop, true);
 	pthread_join(t, NULL);
 	report(what, attack_stats(r.a), &w, idle_rate, rss0);
