@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "backend_proc.h"
@@ -109,15 +111,35 @@ static unsigned int daemon_maps(void)
 }
 
 /* A field of VM vm's line of pvo-ctl show. */
+/* The daemon has no VTEP, so no default management socket: this one. */
+static char mgmt_path[108];
+
 static unsigned long long shown(const char *vm, const char *key)
 {
-	char kind[64], line[4096], k[64];
+	static char buf[65536];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char kind[64], k[64], *p, *e;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	snprintf(kind, sizeof(kind), "vm name=%s ", vm);
+	snprintf(kind, sizeof(kind), "\nvm name=%s ", vm);
 	snprintf(k, sizeof(k), " %s=", key);
-	if (!backend_mgmt_line(&bp, kind, line, sizeof(line)))
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", mgmt_path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    write(fd, "show\n", 5) != 5) {
+		if (fd >= 0)
+			close(fd);
 		return ~0ull;
-	return backend_field(line, k);
+	}
+	buf[0] = '\n';
+	backend_mgmt_read(fd, buf + 1, sizeof(buf) - 1);
+	close(fd);
+	p = strstr(buf, kind);
+	if (!p)
+		return ~0ull;
+	e = strchr(p + 1, '\n');
+	if (e)
+		*e = 0;
+	return backend_field(p, k);
 }
 
 /* Waits up to 5 s for a field of vm's line to be want. */
@@ -346,14 +368,16 @@ int main(void)
 		return 0;
 	}
 	tap_plan(12);
+	snprintf(mgmt_path, sizeof(mgmt_path), "/tmp/pvo-hvb-%d.mgmt",
+		 (int)getpid());
 	snprintf(cfg, sizeof(cfg),
-		 "[daemon]\nhostverbs-device = %s\n"
+		 "[daemon]\nhostverbs-device = %s\nmanagement-socket = %s\n"
 		 "[tenant t]\nvni = 7\ntransport = hostverbs\n"
 		 "hostverbs-netdev = %s\n"
 		 "[vm a]\ntenant = t\nmac = 52:54:00:00:07:01\n"
 		 "max-host-mappings = %d\nmax-pinned = %u\n"
 		 "[vm b]\ntenant = t\nmac = 52:54:00:00:07:02\n",
-		 dev, netdev, MAX_MAPPINGS, MAX_PINNED);
+		 dev, mgmt_path, netdev, MAX_MAPPINGS, MAX_PINNED);
 	if (backend_start_config(&bp, cfg, vms, NULL, 10000, err, sizeof(err)) <
 	    0) {
 		rxe_cleanup();
@@ -384,5 +408,6 @@ int main(void)
 	       "no sanitizer report in the back-end's log");
 	backend_cleanup(&bp, tap_failures() > 0);
 	rxe_cleanup();
+	unlink(mgmt_path);
 	return tap_done();
 }
