@@ -112,12 +112,13 @@ void pvo_handoff_close(unsigned int i)
 bool pvo_handoff_post(unsigned int i, const uint8_t *buf, size_t len,
 		      const struct sockaddr_in *from)
 {
-	struct inbox *ib = &inboxes[i];
+	struct inbox *ib;
 	struct handed *h;
 	bool wake;
 
 	if (i >= PVO_MAX_THREADS || len > PVO_HANDOFF_MAX_LEN)
 		return false;
+	ib = &inboxes[i];
 	h = g_malloc(sizeof(*h) + len);
 	h->len = len;
 	h->from = *from;
