@@ -46,6 +46,9 @@ struct pvo_loop {
 	GMainContext *ctx; /* where the modules attach their sources */
 	struct pvo_fd_set *fds; /* the fds it waits on (pvo_loop_add_fd) */
 	struct pvo_loop_state slot[PVO_LOOP_NSLOTS];
+	/* whom its callbacks served last, and how often that changed */
+	const void *serving;
+	unsigned long switches;
 };
 
 /* A loop on ctx (NULL: the default main context); no slot made yet. */
@@ -62,6 +65,27 @@ struct pvo_loop *pvo_loop_default(void);
 static inline struct pvo_loop *pvo_loop(void)
 {
 	return pvo_loop_current ? pvo_loop_current : pvo_loop_default();
+}
+
+/*
+ * The calling thread's loop now serves who (a QP, a VM's control queue):
+ * a change from the last one counts as a switch. A requester that yielded
+ * and finds no switch when it resumes had the loop to itself, and may
+ * take a longer run (engine/sw/req.c).
+ */
+static inline void pvo_loop_serve(const void *who)
+{
+	struct pvo_loop *l = pvo_loop();
+
+	if (l->serving != who) {
+		l->serving = who;
+		l->switches++;
+	}
+}
+
+static inline unsigned long pvo_loop_switches(void)
+{
+	return pvo_loop()->switches;
 }
 
 void *pvo_loop_state_make(enum pvo_loop_slot s, size_t size,

@@ -190,6 +190,7 @@ static void ctrl_kick(VuDev *dev, int qidx)
 
 	if (!owns_vm(dev))
 		return;
+	pvo_loop_serve(vm);
 	while (budget && (elem = vu_queue_pop(dev, vq, sizeof(*elem)))) {
 		size_t req_len, room, len;
 

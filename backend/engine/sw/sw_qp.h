@@ -108,6 +108,10 @@ struct pvo_req {
 	struct pvo_swqe wqe;
 	struct pvo_timer timer;
 	struct pvo_timer resume; /* continue after the budget */
+	/* the loop's switches when it yielded, and the doublings of the
+	 * next run's byte budget (a run alone on its loop grows) */
+	unsigned long yield_switches;
+	unsigned int run_scale;
 	/* overlay RC: SEND / WRITE WQEs sent behind the active one
 	 * before it completed (oldest first), so that a message per
 	 * round trip does not bound the QP */

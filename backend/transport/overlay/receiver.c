@@ -403,6 +403,7 @@ static void rd_resume(void *opaque)
 	struct pvo_qp *qp = opaque;
 	struct pvo_route rt;
 
+	pvo_loop_serve(qp);
 	if (!pvo_qp_receives(qp) || qp->vm->frozen || qp->vm->moved_away ||
 	    !pvo_overlay_enabled() || !path_route(qp, &rt)) {
 		rd_stop(qp);
@@ -711,6 +712,7 @@ void pvo_ov_receiver_input(struct pvo_qp *qp, const struct pvo_inner *in,
 	struct pvo_reply r = { .code = PVO_REPLY_NONE };
 	int32_t diff;
 
+	pvo_loop_serve(qp);
 	if (!pvo_qp_receives(qp)) {
 		pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_BAD_STATE);
 		return;
