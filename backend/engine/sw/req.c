@@ -648,27 +648,22 @@ static uint64_t send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
  *
  * A yield costs the loop an iteration and a system call (about 5 us on
  * a virtualised host, where 64 KiB WQEs then lost 40 % of their rate).
- * So a run that finds, when it resumes, that the loop served nobody else
- * meanwhile (pvo_loop_switches) doubles its byte budget, up to
- * RUN_MAX_BYTES, and its WQE budget up to RUN_MAX_WQES; once another QP
- * or VM had a callback in between, both are back to the base. With
- * anyone else to serve, no run copies more than a slice.
+ * So a run that resumes after a yield and finds that the loop served
+ * nobody else meanwhile (pvo_loop_switches) goes on past its budget, a
+ * budget at a time, for up to RUN_ALONE_US (and RUN_MAX_WQES,
+ * RUN_MAX_BYTES): whoever comes next waits that long at most. With
+ * anyone else served in between, no run copies more than a slice.
  */
 #define RUN_WQES 64
+#define RUN_ALONE_US 50
+#define RUN_MAX_WQES 1024
 #define RUN_MAX_BYTES (16u << 20)
-#define RUN_MAX_SCALE 6 /* PVO_REQ_SLICE << 6 = RUN_MAX_BYTES */
-#define RUN_MAX_WQES 1024 /* RUN_WQES << 4: small WQEs grow the same way */
 
 void pvo_req_resume(void *opaque)
 {
 	struct pvo_qp *qp = opaque;
 
-	if (pvo_loop_switches() == qp->req.yield_switches) {
-		if (qp->req.run_scale < RUN_MAX_SCALE)
-			qp->req.run_scale++;
-	} else {
-		qp->req.run_scale = 0;
-	}
+	qp->req.alone = pvo_loop_switches() == qp->req.yield_switches;
 	pvo_req_run(qp);
 }
 
@@ -676,9 +671,22 @@ void pvo_req_resume(void *opaque)
 struct run {
 	unsigned int wqes;
 	uint64_t bytes;
-	unsigned int max_wqes;
+	unsigned int max_wqes; /* the budget so far */
 	uint64_t max_bytes;
+	gint64 until; /* alone on the loop: it may grow until then */
 };
+
+static bool over_budget(struct run *run)
+{
+	if (run->wqes < run->max_wqes && run->bytes < run->max_bytes)
+		return false;
+	if (!run->until || run->wqes >= RUN_MAX_WQES ||
+	    run->bytes >= RUN_MAX_BYTES || g_get_monotonic_time() >= run->until)
+		return true;
+	run->max_wqes = run->wqes + RUN_WQES;
+	run->max_bytes = run->bytes + PVO_REQ_SLICE;
+	return false;
+}
 
 /* The active WQE's next slice (more_slices). */
 static enum pvo_req_state slice(struct pvo_qp *qp, struct run *run)
@@ -699,9 +707,9 @@ static enum pvo_req_state slice(struct pvo_qp *qp, struct run *run)
 	return PVO_REQST_NEXT;
 }
 
-static enum pvo_req_state next_step(struct pvo_qp *qp, const struct run *run)
+static enum pvo_req_state next_step(struct pvo_qp *qp, struct run *run)
 {
-	if (run->wqes >= run->max_wqes || run->bytes >= run->max_bytes)
+	if (over_budget(run))
 		return PVO_REQST_YIELD;
 	if (qp->state == PVO_QPS_ERR || qp->state == PVO_QPS_SQE)
 		return PVO_REQST_FLUSH;
@@ -775,17 +783,17 @@ void pvo_req_run(struct pvo_qp *qp)
 		return;
 	qp->req.running = true;
 	pvo_loop_serve(qp);
-	run.max_bytes = (uint64_t)PVO_REQ_SLICE << qp->req.run_scale;
-	run.max_wqes = MIN(RUN_WQES << qp->req.run_scale, RUN_MAX_WQES);
+	run.max_wqes = RUN_WQES;
+	run.max_bytes = PVO_REQ_SLICE;
+	if (qp->req.alone)
+		run.until = g_get_monotonic_time() + RUN_ALONE_US;
+	qp->req.alone = false;
 	while (s != PVO_REQST_DONE) {
 		next = step(qp, &run, s);
 		pvo_sw_trace(qp, "req %s -> %s", pvo_req_state_name(s),
 			     pvo_req_state_name(next));
 		s = next;
 	}
-	/* a run that ran out of work starts the next burst at a slice */
-	if (!pvo_timer_armed(&qp->req.resume))
-		qp->req.run_scale = 0;
 	qp->req.running = false;
 	/* hand what this run queued for the wire to the kernel */
 	pvo_transport_flush();
