@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *p;
 	uint32_t n;
 	uint8_t resp[1024];
-	int i;
+	int i, parts = 0;
 
 	if (!cfg)
 		setup();
@@ -62,7 +62,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n = p[0] | p[1] << 8;
 		if (n > size)
 			n = size;
-		pvo_ctrl_execute(g.vm, data, n, resp, sizeof(resp));
+		/* a command that goes on is called again, as the control
+		 * queue does (16 parts at most: 1M pages) */
+		while (pvo_ctrl_execute(g.vm, data, n, resp, sizeof(resp)) ==
+			   PVO_CTRL_AGAIN &&
+		       ++parts < 64)
+			;
+		parts = 0;
 		fuzz_take(&data, &size, n);
 	}
 	/* doorbells of the kernel and the two user queues that exist */

@@ -238,16 +238,27 @@ enum pvo_status pvo_pdir_walk(struct pvo_vm *vm, const struct pvo_pdir *pdir,
 			      uint32_t want_pages, pvo_pdir_page_fn page,
 			      void *opaque)
 {
+	return pvo_pdir_walk_part(vm, pdir, want_pages, 0, want_pages, page,
+				  opaque);
+}
+
+enum pvo_status pvo_pdir_walk_part(struct pvo_vm *vm,
+				   const struct pvo_pdir *pdir,
+				   uint32_t want_pages, uint32_t first,
+				   uint32_t count, pvo_pdir_page_fn page,
+				   void *opaque)
+{
 	uint64_t dir_gpa = le64toh(pdir->dir_gpa);
 	uint32_t npages = le32toh(pdir->npages);
 	uint32_t dir_pages = le32toh(pdir->dir_pages);
-	uint32_t ntables, t, i;
-	const uint64_t *dir, *tbl;
+	uint32_t end, t, i;
+	const uint64_t *dir, *tbl = NULL;
 	struct ram_hint hint = {0};
 	enum pvo_status st;
 
 	if (npages != want_pages || npages == 0 ||
-	    npages > PVO_PDIR_MAX_PAGES)
+	    npages > PVO_PDIR_MAX_PAGES || first > npages ||
+	    count > npages - first)
 		return PVO_STATUS_EINVAL;
 	/* 0 is 1 (what every guest sent before multi-page directories);
 	 * no more pages than the tables need, so none goes unchecked. */
@@ -257,35 +268,34 @@ enum pvo_status pvo_pdir_walk(struct pvo_vm *vm, const struct pvo_pdir *pdir,
 		return PVO_STATUS_EINVAL;
 	if (dir_gpa & (PVO_PAGE_SIZE - 1))
 		return PVO_STATUS_EINVAL;
-	pvo_gmem_of(vm)->pdir_pages += npages;
+	pvo_gmem_of(vm)->pdir_pages += count;
 	/* All of it in one RAM region, as the physically contiguous block a
-	 * guest allocates for it is (pvo_gmem_ptr does not wrap). */
+	 * guest allocates for it is (pvo_gmem_ptr does not wrap). Looked up
+	 * on every call: the memory table may change between the parts. */
 	dir = pvo_gmem_ptr(vm, dir_gpa, (uint64_t)dir_pages * PVO_PAGE_SIZE);
 	if (!dir)
 		return PVO_STATUS_EFAULT;
-	ntables = pvo_pdir_tables(npages);
 	/* The guest may rewrite its directory while we walk it: read each
 	 * GPA once and check the value we keep. */
-	for (t = 0; t < ntables; t++) {
-		uint64_t tgpa =
-		    le64toh(__atomic_load_n(&dir[t], __ATOMIC_RELAXED));
-		uint32_t n = MIN(npages - t * PVO_PDIR_ENTRIES,
-				 (uint32_t)PVO_PDIR_ENTRIES);
+	end = first + count;
+	for (i = first; i < end; i++) {
+		uint64_t g;
 
-		st = check_page(vm, tgpa);
-		if (st)
-			return st;
-		tbl = pvo_gmem_ptr(vm, tgpa, PVO_PAGE_SIZE);
-		for (i = 0; i < n; i++) {
-			uint64_t g =
-			    le64toh(__atomic_load_n(&tbl[i], __ATOMIC_RELAXED));
-
-			st = check_page_hint(vm, g, &hint);
-			if (!st)
-				st = page(opaque, g);
+		if (!tbl || i % PVO_PDIR_ENTRIES == 0) {
+			t = i / PVO_PDIR_ENTRIES;
+			g = le64toh(__atomic_load_n(&dir[t], __ATOMIC_RELAXED));
+			st = check_page(vm, g);
 			if (st)
 				return st;
+			tbl = pvo_gmem_ptr(vm, g, PVO_PAGE_SIZE);
 		}
+		g = le64toh(__atomic_load_n(&tbl[i % PVO_PDIR_ENTRIES],
+					    __ATOMIC_RELAXED));
+		st = check_page_hint(vm, g, &hint);
+		if (!st)
+			st = page(opaque, g);
+		if (st)
+			return st;
 	}
 	return PVO_STATUS_OK;
 }

@@ -123,4 +123,12 @@ enum pvo_status pvo_pdir_walk(struct pvo_vm *vm, const struct pvo_pdir *pdir,
 			      uint32_t want_pages, pvo_pdir_page_fn page,
 			      void *opaque);
 
+/* The same over entries [first, first + count) of the directory only,
+ * so that a long list can be walked a part per turn of the loop. */
+enum pvo_status pvo_pdir_walk_part(struct pvo_vm *vm,
+				   const struct pvo_pdir *pdir,
+				   uint32_t want_pages, uint32_t first,
+				   uint32_t count, pvo_pdir_page_fn page,
+				   void *opaque);
+
 #endif

@@ -43,16 +43,13 @@ enum pvo_status pvo_page_runs_add(struct pvo_page_runs *r, uint64_t gpa)
 enum pvo_status pvo_page_runs_add_run(struct pvo_page_runs *r, uint64_t gpa,
 				      uint32_t n)
 {
-	uint32_t k = r->nruns - 1;
 	enum pvo_status st;
 
 	if (gpa >= PVO_PAGE_RUNS_MAX_GPA ||
 	    n > (PVO_PAGE_RUNS_MAX_GPA - gpa) >> PVO_PAGE_SHIFT ||
 	    n >= PVO_PAGE_RUNS_MAX_PAGES - r->npages)
 		return PVO_STATUS_EINVAL;
-	if (r->nruns && gpa == pvo_page_run_gpa(r, k) +
-				   ((uint64_t)(r->npages - pvo_page_run_pg(r, k))
-				    << PVO_PAGE_SHIFT)) {
+	if (pvo_page_runs_joins(r, gpa)) {
 		r->npages += n;
 		return PVO_STATUS_OK;
 	}

@@ -15,6 +15,7 @@
 #ifndef PVO_PAGE_RUNS_H
 #define PVO_PAGE_RUNS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "host_budget.h"
@@ -58,6 +59,18 @@ static inline uint32_t pvo_page_run_len(const struct pvo_page_runs *r,
 {
 	return (k + 1 < r->nruns ? pvo_page_run_pg(r, k + 1) : r->npages) -
 	       pvo_page_run_pg(r, k);
+}
+
+/* Whether a page at gpa would join the list's last run. */
+static inline bool pvo_page_runs_joins(const struct pvo_page_runs *r,
+				       uint64_t gpa)
+{
+	uint32_t k = r->nruns - 1;
+
+	return r->nruns &&
+	       gpa == pvo_page_run_gpa(r, k) +
+			  ((uint64_t)(r->npages - pvo_page_run_pg(r, k))
+			   << PVO_PAGE_SHIFT);
 }
 
 /* An empty list whose array will be charged to budget (may be NULL). */

@@ -165,6 +165,7 @@ static inline void fg_pdir_range(struct fake_guest *g, uint64_t gpa,
 /* When set, fg_cmd appends each command it runs (u16 length, then header
  * and body) here: the fuzz seed generator records scenarios this way. */
 static GByteArray *fg_record;
+static unsigned int fg_parts;
 
 struct fg_reply {
 	struct pvo_resp_hdr h;
@@ -191,7 +192,12 @@ static inline uint32_t fg_cmd(struct fake_guest *g, uint16_t op, uint32_t ctx,
 		g_byte_array_append(fg_record, (const guint8 *)&n, 2);
 		g_byte_array_append(fg_record, m, sizeof(*h) + len);
 	}
-	pvo_ctrl_execute(g->vm, m, sizeof(*h) + len, &r, sizeof(r));
+	/* a command that goes on over turns is called again, as the
+	 * control queue does (fg_parts: how many calls it took) */
+	fg_parts = 1;
+	while (pvo_ctrl_execute(g->vm, m, sizeof(*h) + len, &r, sizeof(r)) ==
+	       PVO_CTRL_AGAIN)
+		fg_parts++;
 	if (resp)
 		memcpy(resp, r.body, resp_len);
 	return le32toh(r.h.status);

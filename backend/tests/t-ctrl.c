@@ -39,8 +39,10 @@ static uint32_t run(uint16_t op, uint32_t ctx, const void *body,
 	if (body_len)
 		memcpy(m.body, body, body_len);
 	memset(r, 0xee, sizeof(*r));
-	last_len = pvo_ctrl_execute(vm, &m, sizeof(m.h) + body_len, r,
-				    sizeof(*r));
+	do
+		last_len = pvo_ctrl_execute(vm, &m, sizeof(m.h) + body_len, r,
+					    sizeof(*r));
+	while (last_len == PVO_CTRL_AGAIN);
 	return le32toh(r->h.status);
 }
 
@@ -196,7 +198,9 @@ int main(void)
 			m.h.flags = 0;
 		if (m.h.opcode == htole16(PVO_CMD_DEALLOC_UCONTEXT))
 			continue; /* covered above; keep PDs to exercise */
-		len = pvo_ctrl_execute(vm, &m, n, &r, room);
+		do
+			len = pvo_ctrl_execute(vm, &m, n, &r, room);
+		while (len == PVO_CTRL_AGAIN);
 		if (len > room || (len && le32toh(r.h.status) > 8))
 			bad++;
 	}

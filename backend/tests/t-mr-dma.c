@@ -9,6 +9,7 @@
 #include <glib.h>
 
 #include "config.h"
+#include "ctrl.h"
 #include "dma.h"
 #include "fake_guest.h"
 #include "mr.h"
@@ -435,6 +436,181 @@ static void test_dma(void)
 	g.vhost.vug.parent.nregions = 2;
 }
 
+/* Executes a command as the control queue does, counting its calls and
+ * the most directory entries one of them walked. */
+static uint32_t parts(uint16_t op, const void *body, size_t len, void *resp,
+		      size_t resp_len, unsigned int *calls, uint64_t *walk)
+{
+	struct {
+		struct pvo_cmd_hdr h;
+		uint8_t body[256];
+	} m = { .h = { .opcode = htole16(op) } };
+	struct fg_reply r;
+	uint64_t before;
+	size_t got;
+
+	memcpy(m.body, body, len);
+	*calls = 0;
+	*walk = 0;
+	do {
+		before = g.vm->gmem.pdir_pages;
+		got = pvo_ctrl_execute(g.vm, &m, sizeof(m.h) + len, &r,
+				       sizeof(r));
+		*walk = MAX(*walk, g.vm->gmem.pdir_pages - before);
+		++*calls;
+	} while (got == PVO_CTRL_AGAIN && *calls < 100);
+	if (resp)
+		memcpy(resp, r.body, resp_len);
+	return le32toh(r.h.status);
+}
+
+/* A REG_MR / REREG_MR of a long page list: a part of the directory per
+ * call, answered with the last; nothing kept if it fails or another
+ * command comes in between. */
+static void test_sliced(void)
+{
+	const uint32_t per = PVO_MR_PAGES_PER_CALL, n = 3 * per + 100;
+	uint64_t *gpas = g_new(uint64_t, n), a = fg_alloc(&g, 5), walk;
+	uint64_t used0 = g.vm->host_mem.used, iova = 0x40000000, avail;
+	struct pvo_cmd_reg_mr c = { .pd = htole32(pd),
+				    .access = htole32(PVO_ACCESS_LOCAL_WRITE),
+				    .iova = htole64(iova),
+				    .length = htole64((uint64_t)n * 4096) };
+	struct pvo_cmd_rereg_mr rc = { .flags = htole32(PVO_REREG_TRANS),
+				       .iova = htole64(iova),
+				       .length = htole64((uint64_t)n * 4096) };
+	struct pvo_cmd_handle dh = { 0 };
+	struct pvo_resp_reg_mr r;
+	unsigned int calls, mrs0 = g.vm->mrs.count, i, bad = 0;
+	struct pvo_mr *mr;
+	uint32_t st;
+
+	for (i = 0; i < n; i++)
+		gpas[i] = a + (i & 1) * 8192ull;
+	fg_pdir(&g, gpas, n, &c.pages);
+	st = parts(PVO_CMD_REG_MR, &c, sizeof(c), &r, sizeof(r), &calls,
+		   &walk);
+	tap_ok(st == PVO_STATUS_OK && calls == 8,
+	       "REG_MR of %u pages: answered on its 8th call, two passes of "
+	       "4 parts (%u, status %u)",
+	       n, calls, st);
+	tap_ok(walk == per, "each call walked at most %u entries (%llu)", per,
+	       (unsigned long long)walk);
+	mr = pvo_table_get(&g.vm->mrs, le32toh(r.mr), 0);
+	for (i = 0; mr && i < n; i += 997)
+		bad += pvo_mr_gpa(mr, iova + (uint64_t)i * 4096, &avail) !=
+		       gpas[i];
+	tap_ok(mr && mr->pages.npages == n && mr->pages.nruns == n && !bad &&
+		       pvo_mr_gpa(mr, iova + (n - 1) * 4096ull, &avail) ==
+			       gpas[n - 1],
+	       "its page list names every part's pages");
+	tap_ok(mr && !g.vm->mr_build &&
+		       g.vm->host_mem.used == used0 + mr->pages.charged,
+	       "nothing held beyond the MR's list");
+	dh.handle = r.mr;
+	fg_cmd(&g, PVO_CMD_DEREG_MR, 0, &dh, sizeof(dh), NULL, 0);
+
+	/* another command between two parts: the REG_MR starts over */
+	{
+		struct {
+			struct pvo_cmd_hdr h;
+			struct pvo_cmd_reg_mr c;
+		} m = { .h = { .opcode = htole16(PVO_CMD_REG_MR) }, .c = c };
+		struct fg_reply fr;
+		uint64_t used1 = g.vm->host_mem.used, mid;
+
+		unsigned int again = 0;
+
+		/* the 4 parts of the count and the first of the fill */
+		for (i = 0; i < 5; i++)
+			again += pvo_ctrl_execute(g.vm, &m, sizeof(m), &fr,
+						  sizeof(fr)) == PVO_CTRL_AGAIN;
+		tap_ok(again == 5 && g.vm->mr_build,
+		       "a second one goes on into its second pass");
+		mid = g.vm->host_mem.used;
+		fg_cmd(&g, PVO_CMD_QUERY_DEVICE, 0, NULL, 0, NULL, 0);
+		tap_ok(mid > used1 && g.vm->host_mem.used == used1 &&
+			       !g.vm->mr_build,
+		       "another command drops the part built (%llu bytes)",
+		       (unsigned long long)(mid - used1));
+	}
+	st = parts(PVO_CMD_REG_MR, &c, sizeof(c), &r, sizeof(r), &calls,
+		   &walk);
+	tap_ok(st == PVO_STATUS_OK && calls == 8,
+	       "sent again, it starts over: 8 calls (%u)", calls);
+	dh.handle = r.mr;
+	fg_cmd(&g, PVO_CMD_DEREG_MR, 0, &dh, sizeof(dh), NULL, 0);
+
+	/* the guest rewrites its directory between the two passes */
+	{
+		struct {
+			struct pvo_cmd_hdr h;
+			struct pvo_cmd_reg_mr c;
+		} m = { .h = { .opcode = htole16(PVO_CMD_REG_MR) } };
+		struct fg_reply fr;
+		uint64_t *tbl;
+		size_t got;
+
+		for (i = 0; i < n; i++)
+			gpas[i] = a + (i & 1) * 4096ull; /* n / 2 runs */
+		fg_pdir(&g, gpas, n, &c.pages);
+		m.c = c;
+		for (i = 0; i < 4; i++)
+			got = pvo_ctrl_execute(g.vm, &m, sizeof(m), &fr,
+					       sizeof(fr));
+		/* one page per run now: more runs than counted */
+		tbl = fg_ptr(&g, le64toh(*(uint64_t *)fg_ptr(
+				     &g, le64toh(c.pages.dir_gpa))));
+		for (i = 1; i < 512; i += 2)
+			tbl[i] = htole64(a + 4 * 4096ull);
+		while (got == PVO_CTRL_AGAIN)
+			got = pvo_ctrl_execute(g.vm, &m, sizeof(m), &fr,
+					       sizeof(fr));
+		tap_ok(le32toh(fr.h.status) == PVO_STATUS_EINVAL &&
+			       !g.vm->mr_build &&
+			       g.vm->host_mem.used == used0,
+		       "a directory rewritten between the passes: EINVAL, "
+		       "nothing kept (%u)",
+		       le32toh(fr.h.status));
+		for (i = 0; i < n; i++)
+			gpas[i] = a + (i & 1) * 8192ull;
+	}
+
+	/* a page outside guest RAM in the third part */
+	gpas[2 * per + 5] = FG_RAM_SIZE + 0x1000;
+	fg_pdir(&g, gpas, n, &c.pages);
+	st = parts(PVO_CMD_REG_MR, &c, sizeof(c), &r, sizeof(r), &calls,
+		   &walk);
+	tap_ok(st == PVO_STATUS_EFAULT && calls == 3 && !g.vm->mr_build,
+	       "a bad entry in the third part: EFAULT on the third call "
+	       "(%u, %u calls)",
+	       st, calls);
+	tap_ok(g.vm->host_mem.used == used0 && g.vm->mrs.count == mrs0,
+	       "no MR, nothing charged (%llu bytes, %u MRs)",
+	       (unsigned long long)(g.vm->host_mem.used - used0),
+	       g.vm->mrs.count - mrs0);
+
+	/* REREG_MR of a new translation goes the same way */
+	gpas[2 * per + 5] = a;
+	fg_pdir(&g, gpas, 200, &c.pages);
+	c.length = htole64(200 * 4096);
+	st = parts(PVO_CMD_REG_MR, &c, sizeof(c), &r, sizeof(r), &calls,
+		   &walk);
+	rc.mr = r.mr;
+	fg_pdir(&g, gpas, n, &rc.pages);
+	st = st ? st : parts(PVO_CMD_REREG_MR, &rc, sizeof(rc), &r, sizeof(r),
+			     &calls, &walk);
+	mr = pvo_table_get(&g.vm->mrs, le32toh(rc.mr), 0);
+	tap_ok(st == PVO_STATUS_OK && calls == 8 && mr &&
+		       mr->pages.npages == n && walk == per,
+	       "REREG_MR to %u pages: 8 calls of at most %u entries (%u)", n,
+	       per, st);
+	dh.handle = rc.mr;
+	fg_cmd(&g, PVO_CMD_DEREG_MR, 0, &dh, sizeof(dh), NULL, 0);
+	tap_ok(g.vm->host_mem.used == used0, "deregistered: all given back");
+	g_free(gpas);
+}
+
 int main(void)
 {
 	static const char conf[] =
@@ -445,7 +621,7 @@ int main(void)
 	struct pvo_daemon_config *cfg;
 	char *err = NULL;
 
-	tap_plan(68);
+	tap_plan(80);
 	cfg = pvo_config_parse("t", conf, &err);
 	if (!cfg) {
 		printf("Bail out! %s\n", err);
@@ -471,6 +647,7 @@ int main(void)
 			fg_cmd(&g, PVO_CMD_DEREG_MR, 0, &h, sizeof(h), NULL, 0);
 		}
 	}
+	test_sliced();
 	test_dma();
 	fg_fini(&g);
 	pvo_config_free(cfg);

@@ -372,6 +372,10 @@ size_t pvo_ctrl_execute(struct pvo_vm *vm, const void *req, size_t req_len,
 	}
 	st = dispatch(vm, req, req_len, (uint8_t *)resp + sizeof(*rh),
 		      resp_len - sizeof(*rh), &body_len);
+	if (st == PVO_STATUS_AGAIN)
+		return PVO_CTRL_AGAIN;
+	/* whatever a command left part-way, another command ends it */
+	pvo_mr_build_drop(vm);
 	vm->stats.cmds++;
 	if (st) {
 		vm->stats.cmd_errors++;

@@ -2,8 +2,10 @@
 /* Memory regions; see mr.h. */
 #include <endian.h>
 #include <inttypes.h>
+#include <string.h>
 #include <glib.h>
 
+#include "ctrl.h"
 #include "device.h"
 #include "guest_mem.h"
 #include "engine.h"
@@ -98,7 +100,8 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 			    vm->cfg->quota.max_mr);
 		return PVO_STATUS_ENOSPC;
 	}
-	st = pvo_mr_pages_from_pdir(vm, &c->pages, (uint32_t)npages, &pages);
+	st = pvo_mr_pages_sliced(vm, PVO_CMD_REG_MR, ctx, c, sizeof(*c),
+				 &c->pages, (uint32_t)npages, &pages);
 	if (st)
 		return st;
 	mr = g_new0(struct pvo_mr, 1);
@@ -246,8 +249,9 @@ enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
 	if (flags & PVO_REREG_TRANS) {
 		if (!range_valid(vm, iova, length, &npages))
 			return PVO_STATUS_EINVAL;
-		st = pvo_mr_pages_from_pdir(vm, &c->pages, (uint32_t)npages,
-					    &pages);
+		st = pvo_mr_pages_sliced(vm, PVO_CMD_REREG_MR, ctx, c,
+					 sizeof(*c), &c->pages,
+					 (uint32_t)npages, &pages);
 		if (st)
 			return st;
 	}
@@ -395,6 +399,113 @@ enum pvo_status pvo_mr_pages_from_pdir(struct pvo_vm *vm,
 	if (!st)
 		st = pvo_pdir_walk(vm, pdir, npages, add_page, &b);
 	return built(&b, st);
+}
+
+/*
+ * A list built over several calls of one command: the directory is walked
+ * twice, a part per call, first to count its runs, then to fill an array
+ * of that many, allocated (and charged) once in between. Growing the
+ * array as it fills would copy megabytes in one call.
+ */
+struct pvo_mr_build {
+	uint16_t opcode;
+	uint32_t ctx;
+	uint8_t req[sizeof(struct pvo_cmd_rereg_mr)];
+	size_t len;
+	bool filling;
+	uint32_t next; /* directory entries walked in this pass */
+	struct run_count count;
+	struct pvo_page_runs pages;
+};
+
+_Static_assert(sizeof(struct pvo_cmd_reg_mr) <= sizeof(struct pvo_cmd_rereg_mr),
+	       "struct pvo_mr_build holds either request");
+
+void pvo_mr_build_drop(struct pvo_vm *vm)
+{
+	if (!vm->mr_build)
+		return;
+	pvo_page_runs_free(&vm->mr_build->pages);
+	g_free(vm->mr_build);
+	vm->mr_build = NULL;
+}
+
+/* The build of this very request, or a new one (another is dropped). */
+static struct pvo_mr_build *build_of(struct pvo_vm *vm, uint16_t opcode,
+				     uint32_t ctx, const void *req, size_t len)
+{
+	struct pvo_mr_build *b = vm->mr_build;
+
+	if (b && b->opcode == opcode && b->ctx == ctx && b->len == len &&
+	    memcmp(b->req, req, len) == 0)
+		return b;
+	pvo_mr_build_drop(vm);
+	b = g_new0(struct pvo_mr_build, 1);
+	b->opcode = opcode;
+	b->ctx = ctx;
+	b->len = MIN(len, sizeof(b->req));
+	memcpy(b->req, req, b->len);
+	pvo_page_runs_init(&b->pages, &vm->host_mem);
+	vm->mr_build = b;
+	return b;
+}
+
+/* The second pass fills the runs the first counted, no more: a guest
+ * that rewrote its directory in between gets EINVAL. */
+static enum pvo_status fill_page(void *opaque, uint64_t gpa)
+{
+	struct pvo_page_runs *r = opaque;
+
+	if (r->nruns == r->cap && !pvo_page_runs_joins(r, gpa))
+		return PVO_STATUS_EINVAL;
+	return pvo_page_runs_add(r, gpa);
+}
+
+enum pvo_status pvo_mr_pages_sliced(struct pvo_vm *vm, uint16_t opcode,
+				    uint32_t ctx, const void *req, size_t len,
+				    const struct pvo_pdir *pdir,
+				    uint32_t npages,
+				    struct pvo_page_runs *out)
+{
+	struct pvo_mr_build *b;
+	struct builder bl;
+	enum pvo_status st;
+	uint32_t n;
+
+	if (npages <= PVO_MR_PAGES_PER_CALL || len > sizeof(b->req)) {
+		pvo_mr_build_drop(vm);
+		return pvo_mr_pages_from_pdir(vm, pdir, npages, out);
+	}
+	b = build_of(vm, opcode, ctx, req, len);
+	bl = (struct builder){vm, &b->pages};
+	/* the same request names the same npages: next <= npages */
+	n = MIN(npages - b->next, (uint32_t)PVO_MR_PAGES_PER_CALL);
+	if (!b->filling) {
+		st = pvo_pdir_walk_part(vm, pdir, npages, b->next, n,
+					count_page, &b->count);
+		b->next += n;
+		if (!st && b->next == npages) {
+			st = pvo_page_runs_reserve(&b->pages, b->count.runs);
+			b->filling = true;
+			b->next = 0;
+		}
+	} else {
+		st = pvo_pdir_walk_part(vm, pdir, npages, b->next, n,
+					fill_page, &b->pages);
+		b->next += n;
+	}
+	if (st) {
+		built(&bl, st); /* frees the list, says why */
+		pvo_mr_build_drop(vm);
+		return st;
+	}
+	if (!b->filling || b->next < npages)
+		return PVO_STATUS_AGAIN;
+	built(&bl, PVO_STATUS_OK);
+	*out = b->pages;
+	pvo_page_runs_init(&b->pages, NULL);
+	pvo_mr_build_drop(vm);
+	return PVO_STATUS_OK;
 }
 
 enum pvo_status pvo_mr_pages_from_array(struct pvo_vm *vm,

@@ -136,6 +136,7 @@ void pvo_vm_reset_guest_state(struct pvo_vm *vm)
 	memset(vm->db_queue_ctx, 0, sizeof(vm->db_queue_ctx));
 	memset(&vm->notify, 0, sizeof(vm->notify));
 	pvo_event_reset(vm);
+	pvo_mr_build_drop(vm);
 }
 
 void pvo_vm_free(struct pvo_vm *vm)

@@ -136,6 +136,8 @@ struct pvo_vm {
 	 * page lists of MRs and rings, against [vm] max-host-mem
 	 * (host_budget.h) */
 	struct pvo_host_budget host_mem;
+	/* the page list a REG_MR / REREG_MR builds over turns (mr.c) */
+	struct pvo_mr_build *mr_build;
 	struct pvo_net_stats net;	/* overlay traffic of the VM */
 	struct pvo_ratelimit guest_log;	/* for guest-triggered messages */
 };

@@ -31,6 +31,7 @@
 #include "iov.h"
 #include "log.h"
 #include "loop.h"
+#include "mr.h"
 #include "moves.h"
 #include "state.h"
 #include "timer.h"
@@ -173,17 +174,59 @@ static int set_config(VuDev *dev, const uint8_t *data, uint32_t offset,
 /*
  * And at most this many page directory entries, as registrations cost
  * (a 4 GiB REG_MR walks 1M): once a turn's commands walked this many, the
- * rest wait for the next turn. A command is not split, so one REG_MR of
- * PVO_PDIR_MAX_PAGES is still one callback.
+ * rest wait for the next turn. A REG_MR or REREG_MR of a longer list
+ * walks PVO_MR_PAGES_PER_CALL entries a turn (mr.h): its chain is held
+ * (ctrl_held) and executed again on the next turn until it is answered,
+ * the commands behind it waiting, in order.
  */
-#define CTRL_PAGES_PER_TURN 65536
+#define CTRL_PAGES_PER_TURN PVO_MR_PAGES_PER_CALL
+
+/* The next command: the one a turn left part-way, else a new chain
+ * (its request copied: the guest may rewrite it while it goes on). */
+static VuVirtqElement *ctrl_next(struct pvo_vhost *vh, VuVirtq *vq)
+{
+	VuVirtqElement *elem = vh->ctrl_held;
+
+	if (elem) {
+		vh->ctrl_held = NULL;
+		return elem;
+	}
+	elem = vu_queue_pop(&vh->vug.parent, vq, sizeof(*elem));
+	/* Gather at most the largest command; a longer one is truncated
+	 * and fails its length checks only if the opcode needs more than
+	 * fits. */
+	if (elem)
+		vh->ctrl_req_len =
+		    iov_to_buf_len(elem->out_sg, elem->out_num, vh->ctrl_req,
+				   sizeof(vh->ctrl_req));
+	return elem;
+}
+
+/* Executes elem's command: false if it goes on (held for a later turn). */
+static bool ctrl_run(struct pvo_vhost *vh, VuVirtq *vq, VuVirtqElement *elem)
+{
+	uint64_t resp[PVO_CTRL_MAX_MSG / 8];
+	size_t room, len;
+
+	room = MIN(iov_size(elem->in_sg, elem->in_num), sizeof(resp));
+	len = pvo_ctrl_execute(vh->vm, vh->ctrl_req, vh->ctrl_req_len, resp,
+			       room);
+	if (len == PVO_CTRL_AGAIN) {
+		vh->ctrl_held = elem;
+		return false;
+	}
+	len = iov_from_buf_len(elem->in_sg, elem->in_num, resp, len);
+	vu_queue_push(&vh->vug.parent, vq, elem, len);
+	free(elem);
+	return true;
+}
 
 /* Each descriptor chain of the control queue is one command. */
 static void ctrl_kick(VuDev *dev, int qidx)
 {
 	struct pvo_vm *vm = vm_of(dev);
+	struct pvo_vhost *vh = session_of(dev);
 	VuVirtq *vq = vu_get_queue(dev, qidx);
-	uint64_t req[PVO_CTRL_MAX_MSG / 8], resp[PVO_CTRL_MAX_MSG / 8];
 	VuVirtqElement *elem;
 	unsigned int budget = CTRL_PER_TURN;
 	uint64_t pages0 = vm->gmem.pdir_pages;
@@ -191,29 +234,46 @@ static void ctrl_kick(VuDev *dev, int qidx)
 	if (!owns_vm(dev))
 		return;
 	pvo_loop_serve(vm);
-	while (budget && (elem = vu_queue_pop(dev, vq, sizeof(*elem)))) {
-		size_t req_len, room, len;
-
-		/* Gather at most the largest command; a longer one is
-		 * truncated and fails its length checks only if the
-		 * opcode needs more than fits. */
-		req_len = iov_to_buf_len(elem->out_sg, elem->out_num, req,
-					 sizeof(req));
-		room = MIN(iov_size(elem->in_sg, elem->in_num), sizeof(resp));
-		len = pvo_ctrl_execute(vm, req, req_len, resp, room);
-		len = iov_from_buf_len(elem->in_sg, elem->in_num, resp, len);
-		vu_queue_push(dev, vq, elem, len);
-		free(elem);
+	while (budget && (elem = ctrl_next(vh, vq))) {
 		budget--;
-		if (vm->gmem.pdir_pages - pages0 >= CTRL_PAGES_PER_TURN)
+		if (!ctrl_run(vh, vq, elem))
+			budget = 0;
+		else if (vm->gmem.pdir_pages - pages0 >= CTRL_PAGES_PER_TURN)
 			budget = 0;
 	}
 	if (!budget)
-		pvo_timer_arm(&vm->vhost->ctrl_more, 0);
+		pvo_timer_arm(&vh->ctrl_more, 0);
 	/* Until SET_VRING_CALL arrives there is nothing to signal; libvhost-user
 	 * signals the new call fd once it gets it, so no completion is lost. */
 	if (vq->call_fd >= 0)
 		vu_queue_notify(dev, vq);
+}
+
+/*
+ * The ring stops (a migration's last phase, a VM stop): a command held
+ * part-way is finished now, as its index is already reported consumed.
+ * One command, of at most PVO_PDIR_MAX_PAGES pages, in this callback.
+ */
+static void ctrl_finish_held(struct pvo_vhost *vh, VuVirtq *vq)
+{
+	VuVirtqElement *elem;
+
+	while ((elem = vh->ctrl_held)) {
+		vh->ctrl_held = NULL;
+		ctrl_run(vh, vq, elem);
+	}
+	if (vq->call_fd >= 0)
+		vu_queue_notify(&vh->vug.parent, vq);
+}
+
+/* A session that ends drops what its control queue held. */
+static void ctrl_forget(struct pvo_vhost *vh)
+{
+	if (!vh->ctrl_held)
+		return;
+	free(vh->ctrl_held);
+	vh->ctrl_held = NULL;
+	pvo_mr_build_drop(vh->vm);
 }
 
 /* The control commands a callback left: the session that owns the VM
@@ -368,6 +428,8 @@ static void queue_set_started(VuDev *dev, int qidx, bool started)
 		  started ? "started" : "stopped");
 	if (!started) {
 		vu_set_queue_handler(dev, vq, NULL);
+		if (qidx == PVO_VQ_CTRL)
+			ctrl_finish_held(vh, vq);
 		/* QEMU stops the rings for a migration's last phase with
 		 * the dirty log on: from now on it copies no more memory */
 		if (vh == vm->vhost && (dev->features & (1ull << VHOST_F_LOG_ALL)))
@@ -509,6 +571,7 @@ static const VuDevIface iface = {
 
 static void end_session(struct pvo_vhost *vh)
 {
+	ctrl_forget(vh);
 	vu_deinit(&vh->vug.parent); /* closes the socket too */
 	vug_deinit(&vh->vug);
 	g_hash_table_destroy(vh->kicks); /* vu_deinit removed them all */

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <glib.h>
 #include "libvhost-user-glib.h"
+#include "ctrl.h"
 #include "timer.h"
 
 struct pvo_vm;
@@ -35,6 +36,11 @@ struct pvo_vhost {
 	GByteArray *loaded;	/* migrated state, applied at ring start */
 	struct pvo_timer thaw;	/* unfreezes the VM after its rings start */
 	struct pvo_timer ctrl_more; /* control commands left for a turn */
+	/* a command that goes on over turns (ctrl.h PVO_CTRL_AGAIN): its
+	 * chain, held, and the request it was popped with */
+	VuVirtqElement *ctrl_held;
+	uint64_t ctrl_req[PVO_CTRL_MAX_MSG / 8];
+	size_t ctrl_req_len;
 };
 
 /* Whether any ring of the session runs (a migration's save needs none). */

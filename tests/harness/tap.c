@@ -47,27 +47,6 @@ bool tap_ok(bool ok, const char *fmt, ...)
 	return ok;
 }
 
-bool tap_ok_todo(bool ok, const char *why, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (ok || !why) {
-		result(ok, fmt, ap);
-		va_end(ap);
-		if (ok && why)
-			tap_diag("  passes: its TODO (%s) can go", why);
-		return ok;
-	}
-	count++;
-	printf("not ok %d - ", count);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf(" # TODO %s\n", why);
-	fflush(stdout);
-	return ok;
-}
-
 void tap_diag(const char *fmt, ...)
 {
 	va_list ap;

@@ -15,15 +15,6 @@ void tap_done_testing(void);
 /* Record one result; returns @ok so callers can chain on it. */
 bool tap_ok(bool ok, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/*
- * A result known to fail until the change @why names lands (NULL: as
- * tap_ok). A failure is "not ok N - ... # TODO @why": expected, not
- * counted. A pass is a plain "ok" plus a diagnostic that the TODO can go:
- * meson counts "ok ... # TODO" as an unexpected pass, a failure, and a
- * check that passes on one run must not turn the suite red.
- */
-bool tap_ok_todo(bool ok, const char *why, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 /* "# ..." diagnostics line(s). */
 void tap_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tap_skip(int count, const char *why);
