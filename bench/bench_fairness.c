@@ -18,12 +18,14 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "attack.h"
 #include "bench.h"
 
 /* What an attack gets: the back-end, and the VM of the attacker's tenant
@@ -31,6 +33,7 @@
 struct attack_env {
 	struct backend_proc *be;
 	const char *vm;
+	const char *harness; /* the harness's attack of the row, if any */
 };
 
 /*
@@ -43,6 +46,7 @@ struct attack_env {
  */
 struct attack {
 	const char *name;
+	const char *harness; /* tests/harness/attack.h's name, or NULL */
 	void *(*open)(const struct attack_env *env);
 	void (*start)(void *state);
 	void (*stop)(void *state);
@@ -190,12 +194,115 @@ static void flood_close(void *state, char *out, size_t len)
 }
 
 /*
- * The attacks, one row each. The harness's hostile-guest programs join
- * here as { name, start, stop } rows; nothing else changes.
+ * An attack of the harness's hostile guest (tests/harness/attack.h, the
+ * attacks t-attacks runs) as a row: VM n runs its steps from a thread of
+ * its own at nice 19, so that its client takes only a CPU the back-end's
+ * threads and the victim's client leave (the row then measures the
+ * back-end, not the scheduler; what the back-end does for it is what
+ * the attack costs the victim).
  */
+#define ATTACK_PORT_BASE 30000
+
+static unsigned int attack_port;
+
+struct harness_attack {
+	struct sim_vm *vm;
+	struct attack *a;
+	pthread_t thread;
+	atomic_bool stop;
+	int ret;
+};
+
+static void *harness_run(void *arg)
+{
+	struct harness_attack *h = arg;
+
+	setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+	h->ret = attack_run_for(h->a, 1e9, &h->stop);
+	return NULL;
+}
+
+static void *harness_open(const struct attack_env *env)
+{
+	struct harness_attack *h = calloc(1, sizeof(*h));
+	struct sim_vm_opts vo = {.name = env->vm,
+				 .ram_size = 128 * MIB,
+				 .socket_path = backend_vm_socket(env->be,
+								  env->vm)};
+	struct attack_opts ao = {.vtep = "127.0.0.1",
+				 .src_vtep = "127.0.0.2",
+				 .port = attack_port,
+				 .vni = 11,
+				 .vm_ip = "10.1.1.14",
+				 .peer_ip = "10.1.1.15",
+				 .peer_mac = "52:54:00:00:10:0f"};
+	char err[512];
+
+	if (!h)
+		die("out of memory");
+	h->vm = sim_vm_open(&vo, err, sizeof(err));
+	if (!h->vm)
+		die("n: %s", err);
+	h->a = attack_new(env->harness, h->vm, &ao, err, sizeof(err));
+	if (!h->a)
+		die("n: %s: %s", env->harness, err);
+	return h;
+}
+
+static void harness_start(void *state)
+{
+	struct harness_attack *h = state;
+
+	atomic_store(&h->stop, false);
+	if (pthread_create(&h->thread, NULL, harness_run, h))
+		die("pthread_create");
+}
+
+static void harness_stop(void *state)
+{
+	struct harness_attack *h = state;
+
+	atomic_store(&h->stop, true);
+	pthread_join(h->thread, NULL);
+	if (h->ret)
+		die("n: the attack stopped: %s",
+		    attack_stats(h->a)->first_error);
+}
+
+static void harness_close(void *state, char *out, size_t len)
+{
+	struct harness_attack *h = state;
+	const struct attack_stats *st = attack_stats(h->a);
+
+	if (st->wire_bytes)
+		snprintf(out, len, "%llu ok, %llu errors, %.0f MB back",
+			 (unsigned long long)st->ops,
+			 (unsigned long long)st->errors, st->wire_bytes / 1e6);
+	else
+		snprintf(out, len, "%llu ok, %llu errors",
+			 (unsigned long long)st->ops,
+			 (unsigned long long)st->errors);
+	attack_free(h->a);
+	sim_vm_close(h->vm);
+	free(h);
+}
+
+#define HARNESS(name)                                                          \
+	name, harness_open, harness_start, harness_stop, harness_close
+
+/* The attacks, one row each. */
 static const struct attack attacks[] = {
-    {"legal flood: 4 QPs x 8 RDMA WRITEs of 1 MiB in flight", flood_open_env,
-     flood_start, flood_stop, flood_close},
+    {"big-wqe: 16 RDMA WRITEs of 64 MiB behind one kick, 511 doorbell "
+     "records",
+     HARNESS("big-wqe")},
+    {"ctrl-flood: the control queue kept full of 4 GiB REG_MR / DEREG_MR",
+     HARNESS("ctrl-flood")},
+    {"mr-amplify: 4 GiB MRs over a directory of two pages, until refused",
+     HARNESS("mr-amplify")},
+    {"read-amplify: READs of 64 MiB from the wire, 4 duplicates of each",
+     HARNESS("read-amplify")},
+    {"legal flood: 4 QPs x 8 RDMA WRITEs of 1 MiB in flight", NULL,
+     flood_open_env, flood_start, flood_stop, flood_close},
 };
 
 /* The victim's tenant on thread 1; the attacker's on thread 2 when there
@@ -205,6 +312,9 @@ static char *fairness_config(unsigned int threads)
 	char *c;
 
 	if (asprintf(&c,
+		     "vtep = 127.0.0.1\n"
+		     "vxlan-port = %u\n"
+		     "\n"
 		     "[tenant victim]\n"
 		     "vni = 10\n"
 		     "thread = 1\n"
@@ -226,8 +336,14 @@ static char *fairness_config(unsigned int threads)
 		     "[vm n]\n"
 		     "tenant = attacker\n"
 		     "mac = 52:54:00:00:10:0e\n"
-		     "ips = 10.1.1.14\n",
-		     threads > 1 ? 2 : 1) < 0)
+		     "ips = 10.1.1.14\n"
+		     "\n"
+		     "[remote rn]\n"
+		     "tenant = attacker\n"
+		     "mac = 52:54:00:00:10:0f\n"
+		     "ips = 10.1.1.15\n"
+		     "vtep = 127.0.0.2\n",
+		     attack_port, threads > 1 ? 2 : 1) < 0)
 		die("out of memory");
 	return c;
 }
@@ -248,7 +364,7 @@ static void fairness_row(const struct opts *o, const struct attack *at,
 			 unsigned int threads, struct verdicts *v)
 {
 	static const char *const vms[] = {"a", "b", "n", NULL};
-	struct attack_env env = {.be = &bp, .vm = "n"};
+	struct attack_env env = {.be = &bp, .vm = "n", .harness = at->harness};
 	unsigned int per = o->lat_iters / FAIR_SLICES, n = per * FAIR_SLICES;
 	double idle_med, idle_p99, med, p99, ratio;
 	double limit = threads > 1 ? 3 : 10;
@@ -304,6 +420,9 @@ int fairness_main(struct opts *o)
 {
 	struct verdicts v = {0};
 	unsigned int i;
+
+	/* the VTEP read-amplify's READs go to (loopback) */
+	attack_port = ATTACK_PORT_BASE + getpid() % 20000;
 
 	printf("pvo-bench --fairness: VM a pings VM b (tenant victim, SEND "
 	       "64 B, %u iterations, half round trip in us) idle and while "
