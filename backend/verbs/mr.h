@@ -111,8 +111,10 @@ enum pvo_status pvo_mr_pages_from_pdir(struct pvo_vm *vm,
  * again with the same request on a later turn; a different request
  * starts over.
  */
-/* about 1 ms of a sanitizer build's callback, 0.2 ms at -O2 */
-#define PVO_MR_PAGES_PER_CALL 8192
+/* A part's cost is mostly the page faults of the 16 KiB of runs it may
+ * add (a virtualised host's faults cost 5-20 us each), then ~10 ns a
+ * page: tens of microseconds at -O2. */
+#define PVO_MR_PAGES_PER_CALL 2048
 enum pvo_status pvo_mr_pages_sliced(struct pvo_vm *vm, uint16_t opcode,
 				    uint32_t ctx, const void *req, size_t len,
 				    const struct pvo_pdir *pdir,

@@ -49,7 +49,7 @@
  */
 #define RSS_BOUND_KB (1024 * 1024)
 /* The attacker's budget when the daemon knows [vm] max-host-mem: room
- * for 4 of mr-amplify's MRs (8 MiB of runs each, 128 turns to register),
+ * for 4 of mr-amplify's MRs (8 MiB of runs each, 1024 turns to register),
  * so that it reaches ENOSPC within its seconds. */
 #define ATTACKER_HOST_MEM "33554432" /* 32 MiB */
 /*
@@ -57,7 +57,7 @@
  * trips per second they did idle, measured in the same run: on another
  * thread VICTIM_FLOOR; on the attacker's own thread VICTIM_FLOOR_SAME,
  * where every victim callback may wait behind one bounded callback of
- * the attacker (a 256 KiB slice, 16 commands or 8192 directory entries,
+ * the attacker (a 256 KiB slice, 16 commands or 2048 directory entries,
  * 64 READ response packets), which under ASan costs more than the
  * victim's own round trip. The
  * ratio targets of the issue are the bench's (make bench, -O2); this
