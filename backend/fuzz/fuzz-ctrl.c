@@ -63,10 +63,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (n > size)
 			n = size;
 		/* a command that goes on is called again, as the control
-		 * queue does (16 parts at most: 1M pages) */
+		 * queue does (1M pages: 2 x 512 parts) */
 		while (pvo_ctrl_execute(g.vm, data, n, resp, sizeof(resp)) ==
 			   PVO_CTRL_AGAIN &&
-		       ++parts < 64)
+		       ++parts < 1100)
 			;
 		parts = 0;
 		fuzz_take(&data, &size, n);
