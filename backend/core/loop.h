@@ -19,6 +19,7 @@
 #ifndef PVO_LOOP_H
 #define PVO_LOOP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <glib.h>
 #include <glib-unix.h>
@@ -46,9 +47,7 @@ struct pvo_loop {
 	GMainContext *ctx; /* where the modules attach their sources */
 	struct pvo_fd_set *fds; /* the fds it waits on (pvo_loop_add_fd) */
 	struct pvo_loop_state slot[PVO_LOOP_NSLOTS];
-	/* whom its callbacks served last, and how often that changed */
-	const void *serving;
-	unsigned long switches;
+	const void *serving; /* whom its callbacks served last */
 };
 
 /* A loop on ctx (NULL: the default main context); no slot made yet. */
@@ -68,24 +67,19 @@ static inline struct pvo_loop *pvo_loop(void)
 }
 
 /*
- * The calling thread's loop now serves who (a QP, a VM's control queue):
- * a change from the last one counts as a switch. A requester that yielded
- * and finds no switch when it resumes had the loop to itself, and may
- * take a longer run (engine/sw/req.c).
+ * The calling thread's loop now serves who (a QP, a VM's control queue).
+ * pvo_loop_served(who): whether who is still the last it served, nobody
+ * else having had a callback since. A requester that finds so may take
+ * a longer run (engine/sw/req.c).
  */
 static inline void pvo_loop_serve(const void *who)
 {
-	struct pvo_loop *l = pvo_loop();
-
-	if (l->serving != who) {
-		l->serving = who;
-		l->switches++;
-	}
+	pvo_loop()->serving = who;
 }
 
-static inline unsigned long pvo_loop_switches(void)
+static inline bool pvo_loop_served(const void *who)
 {
-	return pvo_loop()->switches;
+	return pvo_loop()->serving == who;
 }
 
 void *pvo_loop_state_make(enum pvo_loop_slot s, size_t size,

@@ -648,11 +648,12 @@ static uint64_t send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
  *
  * A yield costs the loop an iteration and a system call (about 5 us on
  * a virtualised host, where 64 KiB WQEs then lost 40 % of their rate).
- * So a run that resumes after a yield and finds that the loop served
- * nobody else meanwhile (pvo_loop_switches) goes on past its budget, a
- * budget at a time, for up to RUN_ALONE_US (and RUN_MAX_WQES,
- * RUN_MAX_BYTES): whoever comes next waits that long at most. With
- * anyone else served in between, no run copies more than a slice.
+ * So a run that finds that the loop served nobody else since this QP's
+ * last run (pvo_loop_served: its own yield, or a doorbell right after
+ * its last run) goes on past its budget, a budget at a time, for up to
+ * RUN_ALONE_US (and RUN_MAX_WQES, RUN_MAX_BYTES): whoever comes next
+ * waits that long at most. With anyone else served in between, no run
+ * copies more than a slice.
  */
 #define RUN_WQES 64
 #define RUN_ALONE_US 50
@@ -661,10 +662,7 @@ static uint64_t send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
 
 void pvo_req_resume(void *opaque)
 {
-	struct pvo_qp *qp = opaque;
-
-	qp->req.alone = pvo_loop_switches() == qp->req.yield_switches;
-	pvo_req_run(qp);
+	pvo_req_run(opaque);
 }
 
 /* What one run has done so far, and may. */
@@ -764,7 +762,6 @@ static enum pvo_req_state step(struct pvo_qp *qp, struct run *run,
 		pvo_qp_flush_sq(qp);
 		return PVO_REQST_DONE;
 	case PVO_REQST_YIELD:
-		qp->req.yield_switches = pvo_loop_switches();
 		pvo_timer_arm(&qp->req.resume, 0);
 		return PVO_REQST_DONE;
 	default:
@@ -782,12 +779,11 @@ void pvo_req_run(struct pvo_qp *qp)
 	if (qp->req.running || qp->vm->frozen)
 		return;
 	qp->req.running = true;
-	pvo_loop_serve(qp);
 	run.max_wqes = RUN_WQES;
 	run.max_bytes = PVO_REQ_SLICE;
-	if (qp->req.alone)
+	if (pvo_loop_served(qp))
 		run.until = g_get_monotonic_time() + RUN_ALONE_US;
-	qp->req.alone = false;
+	pvo_loop_serve(qp);
 	while (s != PVO_REQST_DONE) {
 		next = step(qp, &run, s);
 		pvo_sw_trace(qp, "req %s -> %s", pvo_req_state_name(s),

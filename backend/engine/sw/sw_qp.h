@@ -108,10 +108,6 @@ struct pvo_req {
 	struct pvo_swqe wqe;
 	struct pvo_timer timer;
 	struct pvo_timer resume; /* continue after the budget */
-	/* the loop's switches when it yielded; whether it found none
-	 * when it resumed (req.c: a run alone on its loop goes on) */
-	unsigned long yield_switches;
-	bool alone;
 	/* overlay RC: SEND / WRITE WQEs sent behind the active one
 	 * before it completed (oldest first), so that a message per
 	 * round trip does not bound the QP */
