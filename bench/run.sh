@@ -22,7 +22,7 @@ echo
 echo "bench: the same in latency mode (--busy-poll-us 200)"
 "$bin/bench/pvo-bench" --backend-arg=--busy-poll-us=200 "$@"
 echo
-echo "bench: fairness: each attack next to a ping-pong, threads = 1 and 2 (about 6 min)"
+echo "bench: fairness: each attack next to a ping-pong, threads = 1 and 2 (about 70 s)"
 "$bin/bench/pvo-bench" --fairness "$@"
 echo
 echo "bench: scaling: 1 and 2 VM pairs on threads = 1 and 2, alternating (about 40 s)"

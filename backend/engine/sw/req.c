@@ -656,7 +656,7 @@ static uint64_t send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
  * copies more than a slice.
  */
 #define RUN_WQES 64
-#define RUN_ALONE_US 50
+#define RUN_ALONE_US 200
 #define RUN_MAX_WQES 1024
 #define RUN_MAX_BYTES (16u << 20)
 
