@@ -77,11 +77,11 @@ struct pvo_state_saver {
 };
 
 G_STATIC_ASSERT(sizeof(struct pvo_st_rec) + sizeof(struct pvo_st_qp) +
-			sizeof(struct pvo_st_vm) <=
+		    sizeof(struct pvo_st_vm) <=
 		STAGE_BYTES);
 
 static bool fail(struct pvo_state_saver *s, const char *fmt, ...)
-	G_GNUC_PRINTF(2, 3);
+    G_GNUC_PRINTF(2, 3);
 
 static bool fail(struct pvo_state_saver *s, const char *fmt, ...)
 {
@@ -139,7 +139,7 @@ static bool begin(struct pvo_state_saver *s, uint16_t type, uint16_t version,
 	uint64_t len = flen + var_len, rec = sizeof(struct pvo_st_rec) + len;
 	uint64_t limit = pvo_state_save_limit;
 	struct pvo_st_rec r = {
-		.type = type, .version = version, .len = (uint32_t)len};
+	    .type = type, .version = version, .len = (uint32_t)len};
 
 	if (len > UINT32_MAX || s->total > limit || rec > limit - s->total)
 		return fail(s,
@@ -182,7 +182,6 @@ static void put_db(struct pvo_st_db_ring *d, const struct pvo_db_ring *r)
 	d->gpa = r->gpa;
 	d->cons = r->cons;
 }
-
 
 static bool save_vm(struct pvo_state_saver *s)
 {
@@ -246,18 +245,18 @@ static bool begin_mr(struct pvo_state_saver *s, const struct pvo_mr *mr)
 		struct pvo_st_mr m;
 		struct pvo_st_mr_runs h;
 	} __attribute__((packed)) f = {
-		.m = {.handle = mr->handle,
-		      .ctx = mr->ctx,
-		      .pd = mr->pd->handle,
-		      .key = mr->key,
-		      .access = mr->access,
-		      .max_pages = mr->max_pages,
-		      .valid = mr->valid,
-		      .fast_reg = mr->fast_reg,
-		      .iova = mr->iova,
-		      .length = mr->length,
-		      .npages = mr->pages.npages},
-		.h = {.nruns = (uint32_t)s->runs},
+	    .m = {.handle = mr->handle,
+		  .ctx = mr->ctx,
+		  .pd = mr->pd->handle,
+		  .key = mr->key,
+		  .access = mr->access,
+		  .max_pages = mr->max_pages,
+		  .valid = mr->valid,
+		  .fast_reg = mr->fast_reg,
+		  .iova = mr->iova,
+		  .length = mr->length,
+		  .npages = mr->pages.npages},
+	    .h = {.nruns = (uint32_t)s->runs},
 	};
 
 	if (!begin(s, PVO_ST_MR, PVO_ST_MR_VERSION, &f, sizeof(f),
@@ -472,19 +471,16 @@ static unsigned int pieces_of(struct pvo_state_saver *s, const void *obj,
 			      struct piece *pc)
 {
 	const struct pvo_event_queue *q = &s->vm->events;
+	const struct pvo_ring *ring;
 	const struct pvo_qp *qp = obj;
 	uint32_t n, first;
 
 	switch (s->rec) {
 	case K_CQ:
-		pc[0] = (struct piece){((const struct pvo_cq *)obj)->ring.pages,
-				       ring_bytes(&((const struct pvo_cq *)obj)
-						       ->ring)};
-		return 1;
 	case K_SRQ:
-		pc[0] = (struct piece){
-		    ((const struct pvo_srq *)obj)->ring.pages,
-		    ring_bytes(&((const struct pvo_srq *)obj)->ring)};
+		ring = s->rec == K_CQ ? &((const struct pvo_cq *)obj)->ring
+				      : &((const struct pvo_srq *)obj)->ring;
+		pc[0] = (struct piece){ring->pages, ring_bytes(ring)};
 		return 1;
 	case K_QP:
 		pc[0] = (struct piece){qp->sq.pages, ring_bytes(&qp->sq)};
@@ -517,7 +513,8 @@ static const void *found(struct pvo_state_saver *s)
 		}
 		return s->vm;
 	}
-	obj = pvo_table_at(table_of(s->vm, s->rec), pvo_handle_index(s->handle));
+	obj =
+	    pvo_table_at(table_of(s->vm, s->rec), pvo_handle_index(s->handle));
 	if (obj != s->obj) {
 		fail(s, "object 0x%x went away while the VM was saved",
 		     s->handle);
@@ -612,7 +609,8 @@ static bool same_objects(struct pvo_state_saver *s)
 
 	for (i = 0; i < K_TABLES; i++)
 		if (table_of(s->vm, K_UCONTEXT + i)->count != s->counts[i])
-			return fail(s, "the VM's %ss changed while it was "
+			return fail(s,
+				    "the VM's %ss changed while it was "
 				    "saved",
 				    table_of(s->vm, K_UCONTEXT + i)->what);
 	return true;
@@ -700,9 +698,8 @@ GByteArray *pvo_state_save(struct pvo_vm *vm)
 	while (st == PVO_SAVE_MORE) {
 		at = a->len;
 		g_byte_array_set_size(a, at + piece);
-		g_byte_array_set_size(
-		    a, at + (guint)pvo_state_saver_read(s, a->data + at, piece,
-							 &st));
+		g_byte_array_set_size(a, at + (guint)pvo_state_saver_read(
+						  s, a->data + at, piece, &st));
 	}
 	if (st == PVO_SAVE_FAILED) {
 		pvo_log(pvo_vm_name(vm), "%s", pvo_state_saver_error(s));

@@ -26,7 +26,7 @@
 #include "vhost_state.h"
 
 #define MRS 24
-#define PAGES 16384 /* 64 MiB MRs of pages alternating: a run a page */
+#define PAGES 16384	   /* 64 MiB MRs of pages alternating: a run a page */
 #define CHUNK (256u << 10) /* vhost_state.c's SAVE_CHUNK */
 
 static const char conf[] = "[tenant t]\nvni=5\n[vm g]\ntenant=t\n"
@@ -225,16 +225,18 @@ static void test_streams(void)
 		}
 	}
 	close(rd);
-	tap_ok(is_ref(s), "the stream through the pipe is the one-shot "
-			  "stream (%u bytes)",
+	tap_ok(is_ref(s),
+	       "the stream through the pipe is the one-shot "
+	       "stream (%u bytes)",
 	       s->len);
 	tap_ok(most <= (long)CHUNK &&
 		   data_iters >= (ref->len - stalled_data) / CHUNK,
 	       "... written a chunk of at most %u bytes per callback (%u "
 	       "callbacks, at most %ld bytes)",
 	       CHUNK, data_iters, most);
-	tap_ok(!lonely, "... another VM's callback ran between every two "
-			"chunks (%u times not)",
+	tap_ok(!lonely,
+	       "... another VM's callback ran between every two "
+	       "chunks (%u times not)",
 	       lonely);
 	tap_ok(stalled_others >= 40 && stalled_data > 0,
 	       "... and while the reader stalled, the pipe full (%lu "
