@@ -6,6 +6,10 @@
  * and a window binding as BIND_MW would check it. MR page lists travel
  * as runs: many MRs of pages that jump at every entry save, load and
  * save again to the same bytes, within the destination's max-host-mem.
+ * The saver gives the same bytes in pieces of any size, counts an MR of
+ * more runs than a read may count over several reads, splits runs
+ * longer than a stream run, refuses a stream over its limit, and fails
+ * (never reads freed memory) when objects go away under it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +18,7 @@
 #include "../fuzz/fuzz.h"
 #include "config.h"
 #include "dma.h"
+#define FG_RAM_SIZE (64u << 20) /* an MR of 9000 pages in a row */
 #include "fake_guest.h"
 #include "mr.h"
 #include "state.h"
@@ -414,11 +419,226 @@ static void test_alternating_mrs(void)
 	pvo_config_free(c);
 }
 
+
+/* vm's stream read from a saver in pieces of piece bytes; NULL if the
+ * save fails. *idle: reads that gave nothing but asked for more. */
+static GByteArray *save_in_pieces(struct pvo_vm *vm, size_t piece,
+				  unsigned int *idle)
+{
+	struct pvo_state_saver *sv = pvo_state_saver_new(vm);
+	enum pvo_state_saver_status st = PVO_SAVE_MORE;
+	GByteArray *s = g_byte_array_new();
+	uint8_t *buf = g_malloc(piece);
+	size_t n;
+
+	*idle = 0;
+	while (st == PVO_SAVE_MORE) {
+		n = pvo_state_saver_read(sv, buf, piece, &st);
+		if (n > piece)
+			tap_bail("a read of %zu gave %zu bytes", piece, n);
+		*idle += !n && st == PVO_SAVE_MORE;
+		g_byte_array_append(s, buf, (guint)n);
+	}
+	if (st == PVO_SAVE_FAILED) {
+		g_byte_array_free(s, TRUE);
+		s = NULL;
+	}
+	g_free(buf);
+	pvo_state_saver_free(sv);
+	return s;
+}
+
+static bool equal(const GByteArray *a, const GByteArray *b)
+{
+	return a && b && a->len == b->len && !memcmp(a->data, b->data, a->len);
+}
+
+/* The committed streams, loaded, saved in pieces of odd sizes: the
+ * bytes of the one-shot save and of the stream (MRs as runs). */
+static void test_pieces(void)
+{
+	static const char *const names[] = {"rc-bind-mw", "rc-fetch-add",
+					    "rc-read",	  "rc-reg-mr",
+					    "rc-reg-mr-runs",
+					    "rc-send",	  "rc-write"};
+	static const size_t pieces[] = {1, 7, 4096, 65537};
+	unsigned int i, j, bad = 0, idle;
+
+	for (i = 0; i < G_N_ELEMENTS(names); i++) {
+		struct pvo_vm *vm = pvo_vm_new_detached(&cfg->vms[0]);
+		GByteArray *s = stream_of(names[i]), *one = NULL, *p;
+		char *err = NULL;
+
+		if (pvo_state_load(vm, s->data, s->len, &err))
+			one = pvo_state_save(vm);
+		if (!one || !same(one, s))
+			bad++;
+		for (j = 0; one && j < G_N_ELEMENTS(pieces); j++) {
+			p = save_in_pieces(vm, pieces[j], &idle);
+			if (!equal(p, one)) {
+				tap_diag("%s: pieces of %zu differ", names[i],
+					 pieces[j]);
+				bad++;
+			}
+			if (p)
+				g_byte_array_free(p, TRUE);
+		}
+		g_free(err);
+		if (one)
+			g_byte_array_free(one, TRUE);
+		g_byte_array_free(s, TRUE);
+		pvo_vm_free(vm);
+	}
+	tap_ok(!bad, "the committed streams save in pieces of 1, 7, 4096 "
+		     "and 65537 bytes to the one-shot bytes");
+}
+
+#define LONG_PAGES 140000 /* alternating: more runs than reads count */
+#define RUN_PAGES 9000	 /* contiguous: three runs of the stream */
+
+/* A VM with an MR of LONG_PAGES runs and one of RUN_PAGES pages in a
+ * row, from RUN_GPA on. */
+#define RUN_GPA (16ull << 20)
+static void long_mrs(struct fake_guest *g, const struct pvo_vm_config *vc)
+{
+	struct pvo_cmd_reg_mr cmd = {0};
+	struct pvo_resp_reg_mr rr;
+	struct pvo_resp_alloc_pd r;
+	uint64_t *gpas, a, b;
+	uint32_t i;
+
+	fg_init(g, vc);
+	fg_cmd(g, PVO_CMD_ALLOC_PD, 0, NULL, 0, &r, sizeof(r));
+	a = fg_alloc(g, 1);
+	fg_alloc(g, 1);
+	b = fg_alloc(g, 1);
+	gpas = g_new(uint64_t, LONG_PAGES);
+	for (i = 0; i < LONG_PAGES; i++)
+		gpas[i] = i & 1 ? b : a;
+	fg_pdir(g, gpas, LONG_PAGES, &cmd.pages);
+	cmd.pd = r.pd;
+	cmd.access = htole32(PVO_ACCESS_LOCAL_WRITE);
+	cmd.length = htole64((uint64_t)LONG_PAGES * 4096);
+	if (fg_cmd(g, PVO_CMD_REG_MR, 0, &cmd, sizeof(cmd), &rr, sizeof(rr)))
+		tap_bail("REG_MR of %u runs refused", LONG_PAGES);
+	for (i = 0; i < RUN_PAGES; i++)
+		gpas[i] = RUN_GPA + (uint64_t)i * 4096;
+	fg_pdir(g, gpas, RUN_PAGES, &cmd.pages);
+	cmd.iova = htole64(1ull << 40);
+	cmd.length = htole64((uint64_t)RUN_PAGES * 4096);
+	if (fg_cmd(g, PVO_CMD_REG_MR, 0, &cmd, sizeof(cmd), &rr, sizeof(rr)))
+		tap_bail("REG_MR of %u contiguous pages refused", RUN_PAGES);
+	g_free(gpas);
+}
+
+/* The last MR record's runs (the contiguous MR's). */
+static bool runs_split(const GByteArray *s)
+{
+	size_t pos = sizeof(struct pvo_st_header);
+	struct pvo_st_mr_run r[3];
+	struct pvo_st_mr_runs h = {0};
+	struct pvo_st_rec rec;
+
+	while (pos + sizeof(rec) <= s->len) {
+		memcpy(&rec, s->data + pos, sizeof(rec));
+		pos += sizeof(rec);
+		if (rec.type == PVO_ST_MR &&
+		    rec.len == sizeof(struct pvo_st_mr) + sizeof(h) + sizeof(r))
+			break;
+		pos += rec.len;
+	}
+	if (pos + sizeof(struct pvo_st_mr) + sizeof(h) + sizeof(r) > s->len)
+		return false;
+	memcpy(&h, s->data + pos + sizeof(struct pvo_st_mr), sizeof(h));
+	memcpy(r, s->data + pos + sizeof(struct pvo_st_mr) + sizeof(h),
+	       sizeof(r));
+	return h.nruns == 3 && r[0].page == (RUN_GPA | 4095) &&
+	       r[1].page == ((RUN_GPA + 4096ull * 4096) | 4095) &&
+	       r[2].page == ((RUN_GPA + 8192ull * 4096) |
+			     (RUN_PAGES - 8192 - 1));
+}
+
+static void test_long_mrs(void)
+{
+	struct fake_guest g;
+	struct pvo_vm *dst;
+	GByteArray *one, *p, *again = NULL;
+	unsigned int idle = 0, idle1;
+	char *err = NULL;
+	uint32_t mrs;
+
+	long_mrs(&g, &cfg->vms[0]);
+	one = pvo_state_save(g.vm);
+	p = save_in_pieces(g.vm, 4096, &idle);
+	tap_ok(one && equal(p, one) && idle > 0,
+	       "an MR of %u runs saves in pieces to the one-shot bytes, its "
+	       "runs counted over %u reads that gave nothing",
+	       LONG_PAGES, idle);
+	if (p)
+		g_byte_array_free(p, TRUE);
+	p = save_in_pieces(g.vm, 7, &idle1);
+	tap_ok(equal(p, one), "... and in pieces of 7 bytes");
+	if (p)
+		g_byte_array_free(p, TRUE);
+	tap_ok(one && runs_split(one),
+	       "a run of %u pages is three runs of the stream", RUN_PAGES);
+	dst = pvo_vm_new_detached(&cfg->vms[0]);
+	if (one && pvo_state_load(dst, one->data, one->len, &err))
+		again = pvo_state_save(dst);
+	tap_ok(equal(again, one), "they load and save again to the same bytes "
+				  "(%s)", err ? err : "");
+	g_free(err);
+	pvo_vm_free(dst);
+	if (again)
+		g_byte_array_free(again, TRUE);
+
+	/* the stream's limit: exactly the stream is saved, a byte less not */
+	pvo_state_save_limit = one->len;
+	p = pvo_state_save(g.vm);
+	tap_ok(equal(p, one), "a stream of exactly the limit is saved");
+	if (p)
+		g_byte_array_free(p, TRUE);
+	pvo_state_save_limit = one->len - 1;
+	p = save_in_pieces(g.vm, 65536, &idle1);
+	tap_ok(!p, "a byte over the limit, the save fails");
+	pvo_state_save_limit = PVO_STATE_MAX_BYTES;
+
+	/* an MR deregistered in the middle of its runs */
+	{
+		struct pvo_state_saver *sv = pvo_state_saver_new(g.vm);
+		struct pvo_cmd_handle h = {0};
+		enum pvo_state_saver_status st;
+		uint8_t buf[4096];
+		uint32_t handle = 0;
+		void *obj;
+
+		mrs = g.vm->mrs.count;
+		pvo_state_saver_read(sv, buf, sizeof(buf), &st);
+		while (st == PVO_SAVE_MORE &&
+		       pvo_state_saver_bytes(sv) < 65536)
+			pvo_state_saver_read(sv, buf, sizeof(buf), &st);
+		handle = pvo_table_next(&g.vm->mrs, 0, &obj);
+		h.handle = htole32(handle);
+		fg_cmd(&g, PVO_CMD_DEREG_MR, 0, &h, sizeof(h), NULL, 0);
+		while (st == PVO_SAVE_MORE)
+			pvo_state_saver_read(sv, buf, sizeof(buf), &st);
+		tap_ok(st == PVO_SAVE_FAILED && g.vm->mrs.count == mrs - 1 &&
+			       strstr(pvo_state_saver_error(sv), "changed"),
+		       "an MR deregistered while its runs are read fails the "
+		       "save (%s)",
+		       pvo_state_saver_error(sv) ? pvo_state_saver_error(sv)
+						 : "");
+		pvo_state_saver_free(sv);
+	}
+	g_byte_array_free(one, TRUE);
+	fg_fini(&g);
+}
+
 int main(void)
 {
 	char *err = NULL;
 
-	tap_plan(20);
+	tap_plan(28);
 	cfg = pvo_config_parse("fuzz.conf", FUZZ_CTRL_CONF, &err);
 	if (!cfg)
 		tap_bail("config: %s", err);
@@ -426,6 +646,8 @@ int main(void)
 	test_cursor();
 	test_mw_binding();
 	test_alternating_mrs();
+	test_pieces();
+	test_long_mrs();
 	pvo_config_free(cfg);
 	return tap_done();
 }
