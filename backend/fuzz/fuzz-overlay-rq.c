@@ -52,7 +52,8 @@ static struct sockaddr_in vtep;
 /* One input's VM and what the datagrams may name. */
 struct rig {
 	struct fake_guest g;
-	uint32_t pd, cq, key_rw, key_ro, db;
+	uint32_t pd, cq, mr_rw, key_rw, key_ro, db;
+	unsigned int posted[3]; /* receive WQEs, for their buffers */
 	uint32_t qpn[3], rc; /* RC, UC, UD; the RC QP's handle */
 	struct fg_ring sq, rq[3];
 	uint64_t buf_rw;
@@ -130,7 +131,7 @@ static uint32_t cmd(struct rig *r, uint16_t op, const void *c, size_t len,
 }
 
 static uint32_t reg_mr(struct rig *r, uint64_t gpa, uint32_t pages,
-		       uint64_t iova, uint32_t access)
+		       uint64_t iova, uint32_t access, uint32_t *handle)
 {
 	struct pvo_cmd_reg_mr m = { 0 };
 	struct pvo_resp_reg_mr rm = { 0 };
@@ -141,6 +142,8 @@ static uint32_t reg_mr(struct rig *r, uint64_t gpa, uint32_t pages,
 	m.length = htole64((uint64_t)pages * 4096);
 	fg_pdir_range(&r->g, gpa, pages, &m.pages);
 	cmd(r, PVO_CMD_REG_MR, &m, sizeof(m), &rm, sizeof(rm));
+	if (handle)
+		*handle = le32toh(rm.mr);
 	return le32toh(rm.key);
 }
 
@@ -154,6 +157,21 @@ static void modify(struct rig *r, uint32_t qp, uint32_t mask,
 	cmd(r, PVO_CMD_MODIFY_QP, &c, sizeof(c), NULL, 0);
 }
 
+/* A receive WQE of 2 KiB in the read-write MR on QP i. */
+static void post_recv(struct rig *r, unsigned int i)
+{
+	struct pvo_recv_wqe *w = fg_next(&r->g, &r->rq[i]);
+	struct pvo_sge *sg = (struct pvo_sge *)(w + 1);
+	unsigned int k = r->posted[i]++ % 4;
+
+	w->wr_id = htole64(0x100 * i + k);
+	w->num_sge = 1;
+	sg->addr = htole64(IOVA_RW + (4 * i + k) * 2048ull);
+	sg->length = htole32(2048);
+	sg->lkey = htole32(r->key_rw);
+	fg_publish(&r->g, &r->rq[i]);
+}
+
 /* QP i (RC, UC, UD) in RTS, connected to the peer, with nrecv receive
  * WQEs of 2 KiB each in the read-write MR. */
 static void make_qp(struct rig *r, unsigned int i, uint8_t s)
@@ -164,7 +182,8 @@ static void make_qp(struct rig *r, unsigned int i, uint8_t s)
 	struct pvo_resp_create_qp cr = { 0 };
 	struct pvo_qp_attr a = { 0 };
 	struct fg_ring sq;
-	uint32_t h, k, mask;
+	uint32_t h, mask;
+	unsigned int k;
 
 	c.pd = htole32(r->pd);
 	c.send_cq = c.recv_cq = htole32(r->cq);
@@ -232,17 +251,8 @@ static void make_qp(struct rig *r, unsigned int i, uint8_t s)
 	}
 	modify(r, h, mask, &a);
 
-	for (k = 0; k < (s & FUZZ_RQ_S_RECV); k++) {
-		struct pvo_recv_wqe *w = fg_next(&r->g, &r->rq[i]);
-		struct pvo_sge *sg = (struct pvo_sge *)(w + 1);
-
-		w->wr_id = htole64(0x100 * i + k);
-		w->num_sge = 1;
-		sg->addr = htole64(IOVA_RW + (4 * i + k) * 2048ull);
-		sg->length = htole32(2048);
-		sg->lkey = htole32(r->key_rw);
-		fg_publish(&r->g, &r->rq[i]);
-	}
+	for (k = 0; k < (s & FUZZ_RQ_S_RECV); k++)
+		post_recv(r, i);
 	if (i == 2 && s & FUZZ_RQ_S_MCAST) {
 		struct pvo_cmd_mcast m = { .qp = htole32(h) };
 		uint32_t ip = inet_addr(FUZZ_RQ_MCAST);
@@ -275,6 +285,35 @@ static void post(struct rig *r, uint8_t op, uint32_t len, uint64_t local)
 	sg->length = htole32(len);
 	sg->lkey = htole32(r->key_rw);
 	fg_publish(&r->g, &r->sq);
+}
+
+/* What the guest (or a migration) does between two datagrams. */
+static void act(struct rig *r, uint8_t what)
+{
+	struct pvo_cmd_handle h = { 0 };
+	struct pvo_qp_attr a = { .qp_state = htole32(PVO_QPS_ERR) };
+	unsigned int i;
+
+	switch (what % FUZZ_RQ_ACT_COUNT) {
+	case FUZZ_RQ_ACT_QP_ERR:
+		modify(r, r->rc, PVO_QP_STATE, &a);
+		break;
+	case FUZZ_RQ_ACT_DEREG:
+		h.handle = htole32(r->mr_rw);
+		cmd(r, PVO_CMD_DEREG_MR, &h, sizeof(h), NULL, 0);
+		break;
+	case FUZZ_RQ_ACT_FREEZE:
+		r->g.vm->frozen = !r->g.vm->frozen;
+		break;
+	case FUZZ_RQ_ACT_DESTROY:
+		h.handle = htole32(r->rc);
+		cmd(r, PVO_CMD_DESTROY_QP, &h, sizeof(h), NULL, 0);
+		break;
+	default:
+		for (i = 0; i < 3; i++)
+			post_recv(r, i);
+		break;
+	}
 }
 
 /* The requests of FUZZ_RQ_S_REQ, rung and sent to the peer. */
@@ -319,9 +358,10 @@ static void rig_up(struct rig *r, uint8_t s)
 	r->key_rw = reg_mr(r, r->buf_rw, FUZZ_RQ_MR_RW_LEN / 4096, IOVA_RW,
 			   PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE |
 			       PVO_ACCESS_REMOTE_READ |
-			       PVO_ACCESS_REMOTE_ATOMIC);
+			       PVO_ACCESS_REMOTE_ATOMIC,
+			   &r->mr_rw);
 	r->key_ro = reg_mr(r, fg_alloc(&r->g, 1), 1, IOVA_RO,
-			   PVO_ACCESS_REMOTE_READ);
+			   PVO_ACCESS_REMOTE_READ, NULL);
 	for (i = 0; i < 3; i++)
 		make_qp(r, i, s);
 	if (s & FUZZ_RQ_S_REQ)
@@ -490,18 +530,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p = fuzz_take(&data, &size, 1);
 	if (!p)
 		return 0;
+	memset(&r, 0, sizeof(r));
 	rig_up(&r, p[0]);
 	for (k = 0; k < FUZZ_RQ_MAX_RECS &&
 		    (rec = (const void *)fuzz_take(&data, &size, sizeof(*rec)));
 	     k++) {
 		len = MIN(rec->len[0] | rec->len[1] << 8, FUZZ_RQ_MAX_LEN);
 		len = MIN(len, size);
-		seal_rec(&r, rec, fuzz_take(&data, &size, len), len);
+		p = fuzz_take(&data, &size, len);
+		if (rec->sel & FUZZ_RQ_A_ACT) {
+			/* after the datagrams before it */
+			turns(!!out.n);
+			act(&r, rec->key);
+		} else {
+			seal_rec(&r, rec, p, len);
+		}
 		n = rec->ctl >> FUZZ_RQ_C_TURNS_SHIFT;
 		used += turns(MIN(n, MAX_TURNS - used));
 	}
 	/* what is still to go belongs to this input */
 	turns(1);
+	r.g.vm->frozen = false;
 	fg_fini(&r.g);
 	return 0;
 }

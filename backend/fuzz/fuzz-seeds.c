@@ -440,6 +440,15 @@ static void rq_op(GByteArray *m, uint8_t target, unsigned int turns,
 	       FUZZ_RQ_KEY_RW, &h, len);
 }
 
+/* An action of the guest (FUZZ_RQ_ACT_*), with turns after it. */
+static void rq_act(GByteArray *m, uint8_t what, unsigned int turns)
+{
+	struct fuzz_rq_rec r = { turns << FUZZ_RQ_C_TURNS_SHIFT,
+				 FUZZ_RQ_A_ACT, 0, what };
+
+	g_byte_array_append(m, (const guint8 *)&r, sizeof(r));
+}
+
 static void rq_save(const char *dir, const char *name, uint8_t s,
 		    GByteArray *m)
 {
@@ -453,6 +462,7 @@ static void rq_seeds(const char *dir)
 	const uint8_t rd4 = 2 << FUZZ_RQ_S_RD_SHIFT;
 	GByteArray *m = g_byte_array_new();
 	struct pvo_roce_hdr h = { 0 };
+	unsigned int i;
 
 	g_mkdir_with_parents(dir, 0755);
 	/* SENDs: one packet, then a message of three */
@@ -465,6 +475,11 @@ static void rq_seeds(const char *dir)
 	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_SEND_ONLY, 0, 0, 64);
 	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_SEND_ONLY, 0, 0, 64);
 	rq_save(dir, "rc-rnr", rd4, m);
+	/* ... until the guest posts one */
+	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_SEND_ONLY, 0, 0, 64);
+	rq_act(m, FUZZ_RQ_ACT_RECV, 0);
+	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_SEND_ONLY, 0, 0, 64);
+	rq_save(dir, "rc-rnr-posted", rd4, m);
 	/* WRITEs: one packet, two, to the read-only MR, a wrong rkey */
 	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_WRITE_ONLY, 0x100, 64, 64);
 	rq_op(m, FUZZ_RQ_C_RC, 0, 0, PVO_OPC_WRITE_FIRST, 0x1000, 1100,
@@ -482,6 +497,25 @@ static void rq_seeds(const char *dir)
 	rq_op(m, FUZZ_RQ_C_RC, 7, 0, PVO_OPC_READ_REQUEST, 0,
 	      FUZZ_RQ_MR_RW_LEN, 0);
 	rq_save(dir, "rc-read-window", FUZZ_RQ_S_MTU256 | rd4, m);
+	/* ... stopped halfway: by the QP's error, the MR's going, a
+	 * freeze, the QP's destruction */
+	for (i = 0; i < FUZZ_RQ_ACT_RECV; i++) {
+		static const char *const names[] = {
+			"rc-read-qp-err", "rc-read-dereg", "rc-read-frozen",
+			"rc-read-destroy" };
+
+		rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_READ_REQUEST, 0,
+		      FUZZ_RQ_MR_RW_LEN, 0);
+		rq_act(m, i, 2);
+		/* thawed, the requester asks for the rest */
+		if (i == FUZZ_RQ_ACT_FREEZE) {
+			rq_act(m, i, 0);
+			rq_op(m, FUZZ_RQ_C_RC, 3, -128, PVO_OPC_READ_REQUEST,
+			      FUZZ_RQ_MR_RW_LEN / 2, FUZZ_RQ_MR_RW_LEN / 2,
+			      0);
+		}
+		rq_save(dir, names[i], FUZZ_RQ_S_MTU256 | rd4, m);
+	}
 	/* a READ, its duplicate, a re-request of its second half, and a
 	 * READ past the MR's end */
 	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_READ_REQUEST, 0x4000, 16384,

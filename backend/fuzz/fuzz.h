@@ -90,7 +90,16 @@ enum {
 	FUZZ_RQ_A_VNI = 3 << 4,
 	/* the bytes as they are: not decoded and encoded again */
 	FUZZ_RQ_A_RAW = 1 << 6,
+	/* no datagram: the guest or a migration acts (key: FUZZ_RQ_ACT_*)
+	 * before the datagrams that follow */
+	FUZZ_RQ_A_ACT = 1 << 7,
 };
+
+/* What FUZZ_RQ_A_ACT does: the RC QP to the error state, the
+ * read-write MR deregistered, the VM frozen or thawed, the RC QP
+ * destroyed, a receive WQE more on each QP. */
+enum { FUZZ_RQ_ACT_QP_ERR, FUZZ_RQ_ACT_DEREG, FUZZ_RQ_ACT_FREEZE,
+       FUZZ_RQ_ACT_DESTROY, FUZZ_RQ_ACT_RECV, FUZZ_RQ_ACT_COUNT };
 
 /* rkeys: the read-write MR (64 KiB, atomics too), the read-only one
  * (4 KiB), the first with a wrong key byte, as in the packet */
