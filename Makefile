@@ -20,7 +20,7 @@ SUITE ?=
 MESON_TEST_FLAGS ?=
 # make fuzz: seconds per harness
 FUZZ_SECONDS ?= 60
-FUZZ_HARNESSES := fuzz-ctrl fuzz-overlay-rx fuzz-config fuzz-mgmt fuzz-vhost fuzz-state
+FUZZ_HARNESSES := fuzz-ctrl fuzz-overlay-rx fuzz-overlay-rq fuzz-config fuzz-mgmt fuzz-vhost fuzz-state
 
 all: build
 

@@ -9,10 +9,13 @@
  * It also writes fuzz-overlay-rx's seeds, one well-formed datagram of
  * each RoCE opcode the overlay handles with a correct ICRC, and
  * fuzz-vhost's: QEMU's handshake with the device as message streams,
- * and fuzz-state's: the migration state stream of each scenario's VM.
+ * and fuzz-state's: the migration state stream of each scenario's VM,
+ * and fuzz-overlay-rq's: datagrams of each kind of request and response
+ * to the harness's QPs, in its record format (fuzz.h).
  *
  *   fuzz-seeds DIR     (backend/fuzz/corpus: writes fuzz-ctrl/,
- *                       fuzz-overlay-rx/, fuzz-vhost/ and fuzz-state/)
+ *                       fuzz-overlay-rx/, fuzz-overlay-rq/, fuzz-vhost/
+ *                       and fuzz-state/)
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -394,6 +397,181 @@ static void vhost_seeds(const char *dir)
 	g_byte_array_free(m, TRUE);
 }
 
+/* ---- fuzz-overlay-rq: datagrams to a VM's QPs ---------------------------- */
+
+/* One record: the headers of h (its opcode says which) and len bytes of
+ * payload, sent to QP target with ctl's and sel's other bits. */
+static void rq_rec(GByteArray *m, uint8_t ctl, uint8_t sel, int8_t psn,
+		   uint8_t key, struct pvo_roce_hdr *h, size_t len)
+{
+	uint8_t b[PVO_ROCE_MAX_HDRS + 4096 + 3];
+	struct fuzz_rq_rec r = { ctl, sel, psn, key };
+	size_t n, i;
+
+	h->pkey = PVO_ROCE_PKEY_DEFAULT;
+	h->pad = (4 - (len & 3)) & 3;
+	n = pvo_roce_encode(b, h);
+	for (i = 0; i < len; i++)
+		b[n + i] = (uint8_t)(i * 7 + 1);
+	memset(b + n + len, 0, h->pad);
+	n += len + h->pad;
+	r.len[0] = n & 0xff;
+	r.len[1] = n >> 8;
+	g_byte_array_append(m, (const guint8 *)&r, sizeof(r));
+	g_byte_array_append(m, b, n);
+}
+
+/* A request or response of opcode op with the usual fields. */
+static void rq_op(GByteArray *m, uint8_t target, unsigned int turns,
+		  int8_t psn, uint8_t op, uint64_t va, uint32_t dma_len,
+		  size_t len)
+{
+	struct pvo_roce_hdr h = { .opcode = op, .ackreq = true };
+
+	h.va = va;
+	h.dma_len = dma_len;
+	h.swap_add = 1;
+	h.compare = 0;
+	h.qkey = FUZZ_RQ_QKEY;
+	h.sqpn = 0x66;
+	h.syndrome = PVO_AETH_ACK | PVO_AETH_CREDITS_INVALID;
+	h.msn = 1;
+	rq_rec(m, target | turns << FUZZ_RQ_C_TURNS_SHIFT, 0, psn,
+	       FUZZ_RQ_KEY_RW, &h, len);
+}
+
+/* An action of the guest (FUZZ_RQ_ACT_*), with turns after it. */
+static void rq_act(GByteArray *m, uint8_t what, unsigned int turns)
+{
+	struct fuzz_rq_rec r = { turns << FUZZ_RQ_C_TURNS_SHIFT,
+				 FUZZ_RQ_A_ACT, 0, what };
+
+	g_byte_array_append(m, (const guint8 *)&r, sizeof(r));
+}
+
+static void rq_save(const char *dir, const char *name, uint8_t s,
+		    GByteArray *m)
+{
+	g_byte_array_prepend(m, &s, 1);
+	write_file(dir, name, m->data, m->len);
+	g_byte_array_set_size(m, 0);
+}
+
+static void rq_seeds(const char *dir)
+{
+	const uint8_t rd4 = 2 << FUZZ_RQ_S_RD_SHIFT;
+	GByteArray *m = g_byte_array_new();
+	struct pvo_roce_hdr h = { 0 };
+	unsigned int i;
+
+	g_mkdir_with_parents(dir, 0755);
+	/* SENDs: one packet, then a message of three */
+	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_SEND_ONLY, 0, 0, 64);
+	rq_op(m, FUZZ_RQ_C_RC, 0, 0, PVO_OPC_SEND_FIRST, 0, 0, 1024);
+	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_SEND_LAST_IMM, 0, 0, 100);
+	rq_op(m, FUZZ_RQ_C_RC, 1, -1, PVO_OPC_SEND_LAST_IMM, 0, 0, 100);
+	rq_save(dir, "rc-send", 3 | rd4, m);
+	/* no receive WQE: RNR */
+	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_SEND_ONLY, 0, 0, 64);
+	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_SEND_ONLY, 0, 0, 64);
+	rq_save(dir, "rc-rnr", rd4, m);
+	/* ... until the guest posts one */
+	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_SEND_ONLY, 0, 0, 64);
+	rq_act(m, FUZZ_RQ_ACT_RECV, 0);
+	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_SEND_ONLY, 0, 0, 64);
+	rq_save(dir, "rc-rnr-posted", rd4, m);
+	/* WRITEs: one packet, two, to the read-only MR, a wrong rkey */
+	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_WRITE_ONLY, 0x100, 64, 64);
+	rq_op(m, FUZZ_RQ_C_RC, 0, 0, PVO_OPC_WRITE_FIRST, 0x1000, 1100,
+	      1024);
+	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_WRITE_LAST_IMM, 0, 0, 76);
+	rq_save(dir, "rc-write", 1 | rd4, m);
+	h = (struct pvo_roce_hdr){ .opcode = PVO_OPC_WRITE_ONLY,
+				   .ackreq = true, .va = 0, .dma_len = 8 };
+	rq_rec(m, FUZZ_RQ_C_RC | 1 << FUZZ_RQ_C_TURNS_SHIFT, 0, 0,
+	       FUZZ_RQ_KEY_RO, &h, 8);
+	rq_rec(m, FUZZ_RQ_C_RC | 1 << FUZZ_RQ_C_TURNS_SHIFT, 0, 0,
+	       FUZZ_RQ_KEY_BAD, &h, 8);
+	rq_save(dir, "rc-write-denied", rd4, m);
+	/* READs: the whole MR at MTU 256, a response window per turn */
+	rq_op(m, FUZZ_RQ_C_RC, 7, 0, PVO_OPC_READ_REQUEST, 0,
+	      FUZZ_RQ_MR_RW_LEN, 0);
+	rq_save(dir, "rc-read-window", FUZZ_RQ_S_MTU256 | rd4, m);
+	/* ... stopped halfway: by the QP's error, the MR's going, a
+	 * freeze, the QP's destruction */
+	for (i = 0; i < FUZZ_RQ_ACT_RECV; i++) {
+		static const char *const names[] = {
+			"rc-read-qp-err", "rc-read-dereg", "rc-read-frozen",
+			"rc-read-destroy" };
+
+		rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_READ_REQUEST, 0,
+		      FUZZ_RQ_MR_RW_LEN, 0);
+		rq_act(m, i, 2);
+		/* thawed, the requester asks for the rest */
+		if (i == FUZZ_RQ_ACT_FREEZE) {
+			rq_act(m, i, 0);
+			rq_op(m, FUZZ_RQ_C_RC, 3, -128, PVO_OPC_READ_REQUEST,
+			      FUZZ_RQ_MR_RW_LEN / 2, FUZZ_RQ_MR_RW_LEN / 2,
+			      0);
+		}
+		rq_save(dir, names[i], FUZZ_RQ_S_MTU256 | rd4, m);
+	}
+	/* a READ, its duplicate, a re-request of its second half, and a
+	 * READ past the MR's end */
+	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_READ_REQUEST, 0x4000, 16384,
+	      0);
+	rq_op(m, FUZZ_RQ_C_RC, 1, -16, PVO_OPC_READ_REQUEST, 0x4000, 16384,
+	      0);
+	rq_op(m, FUZZ_RQ_C_RC, 1, -8, PVO_OPC_READ_REQUEST, 0x6000, 8192,
+	      0);
+	rq_op(m, FUZZ_RQ_C_RC, 0, 0, PVO_OPC_READ_REQUEST, 0x100, 1024, 0);
+	rq_op(m, FUZZ_RQ_C_RC, 2, 1, PVO_OPC_READ_REQUEST, 0xff00, 1024, 0);
+	rq_save(dir, "rc-read-dup", rd4, m);
+	/* atomics, and one again (its saved result) */
+	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_FETCH_ADD, 0x200, 0, 0);
+	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_CMP_SWAP, 0x208, 0, 0);
+	rq_op(m, FUZZ_RQ_C_RC, 1, -2, PVO_OPC_FETCH_ADD, 0x200, 0, 0);
+	rq_save(dir, "rc-atomic", rd4, m);
+	/* the requester's SEND, WRITE, READ and FETCH_ADD answered */
+	rq_op(m, FUZZ_RQ_C_RC, 1, 1, PVO_OPC_ACK, 0, 0, 0);
+	rq_op(m, FUZZ_RQ_C_RC, 0, 2, PVO_OPC_READ_RESP_FIRST, 0, 0, 1024);
+	rq_op(m, FUZZ_RQ_C_RC, 1, 3, PVO_OPC_READ_RESP_LAST, 0, 0, 1024);
+	rq_op(m, FUZZ_RQ_C_RC, 1, 4, PVO_OPC_ATOMIC_ACK, 0, 0, 0);
+	rq_save(dir, "rc-requester", FUZZ_RQ_S_REQ | rd4, m);
+	/* ... a sequence NAK and an RNR NAK */
+	h = (struct pvo_roce_hdr){ .opcode = PVO_OPC_ACK, .msn = 0 };
+	h.syndrome = PVO_AETH_NAK | PVO_NAK_PSN_SEQ;
+	rq_rec(m, FUZZ_RQ_C_RC | 1 << FUZZ_RQ_C_TURNS_SHIFT, 0, 0, 0, &h, 0);
+	h.syndrome = PVO_AETH_RNR_NAK | 1;
+	rq_rec(m, FUZZ_RQ_C_RC | 1 << FUZZ_RQ_C_TURNS_SHIFT, 0, 1, 0, &h, 0);
+	h.syndrome = PVO_AETH_NAK | PVO_NAK_REM_ACCESS;
+	rq_rec(m, FUZZ_RQ_C_RC | 1 << FUZZ_RQ_C_TURNS_SHIFT, 0, 2, 0, &h, 0);
+	rq_save(dir, "rc-nak", FUZZ_RQ_S_REQ | FUZZ_RQ_S_TIMEOUT | rd4, m);
+	/* a PSN ahead (a sequence NAK), then the expected one */
+	rq_op(m, FUZZ_RQ_C_RC, 1, 5, PVO_OPC_SEND_ONLY, 0, 0, 16);
+	rq_op(m, FUZZ_RQ_C_RC, 1, 0, PVO_OPC_SEND_ONLY, 0, 0, 16);
+	rq_save(dir, "rc-psn-gap", 1 | rd4, m);
+	/* UC: a WRITE, a message with a gap; UD: a SEND, one to the group */
+	rq_op(m, FUZZ_RQ_C_UC, 1, 0, PVO_OPC_WRITE_ONLY | PVO_ROCE_UC, 0x300,
+	      32, 32);
+	rq_op(m, FUZZ_RQ_C_UC, 0, 0, PVO_OPC_SEND_FIRST | PVO_ROCE_UC, 0, 0,
+	      1024);
+	rq_op(m, FUZZ_RQ_C_UC, 1, 1, PVO_OPC_SEND_LAST | PVO_ROCE_UC, 0, 0,
+	      8);
+	rq_op(m, FUZZ_RQ_C_UC, 1, 0, PVO_OPC_SEND_ONLY | PVO_ROCE_UC, 0, 0,
+	      8);
+	rq_save(dir, "uc", 2 | rd4, m);
+	rq_op(m, FUZZ_RQ_C_UD, 1, 0, PVO_OPC_SEND_ONLY | PVO_ROCE_UD, 0, 0,
+	      256);
+	h = (struct pvo_roce_hdr){ .opcode = PVO_OPC_SEND_ONLY_IMM |
+					     PVO_ROCE_UD,
+				   .qkey = FUZZ_RQ_QKEY, .sqpn = 0x67 };
+	rq_rec(m, FUZZ_RQ_C_UD | 1 << FUZZ_RQ_C_TURNS_SHIFT,
+	       2 << FUZZ_RQ_A_DST_SHIFT, 0, 0, &h, 40);
+	rq_save(dir, "ud-mcast", 2 | FUZZ_RQ_S_MCAST, m);
+	g_byte_array_free(m, TRUE);
+}
+
 int main(int argc, char **argv)
 {
 	static const uint8_t ops[] = { PVO_WR_SEND, PVO_WR_RDMA_WRITE,
@@ -404,7 +582,7 @@ int main(int argc, char **argv)
 					     "rc-read",	     "rc-fetch-add",
 					     "rc-reg-mr",    "rc-bind-mw" };
 	struct pvo_daemon_config *cfg;
-	char *err = NULL, *ctrl, *rx, *vh, *st;
+	char *err = NULL, *ctrl, *rx, *rq, *vh, *st;
 	unsigned int i;
 
 	if (argc != 2) {
@@ -424,6 +602,9 @@ int main(int argc, char **argv)
 		if (pvo_roce_flags(i))
 			packet(rx, i);
 	packet(rx, PVO_ROCE_UD | PVO_OPC_SEND_ONLY);
+	rq = g_build_filename(argv[1], "fuzz-overlay-rq", NULL);
+	rq_seeds(rq);
+	g_free(rq);
 	vh = g_build_filename(argv[1], "fuzz-vhost", NULL);
 	vhost_seeds(vh);
 	g_free(vh);
