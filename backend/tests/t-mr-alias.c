@@ -115,6 +115,24 @@ static unsigned int map_count(void)
 	return n;
 }
 
+/* Mappings of /proc/self/maps that overlap [base, base + len). */
+static unsigned int mapped_in(const void *base, size_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long lo, hi, b = (unsigned long)base;
+	unsigned int n = 0;
+	char line[512];
+
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo < b + len &&
+		    hi > b)
+			n++;
+	fclose(f);
+	return n;
+}
+
 static double now_ms(void)
 {
 	struct timespec t;
@@ -182,6 +200,75 @@ static void test_map_count(void)
 	pvo_mr_alias_unmap(&a);
 	tap_ok(map_count() == before, "unmapped, they are all gone (%u)",
 	       map_count());
+	g_free(why);
+	g_free(gpas);
+}
+
+/*
+ * The same over several calls (large host-verbs MRs, hv_mr.c): counting
+ * 64 pages a part and mapping 8 runs a part reach what one call does,
+ * the same bytes behind the alias; a mapping part that meets more runs
+ * than were counted stops with EINVAL.
+ */
+static void test_parts(void)
+{
+	const uint32_t n = 300; /* 100 runs of 3 pages, out of order */
+	uint64_t *gpas = g_new(uint64_t, n);
+	struct pvo_mr_alias_walk w = {0};
+	uint32_t i, parts = 0, bad = 0;
+	unsigned int before;
+	void *base;
+	struct pvo_mr_alias a;
+	char *why = NULL;
+	int ret;
+
+	for (i = 0; i < n; i++)
+		gpas[i] = (uint64_t)((99 - i / 3) * 4 + i % 3) * PAGE;
+	do {
+		ret =
+		    pvo_mr_alias_count_part(g.vm, gpas, n, 1000, 64, &w, &why);
+		parts++;
+	} while (ret == -EAGAIN && parts < 100);
+	tap_ok(ret == 0 && w.runs == 100 && w.next == n && parts == 5,
+	       "300 pages counted 64 a part: 100 runs in 5 parts (ret %d, "
+	       "%u runs, %u parts)",
+	       ret, w.runs, parts);
+	w = (struct pvo_mr_alias_walk){0};
+	before = map_count();
+	ret = pvo_mr_alias_reserve(n, &a, &why);
+	for (parts = 0; !ret || ret == -EAGAIN; parts++) {
+		unsigned int runs0 = a.runs;
+
+		ret =
+		    pvo_mr_alias_map_part(g.vm, gpas, n, &a, 8, 100, &w, &why);
+		bad += a.runs - runs0 > 8;
+		if (!ret)
+			break;
+	}
+	for (i = 0; !ret && i < n; i++)
+		bad += memcmp((uint8_t *)a.base + i * PAGE, fg_ptr(&g, gpas[i]),
+			      PAGE) != 0;
+	tap_ok(ret == 0 && a.runs == 100 && parts == 12 && !bad &&
+		   map_count() >= before + 99,
+	       "mapped 8 runs a part: 100 runs in 13 parts, every page "
+	       "behind the alias the guest's (ret %d, %u runs, %u bad)",
+	       ret, a.runs, bad);
+	pvo_mr_alias_unmap(&a);
+	g_free(why);
+	why = NULL;
+	w = (struct pvo_mr_alias_walk){0};
+	ret = pvo_mr_alias_reserve(n, &a, &why);
+	do {
+		ret = pvo_mr_alias_map_part(g.vm, gpas, n, &a, 8, 50, &w, &why);
+	} while (ret == -EAGAIN);
+	tap_ok(ret == -EINVAL && a.runs == 50 && why &&
+		   strstr(why, "more than the 50 runs counted"),
+	       "a part that meets more runs than counted stops: %s",
+	       why ? why : "(no reason)");
+	base = a.base;
+	pvo_mr_alias_unmap(&a);
+	tap_ok(!mapped_in(base, (size_t)n * PAGE),
+	       "nothing stays mapped in the alias's range");
 	g_free(why);
 	g_free(gpas);
 }
@@ -329,12 +416,13 @@ int main(void)
 		printf("Bail out! %s\n", err ? err : "no shared memory");
 		return 1;
 	}
-	tap_plan(29);
+	tap_plan(33);
 	fg_init_ram(&g, &cfg->vms[0], ram);
 	test_alias();
 	test_refused();
 	test_count();
 	test_map_count();
+	test_parts();
 	test_budget(cfg);
 	measure();
 	{

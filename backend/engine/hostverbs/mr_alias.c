@@ -60,36 +60,47 @@ static int no_pages(uint32_t npages, char **why)
 	return -EINVAL;
 }
 
-int pvo_mr_alias_count(struct pvo_vm *vm, const uint64_t *gpas, uint32_t npages,
-		       uint32_t max_runs, uint32_t *runs, char **why)
+int pvo_mr_alias_count_part(struct pvo_vm *vm, const uint64_t *gpas,
+			    uint32_t npages, uint32_t max_runs,
+			    uint32_t max_pages, struct pvo_mr_alias_walk *w,
+			    char **why)
 {
-	uint32_t i = 0, n;
+	uint32_t end, n;
 	void *src;
 	int err;
 
-	*runs = 0;
 	if (!npages)
 		return no_pages(npages, why);
-	while (i < npages) {
-		if (*runs == max_runs) {
-			*runs = max_runs + 1;
+	/* a run that starts in this part counts here, however long */
+	end = w->next + MIN(max_pages, npages - w->next);
+	while (w->next < end) {
+		if (w->runs == max_runs) {
+			w->runs = max_runs + 1;
 			return -ENOSPC;
 		}
-		n = run_at(vm, gpas, npages, i, &src, &err, why);
+		n = run_at(vm, gpas, npages, w->next, &src, &err, why);
 		if (!n)
 			return err;
-		++*runs;
-		i += n;
+		w->runs++;
+		w->next += n;
 	}
-	return 0;
+	return w->next < npages ? -EAGAIN : 0;
 }
 
-int pvo_mr_alias_map(struct pvo_vm *vm, const uint64_t *gpas, uint32_t npages,
-		     struct pvo_mr_alias *a, char **why)
+int pvo_mr_alias_count(struct pvo_vm *vm, const uint64_t *gpas, uint32_t npages,
+		       uint32_t max_runs, uint32_t *runs, char **why)
 {
-	uint32_t i = 0, n;
-	uint8_t *base;
-	void *src;
+	struct pvo_mr_alias_walk w = {0};
+	int err = pvo_mr_alias_count_part(vm, gpas, npages, max_runs,
+					  UINT32_MAX, &w, why);
+
+	*runs = w.runs;
+	return err;
+}
+
+int pvo_mr_alias_reserve(uint32_t npages, struct pvo_mr_alias *a, char **why)
+{
+	void *base;
 	int err;
 
 	memset(a, 0, sizeof(*a));
@@ -106,24 +117,61 @@ int pvo_mr_alias_map(struct pvo_vm *vm, const uint64_t *gpas, uint32_t npages,
 	}
 	a->base = base;
 	a->len = npages * PAGE;
-	while (i < npages) {
-		n = run_at(vm, gpas, npages, i, &src, &err, why);
+	return 0;
+}
+
+int pvo_mr_alias_map_part(struct pvo_vm *vm, const uint64_t *gpas,
+			  uint32_t npages, struct pvo_mr_alias *a,
+			  uint32_t max_runs, uint32_t max_total,
+			  struct pvo_mr_alias_walk *w, char **why)
+{
+	uint8_t *base = a->base;
+	uint32_t n, made = 0;
+	void *src;
+	int err;
+
+	while (w->next < npages) {
+		if (made == max_runs)
+			return -EAGAIN;
+		if (a->runs == max_total) {
+			*why = g_strdup_printf("more than the %" PRIu32
+					       " runs counted at page %" PRIu32
+					       ": the guest changed its "
+					       "memory meanwhile",
+					       max_total, w->next);
+			return -EINVAL;
+		}
+		n = run_at(vm, gpas, npages, w->next, &src, &err, why);
 		if (!n)
-			goto fail;
+			return err;
 		if (mremap(src, 0, n * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED,
-			   base + i * PAGE) == MAP_FAILED) {
+			   base + w->next * PAGE) == MAP_FAILED) {
 			err = -errno;
 			*why = g_strdup_printf("aliasing page %" PRIu32
 					       " at 0x%" PRIx64 ": %s (guest "
 					       "RAM must be a shared mapping)",
-					       i, gpas[i], strerror(errno));
-			goto fail;
+					       w->next, gpas[w->next],
+					       strerror(errno));
+			return err;
 		}
 		a->runs++;
-		i += n;
+		w->runs++;
+		made++;
+		w->next += n;
 	}
 	return 0;
-fail:
-	pvo_mr_alias_unmap(a);
+}
+
+int pvo_mr_alias_map(struct pvo_vm *vm, const uint64_t *gpas, uint32_t npages,
+		     struct pvo_mr_alias *a, char **why)
+{
+	struct pvo_mr_alias_walk w = {0};
+	int err = pvo_mr_alias_reserve(npages, a, why);
+
+	if (!err)
+		err = pvo_mr_alias_map_part(vm, gpas, npages, a, UINT32_MAX,
+					    UINT32_MAX, &w, why);
+	if (err)
+		pvo_mr_alias_unmap(a);
 	return err;
 }

@@ -47,6 +47,39 @@ int pvo_mr_alias_count(struct pvo_vm *vm, const uint64_t *gpas, uint32_t npages,
  */
 int pvo_mr_alias_map(struct pvo_vm *vm, const uint64_t *gpas, uint32_t npages,
 		     struct pvo_mr_alias *a, char **why);
+
+/*
+ * The same over several calls, a bounded part per call, for MRs whose
+ * whole walk or mappings would hold the loop (hv_mr.c): a walk starts
+ * zeroed and goes on where the last part stopped.
+ */
+struct pvo_mr_alias_walk {
+	uint32_t next; /* the page the next part starts at */
+	uint32_t runs; /* runs counted (or mapped) so far */
+};
+
+/*
+ * Counts the runs of at most max_pages pages from w->next: 0 when the
+ * walk reached npages (w->runs: all of them), -EAGAIN when it goes on,
+ * else as pvo_mr_alias_count (-ENOSPC past max_runs in all).
+ */
+int pvo_mr_alias_count_part(struct pvo_vm *vm, const uint64_t *gpas,
+			    uint32_t npages, uint32_t max_runs,
+			    uint32_t max_pages, struct pvo_mr_alias_walk *w,
+			    char **why);
+/* Reserves the range of an alias of npages pages, nothing mapped yet. */
+int pvo_mr_alias_reserve(uint32_t npages, struct pvo_mr_alias *a, char **why);
+/*
+ * Maps at most max_runs runs (one mremap each) from w->next into a
+ * reserved alias: 0 when all npages are, -EAGAIN when it goes on,
+ * -EINVAL past max_total runs in all (the guest changed its memory
+ * since they were counted), else -errno with *why. What is mapped stays
+ * until pvo_mr_alias_unmap.
+ */
+int pvo_mr_alias_map_part(struct pvo_vm *vm, const uint64_t *gpas,
+			  uint32_t npages, struct pvo_mr_alias *a,
+			  uint32_t max_runs, uint32_t max_total,
+			  struct pvo_mr_alias_walk *w, char **why);
 void pvo_mr_alias_unmap(struct pvo_mr_alias *a);
 
 #endif
