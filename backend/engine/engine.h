@@ -102,13 +102,16 @@ struct pvo_vm_engine {
 	/* What the engine holds on the host for the VM (pvo-ctl show). */
 	void (*host_use)(const struct pvo_vm *vm, struct pvo_vm_host_use *u);
 
-	void (*pd_free)(struct pvo_pd *pd);
+	void (*pd_free)(struct pvo_vm *vm, struct pvo_pd *pd);
 
 	/* A user MR of npages 4 KiB guest pages (GPAs), before it is
 	 * published; mr_take_key then gives it the engine's key (lkey ==
 	 * rkey), by which mr_by_key finds it. mr_rereg makes the new MR
 	 * of REREG_MR (pages NULL: the MR's own) before anything of the
-	 * old one changes; on failure the old one stays. */
+	 * old one changes; on failure the old one stays. mr_reg may say
+	 * PVO_STATUS_AGAIN (ctrl.h: a long registration goes on over
+	 * several turns): it is called again with the same mr and pages
+	 * until it answers, or mr_free ends it (the command was dropped). */
 	enum pvo_status (*mr_reg)(struct pvo_vm *vm, struct pvo_mr *mr,
 				  const uint64_t *pages, uint32_t npages);
 	enum pvo_status (*mr_rereg)(struct pvo_vm *vm, struct pvo_mr *mr,

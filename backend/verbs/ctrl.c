@@ -370,6 +370,7 @@ size_t pvo_ctrl_execute(struct pvo_vm *vm, const void *req, size_t req_len,
 		vm->stats.cmd_errors++;
 		return 0;
 	}
+	vm->ctrl_waits = false;
 	st = dispatch(vm, req, req_len, (uint8_t *)resp + sizeof(*rh),
 		      resp_len - sizeof(*rh), &body_len);
 	if (st == PVO_STATUS_AGAIN)

@@ -26,7 +26,8 @@ size_t pvo_ctrl_execute(struct pvo_vm *vm, const void *req, size_t req_len,
  * long page list walks a part per call): nothing is written to resp, and
  * the caller executes the same request again on a later turn of the loop,
  * before any other command. A handler says so with PVO_STATUS_AGAIN, which
- * never reaches a guest.
+ * never reaches a guest; one waiting for work off the loop also sets
+ * vm->ctrl_waits.
  */
 #define PVO_CTRL_AGAIN SIZE_MAX
 #define PVO_STATUS_AGAIN ((enum pvo_status)-1)

@@ -64,16 +64,73 @@ static enum pvo_status publish(struct pvo_vm *vm, struct pvo_mr *mr,
 	return PVO_STATUS_OK;
 }
 
-/* The engine's MR over the pages (engine.h takes a page array). */
-static enum pvo_status engine_reg(struct pvo_vm *vm, struct pvo_mr *mr)
+/* Counts the runs of a list, page by page. */
+struct run_count {
+	uint64_t next; /* GPA that would continue the last run */
+	uint32_t runs;
+};
+
+/*
+ * A list built over several calls of one command: the directory is walked
+ * twice, a part per call, first to count its runs, then to fill an array
+ * of that many, allocated (and charged) once in between. Growing the
+ * array as it fills would copy megabytes in one call.
+ */
+struct pvo_mr_build {
+	uint16_t opcode;
+	uint32_t ctx;
+	uint8_t req[sizeof(struct pvo_cmd_rereg_mr)];
+	size_t len;
+	bool filling;
+	uint32_t next; /* directory entries walked in this pass */
+	struct run_count count;
+	struct pvo_page_runs pages;
+	/* REG_MR: the MR built, while its engine registers it over several
+	 * turns, and its pages as the engine takes them */
+	struct pvo_mr *mr;
+	uint64_t *array;
+};
+
+_Static_assert(sizeof(struct pvo_cmd_reg_mr) <= sizeof(struct pvo_cmd_rereg_mr),
+	       "struct pvo_mr_build holds either request");
+
+static struct pvo_mr *engine_pending(struct pvo_vm *vm, uint32_t ctx,
+				     const void *req, size_t len);
+static void engine_hold(struct pvo_vm *vm, uint32_t ctx, const void *req,
+			size_t len, struct pvo_mr *mr, uint64_t *pages);
+
+/*
+ * The engine's MR over the pages (engine.h takes a page array). One that
+ * goes on over several turns (PVO_STATUS_AGAIN) is held in the VM's
+ * build with its pages until it answers or the command is dropped.
+ */
+static enum pvo_status engine_reg(struct pvo_vm *vm, struct pvo_mr *mr,
+				  uint32_t ctx, const void *req, size_t len)
 {
-	uint64_t *pages = pvo_page_runs_expand(&mr->pages);
+	struct pvo_mr_build *b = vm->mr_build;
+	uint64_t *pages;
 	enum pvo_status st;
 
-	if (!pages)
-		return PVO_STATUS_ENOMEM;
+	if (b && b->mr == mr) {
+		pages = b->array;
+	} else {
+		b = NULL;
+		pages = pvo_page_runs_expand(&mr->pages);
+		if (!pages)
+			return PVO_STATUS_ENOMEM;
+	}
 	st = vm->eng->mr_reg(vm, mr, pages, mr->pages.npages);
-	g_free(pages);
+	if (st == PVO_STATUS_AGAIN) {
+		if (!b)
+			engine_hold(vm, ctx, req, len, mr, pages);
+		return st;
+	}
+	if (b) {
+		b->mr = NULL; /* the caller has it now */
+		pvo_mr_build_drop(vm);
+	} else {
+		g_free(pages);
+	}
 	return st;
 }
 
@@ -100,21 +157,27 @@ enum pvo_status pvo_cmd_reg_mr(struct pvo_vm *vm, uint32_t ctx, const void *req,
 			    vm->cfg->quota.max_mr);
 		return PVO_STATUS_ENOSPC;
 	}
-	st = pvo_mr_pages_sliced(vm, PVO_CMD_REG_MR, ctx, c, sizeof(*c),
-				 &c->pages, (uint32_t)npages, &pages);
-	if (st)
-		return st;
-	mr = g_new0(struct pvo_mr, 1);
-	mr->ctx = ctx;
-	mr->pd = pd;
-	mr->access = access;
-	mr->iova = iova;
-	mr->length = length;
-	mr->valid = true;
-	pvo_mr_set_pages(mr, &pages);
+	/* the MR its engine goes on registering, or a new one */
+	mr = engine_pending(vm, ctx, c, sizeof(*c));
+	if (!mr) {
+		st = pvo_mr_pages_sliced(vm, PVO_CMD_REG_MR, ctx, c, sizeof(*c),
+					 &c->pages, (uint32_t)npages, &pages);
+		if (st)
+			return st;
+		mr = g_new0(struct pvo_mr, 1);
+		mr->ctx = ctx;
+		mr->pd = pd;
+		mr->access = access;
+		mr->iova = iova;
+		mr->length = length;
+		mr->valid = true;
+		pvo_mr_set_pages(mr, &pages);
+	}
 	if (ctx != PVO_CTX_KERNEL && pvo_vm_eng_has(vm, mr_reg)) {
 		/* the engine's device's key: remote peers reach the MR by it */
-		st = engine_reg(vm, mr);
+		st = engine_reg(vm, mr, ctx, c, sizeof(*c));
+		if (st == PVO_STATUS_AGAIN)
+			return st;
 		if (st) {
 			pvo_page_runs_free(&mr->pages);
 			g_free(mr);
@@ -364,12 +427,6 @@ static enum pvo_status built(struct builder *b, enum pvo_status st)
 	return PVO_STATUS_OK;
 }
 
-/* Counts the runs of a list, page by page. */
-struct run_count {
-	uint64_t next; /* GPA that would continue the last run */
-	uint32_t runs;
-};
-
 static enum pvo_status count_page(void *opaque, uint64_t gpa)
 {
 	struct run_count *c = opaque;
@@ -401,32 +458,21 @@ enum pvo_status pvo_mr_pages_from_pdir(struct pvo_vm *vm,
 	return built(&b, st);
 }
 
-/*
- * A list built over several calls of one command: the directory is walked
- * twice, a part per call, first to count its runs, then to fill an array
- * of that many, allocated (and charged) once in between. Growing the
- * array as it fills would copy megabytes in one call.
- */
-struct pvo_mr_build {
-	uint16_t opcode;
-	uint32_t ctx;
-	uint8_t req[sizeof(struct pvo_cmd_rereg_mr)];
-	size_t len;
-	bool filling;
-	uint32_t next; /* directory entries walked in this pass */
-	struct run_count count;
-	struct pvo_page_runs pages;
-};
-
-_Static_assert(sizeof(struct pvo_cmd_reg_mr) <= sizeof(struct pvo_cmd_rereg_mr),
-	       "struct pvo_mr_build holds either request");
-
 void pvo_mr_build_drop(struct pvo_vm *vm)
 {
-	if (!vm->mr_build)
+	struct pvo_mr_build *b = vm->mr_build;
+
+	if (!b)
 		return;
-	pvo_page_runs_free(&vm->mr_build->pages);
-	g_free(vm->mr_build);
+	if (b->mr) {
+		/* the engine ends its registration in progress */
+		vm->eng->mr_free(vm, b->mr);
+		pvo_page_runs_free(&b->mr->pages);
+		g_free(b->mr);
+	}
+	g_free(b->array);
+	pvo_page_runs_free(&b->pages);
+	g_free(b);
 	vm->mr_build = NULL;
 }
 
@@ -448,6 +494,27 @@ static struct pvo_mr_build *build_of(struct pvo_vm *vm, uint16_t opcode,
 	pvo_page_runs_init(&b->pages, &vm->host_mem);
 	vm->mr_build = b;
 	return b;
+}
+
+/* The MR of this very REG_MR that its engine goes on registering. */
+static struct pvo_mr *engine_pending(struct pvo_vm *vm, uint32_t ctx,
+				     const void *req, size_t len)
+{
+	struct pvo_mr_build *b = vm->mr_build;
+
+	if (b && b->mr && b->opcode == PVO_CMD_REG_MR && b->ctx == ctx &&
+	    b->len == len && memcmp(b->req, req, len) == 0)
+		return b->mr;
+	return NULL;
+}
+
+static void engine_hold(struct pvo_vm *vm, uint32_t ctx, const void *req,
+			size_t len, struct pvo_mr *mr, uint64_t *pages)
+{
+	struct pvo_mr_build *b = build_of(vm, PVO_CMD_REG_MR, ctx, req, len);
+
+	b->mr = mr;
+	b->array = pages;
 }
 
 /* The second pass fills the runs the first counted, no more: a guest

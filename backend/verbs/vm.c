@@ -101,7 +101,7 @@ void pvo_pd_free(struct pvo_vm *vm, struct pvo_pd *pd)
 {
 	pvo_table_remove(&vm->pds, pd->handle, pd->ctx);
 	if (pvo_vm_eng_has(vm, pd_free))
-		vm->eng->pd_free(pd);
+		vm->eng->pd_free(vm, pd);
 	g_free(pd);
 }
 
@@ -125,8 +125,11 @@ void pvo_vm_reset_guest_state(struct pvo_vm *vm)
 	uint32_t h = 0;
 	void *obj;
 
-	/* QPs go first, inside pvo_obj_destroy_all: from here on no peer
-	 * reaches this VM. */
+	/* A command left part-way ends first: an engine's registration
+	 * in progress lets go of its PD. QPs go first of the objects,
+	 * inside pvo_obj_destroy_all: from here on no peer reaches this
+	 * VM. */
+	pvo_mr_build_drop(vm);
 	pvo_obj_destroy_all(vm, 0, true);
 	while ((h = pvo_table_next(&vm->ucontexts, h, &obj)))
 		pvo_vm_destroy_ucontext(vm, obj);
@@ -136,7 +139,6 @@ void pvo_vm_reset_guest_state(struct pvo_vm *vm)
 	memset(vm->db_queue_ctx, 0, sizeof(vm->db_queue_ctx));
 	memset(&vm->notify, 0, sizeof(vm->notify));
 	pvo_event_reset(vm);
-	pvo_mr_build_drop(vm);
 }
 
 void pvo_vm_free(struct pvo_vm *vm)

@@ -138,6 +138,10 @@ struct pvo_vm {
 	struct pvo_host_budget host_mem;
 	/* the page list a REG_MR / REREG_MR builds over turns (mr.c) */
 	struct pvo_mr_build *mr_build;
+	/* the command that answered PVO_STATUS_AGAIN waits for work off
+	 * the loop (a host-verbs registration): try it again after a
+	 * while, not on the very next turn (vhost.c) */
+	bool ctrl_waits;
 	struct pvo_net_stats net;	/* overlay traffic of the VM */
 	struct pvo_ratelimit guest_log;	/* for guest-triggered messages */
 };

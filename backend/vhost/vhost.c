@@ -180,6 +180,12 @@ static int set_config(VuDev *dev, const uint8_t *data, uint32_t offset,
  * the commands behind it waiting, in order.
  */
 #define CTRL_PAGES_PER_TURN PVO_MR_PAGES_PER_CALL
+/*
+ * A held command that waits for work off the loop (vm->ctrl_waits: a
+ * host-verbs MR being pinned by its thread) is tried again this often,
+ * not on every turn.
+ */
+#define CTRL_WAIT_US 1000
 
 /* The next command: the one a turn left part-way, else a new chain
  * (its request copied: the guest may rewrite it while it goes on). */
@@ -242,7 +248,8 @@ static void ctrl_kick(VuDev *dev, int qidx)
 			budget = 0;
 	}
 	if (!budget)
-		pvo_timer_arm(&vh->ctrl_more, 0);
+		pvo_timer_arm(&vh->ctrl_more,
+			      vm->ctrl_waits ? CTRL_WAIT_US : 0);
 	/* Until SET_VRING_CALL arrives there is nothing to signal; libvhost-user
 	 * signals the new call fd once it gets it, so no completion is lost. */
 	if (vq->call_fd >= 0)
@@ -252,7 +259,8 @@ static void ctrl_kick(VuDev *dev, int qidx)
 /*
  * The ring stops (a migration's last phase, a VM stop): a command held
  * part-way is finished now, as its index is already reported consumed.
- * One command, of at most PVO_PDIR_MAX_PAGES pages, in this callback.
+ * One command, of at most PVO_PDIR_MAX_PAGES pages, in this callback
+ * (a host-verbs MR: its pinning waited for).
  */
 static void ctrl_finish_held(struct pvo_vhost *vh, VuVirtq *vq)
 {
@@ -260,7 +268,8 @@ static void ctrl_finish_held(struct pvo_vhost *vh, VuVirtq *vq)
 
 	while ((elem = vh->ctrl_held)) {
 		vh->ctrl_held = NULL;
-		ctrl_run(vh, vq, elem);
+		if (!ctrl_run(vh, vq, elem) && vh->vm->ctrl_waits)
+			g_usleep(CTRL_WAIT_US);
 	}
 	if (vq->call_fd >= 0)
 		vu_queue_notify(&vh->vug.parent, vq);

@@ -8,7 +8,10 @@
  * ENOSPC, the daemon's mapping count (/proc/PID/maps) stays within the
  * bound, another VM's REG_MR still succeeds, and deregistering, a
  * REREG_MR's old MR, or the VM going, gives the budget back; pvo-ctl
- * show says how much each VM holds.
+ * show says how much each VM holds. An MR of more pages than one turn
+ * maps is made over several turns and pinned by a thread: the other VM's
+ * commands are answered meanwhile, and a VM that goes while its MR is
+ * being made gives everything back.
  *
  * Needs an RDMA device: T_HV_DEV=DEV:NETDEV names one; otherwise, as
  * root, the test makes its own in a network namespace of its own (a
@@ -311,6 +314,134 @@ static void test_mappings(struct side *a, struct side *b, uint64_t page)
 	}
 }
 
+/* A REG_MR of the n GPAs of gpas[] submitted, not waited for: its
+ * chain's head, or -errno. */
+struct pending_reg {
+	struct sim_vm *vm;
+	struct sim_pdir_mem pdir;
+	uint64_t req, resp;
+	int head;
+};
+
+static int reg_submit(struct side *s, const uint64_t *gpas, uint32_t n,
+		      struct pending_reg *p)
+{
+	struct guest_ram *ram = sim_vm_ram(s->vm);
+	uint8_t b[sizeof(struct pvo_cmd_hdr) + sizeof(struct pvo_cmd_reg_mr)] =
+	    {0};
+	struct pvo_cmd_hdr *h = (void *)b;
+	struct pvo_cmd_reg_mr *c = (void *)(h + 1);
+	struct split_vq *vq = vu_vq(s->vm->fe, PVO_VQ_CTRL);
+	struct vq_buf out, in;
+
+	memset(p, 0, sizeof(*p));
+	p->vm = s->vm;
+	if (sim_pdir_build(ram, gpas, n, &c->pages, &p->pdir) < 0)
+		return -ENOMEM;
+	p->req = guest_ram_alloc(ram, sizeof(b), 64);
+	p->resp = guest_ram_alloc(ram, 64, 64);
+	if (p->req == GUEST_RAM_NO_ADDR || p->resp == GUEST_RAM_NO_ADDR)
+		return -ENOMEM;
+	h->opcode = htole16(PVO_CMD_REG_MR);
+	h->ctx = htole32(s->ctx.handle);
+	c->pd = htole32(s->pd.handle);
+	c->access = htole32(PVO_ACCESS_LOCAL_WRITE);
+	c->iova = htole64(0x20000000ull);
+	c->length = htole64((uint64_t)n * PAGE);
+	guest_ram_write(ram, p->req, b, sizeof(b));
+	out = (struct vq_buf){p->req, sizeof(b)};
+	in = (struct vq_buf){p->resp, 64};
+	p->head = split_vq_add(vq, &out, 1, &in, 1);
+	if (p->head < 0)
+		return p->head;
+	split_vq_kick(vq);
+	return p->head;
+}
+
+/* Its status once answered (-errno if none came in ms), and the MR. */
+static int reg_wait(struct pending_reg *p, int ms, uint32_t *mr)
+{
+	struct split_vq *vq = vu_vq(p->vm->fe, PVO_VQ_CTRL);
+	uint8_t r[64];
+	struct pvo_resp_hdr *h = (void *)r;
+	struct pvo_resp_reg_mr *m = (void *)(h + 1);
+	uint32_t used;
+	int ret;
+
+	ret = split_vq_wait(vq, (uint16_t)p->head, p->vm->fe->sock, ms, &used);
+	if (ret && ret != -ENOMSG)
+		return ret;
+	guest_ram_read(sim_vm_ram(p->vm), p->resp, r, sizeof(r));
+	*mr = le32toh(m->mr);
+	return (int)le32toh(h->status);
+}
+
+/* DEREG_MR by handle */
+static int dereg_handle(struct side *s, uint32_t mr)
+{
+	struct pvo_cmd_handle d = {.handle = htole32(mr)};
+
+	return pvo_cmd(s->vm->fe, PVO_CMD_DEREG_MR, 0, s->ctx.handle, &d,
+		       sizeof(d), NULL, 0, NULL);
+}
+
+/*
+ * Pages p, p + 1, p, p + 1, ... (pair: two adjacent pages): n / 2 runs of
+ * two, n pages.
+ */
+static uint64_t *pairs(uint64_t pair, uint32_t n)
+{
+	uint64_t *gpas = calloc(n, sizeof(*gpas));
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		gpas[i] = pair + (i % 2) * PAGE;
+	return gpas;
+}
+
+static void test_parts(struct side *a, struct side *b, uint64_t pair)
+{
+	const uint32_t n = 3800; /* 1900 runs: about 60 turns of mapping */
+	uint64_t *gpas = pairs(pair, n);
+	struct pending_reg p;
+	struct sim_mr mb;
+	struct sim_buf buf;
+	uint32_t mr = 0;
+	int st, stb, early;
+
+	st = reg_submit(a, gpas, n, &p);
+	if (st < 0)
+		lost("REG_MR not submitted");
+	/* VM b, on the same thread, meanwhile */
+	stb =
+	    sim_buf_alloc(&buf, sim_vm_ram(b->vm), sim_vm_va(b->vm, 16 * PAGE),
+			  16 * PAGE, 0, SIM_LAYOUT_SCATTER);
+	if (stb == 0)
+		stb = sim_reg_mr(&b->pd, &buf, 0, 16 * PAGE,
+				 PVO_ACCESS_LOCAL_WRITE, &mb);
+	early = reg_wait(&p, 0, &mr);
+	st = reg_wait(&p, 20000, &mr);
+	tap_ok(st == PVO_STATUS_OK && shown("a", "host_mappings") == n / 2 &&
+		   shown("a", "host_pinned") == (uint64_t)n * PAGE &&
+		   shown("a", "host_mrs") == 1,
+	       "VM a: an MR of %u pages in %u runs is made over several turns "
+	       "and pinned by a thread: %u mappings, %u bytes pinned (%s)",
+	       n, n / 2, n / 2, n * PAGE, pvo_status_name(st));
+	tap_ok(stb == PVO_STATUS_OK && early == -ETIMEDOUT,
+	       "VM b's REG_MR, sent after it, is answered before it (%s; "
+	       "VM a's then: %s)",
+	       pvo_status_name(stb),
+	       early == -ETIMEDOUT ? "not yet" : pvo_status_name(early));
+	if (stb == PVO_STATUS_OK)
+		sim_dereg_mr(&mb);
+	if (st == PVO_STATUS_OK)
+		dereg_handle(a, mr);
+	tap_ok(shown("a", "host_mappings") == 0 &&
+		   shown("a", "host_pinned") == 0,
+	       "deregistered, VM a holds nothing");
+	free(gpas);
+}
+
 /* n contiguous pages from first: one mapping, n pages pinned */
 static int reg_run(struct sim_pd *pd, uint64_t first, uint32_t n,
 		   struct sim_mr *mr)
@@ -355,10 +486,12 @@ int main(void)
 	char dev[64], netdev[16], cfg[1024], err[512];
 	static const char *const vms[] = {"a", "b", NULL};
 	const char *why = NULL;
+	struct pending_reg pend;
+	struct sim_buf buf;
 	struct side a, b;
 	struct sim_mr m;
 	unsigned int base;
-	uint64_t page, run;
+	uint64_t page, run, pair, *gpas;
 	int st;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -367,7 +500,7 @@ int main(void)
 		printf("1..0 # SKIP %s\n", why);
 		return 0;
 	}
-	tap_plan(12);
+	tap_plan(17);
 	snprintf(mgmt_path, sizeof(mgmt_path), "/tmp/pvo-hvb-%d.mgmt",
 		 (int)getpid());
 	snprintf(cfg, sizeof(cfg),
@@ -387,10 +520,13 @@ int main(void)
 	open_side(&b, "b");
 	page = guest_ram_alloc(sim_vm_ram(a.vm), PAGE, PAGE);
 	run = guest_ram_alloc(sim_vm_ram(a.vm), 3000 * PAGE, PAGE);
-	if (page == GUEST_RAM_NO_ADDR || run == GUEST_RAM_NO_ADDR)
+	pair = guest_ram_alloc(sim_vm_ram(a.vm), 2 * PAGE, PAGE);
+	if (page == GUEST_RAM_NO_ADDR || run == GUEST_RAM_NO_ADDR ||
+	    pair == GUEST_RAM_NO_ADDR)
 		lost("guest RAM");
 	test_mappings(&a, &b, page);
 	test_pinned(&a, run);
+	test_parts(&a, &b, pair);
 
 	/* the VM going gives back what its MRs held */
 	base = daemon_maps();
@@ -401,6 +537,29 @@ int main(void)
 	       "VM a disconnects holding 1500 mappings: all given back "
 	       "(maps %u -> %u)",
 	       base, daemon_maps());
+	/* and what an MR being made held: its mappings, its thread's pin */
+	open_side(&a, "a");
+	pair = guest_ram_alloc(sim_vm_ram(a.vm), 2 * PAGE, PAGE);
+	gpas = pairs(pair, 3800);
+	st = reg_submit(&a, gpas, 3800, &pend);
+	free(gpas);
+	usleep(20000);
+	sim_vm_close(a.vm);
+	tap_ok(st >= 0 && shown_becomes("a", "host_mappings", 0) &&
+		   shown_becomes("a", "host_pinned", 0) &&
+		   daemon_maps() <= base + SLACK,
+	       "VM a disconnects while an MR of 3800 pages is being made: "
+	       "all given back (maps %u -> %u)",
+	       base, daemon_maps());
+	st = sim_buf_alloc(&buf, sim_vm_ram(b.vm), sim_vm_va(b.vm, 16 * PAGE),
+			   16 * PAGE, 0, SIM_LAYOUT_SCATTER);
+	if (st == 0)
+		st = sim_reg_mr(&b.pd, &buf, 0, 16 * PAGE,
+				PVO_ACCESS_LOCAL_WRITE, &m);
+	tap_ok(st == PVO_STATUS_OK, "VM b registers an MR after that (%s)",
+	       pvo_status_name(st));
+	if (st == PVO_STATUS_OK)
+		sim_dereg_mr(&m);
 	sim_vm_close(b.vm);
 	st = backend_stop(&bp, 5000);
 	tap_ok(st == 0, "back-end exits cleanly (%s)", backend_describe(&bp));

@@ -28,6 +28,10 @@ struct pvo_hv_vm {
 	GHashTable *keys;
 	gint64 quiet_until;
 	struct pvo_hv_use use;
+	/* a large MR whose registration was dropped while its thread pins
+	 * it: still charged, freed when the thread is done (hv_mr.c) */
+	struct pvo_hv_mr *orphan;
+	struct pvo_timer reap;
 };
 
 /* An AH's part, made when a host UD QP first sends with it: its host
@@ -37,9 +41,20 @@ struct pvo_hv_ah {
 	struct ibv_ah *ah;
 };
 
+enum pvo_hv_mr_step { HV_MR_COUNT, HV_MR_MAP, HV_MR_PIN };
+
+struct pvo_hv_pin;
+
 struct pvo_hv_mr {
 	struct ibv_mr *mr; /* mr->context: its device */
 	struct pvo_mr_alias alias;
+	/* a large MR, made over several turns (hv_mr.c): where it is */
+	enum pvo_hv_mr_step step;
+	struct pvo_mr_alias_walk walk;
+	uint32_t runs;		/* counted, charged from HV_MR_MAP on */
+	uint64_t bytes;		/* pinned bytes charged */
+	struct pvo_hv_pin *pin; /* its thread, in HV_MR_PIN */
+	struct ibv_pd *own_pd;	/* an orphan's PD, which the guest freed */
 };
 
 struct pvo_hv_cq {
@@ -255,7 +270,11 @@ struct pvo_mr *pvo_hv_mr_by_key(struct pvo_vm *vm, uint32_t key);
 /* mr->key becomes its host MR's key (lkey == rkey), by which
  * pvo_hv_mr_by_key finds it. */
 void pvo_hv_take_key(struct pvo_vm *vm, struct pvo_mr *mr);
-void pvo_hv_pd_free(struct pvo_pd *pd);
+void pvo_hv_pd_free(struct pvo_vm *vm, struct pvo_pd *pd);
+/* The VM goes: waits for a dropped registration's thread. */
+void pvo_hv_mr_fini(struct pvo_vm *vm);
+/* Its reap timer (vm init). */
+void pvo_hv_mr_init(struct pvo_vm *vm);
 void pvo_hv_cq_free(struct pvo_cq *cq);
 /* The host AH of an AH (made by a host UD QP's first send with it). */
 void pvo_hv_ah_free(struct pvo_ah *ah);

@@ -16,12 +16,14 @@ static void hv_vm_init(struct pvo_vm *vm)
 	h->keys = g_hash_table_new(g_direct_hash, g_direct_equal);
 	vm->engine_part = h;
 	pvo_hv_budget_join(vm, &h->use);
+	pvo_hv_mr_init(vm);
 }
 
 static void hv_vm_fini(struct pvo_vm *vm)
 {
 	struct pvo_hv_vm *h = to_hv_vm(vm);
 
+	pvo_hv_mr_fini(vm);
 	pvo_hv_budget_leave(vm, &h->use);
 	g_hash_table_destroy(h->keys);
 	g_free(h);

@@ -12,10 +12,38 @@
 #include <string.h>
 #include <glib.h>
 
+#include "ctrl.h"
 #include "hv.h"
 #include "log.h"
 #include "mr.h"
 #include "vm.h"
+
+/*
+ * MRs of more than this many pages are made over several turns of the
+ * VM's loop: their runs counted this many pages a turn, their alias
+ * mapped HV_RUNS_PER_TURN runs a turn, then registered (the host device
+ * pins every page) by a thread of their own while the loop goes on. The
+ * REG_MR waits (PVO_STATUS_AGAIN, vm->ctrl_waits), the VM's later
+ * commands behind it. Smaller MRs are made in one call.
+ */
+#define HV_PAGES_PER_TURN PVO_MR_PAGES_PER_CALL
+/* an mremap costs 15 to 30 us: about 1 ms a turn */
+#define HV_RUNS_PER_TURN 32
+/* how often a dropped registration's thread is looked at */
+#define HV_REAP_US 1000
+
+/* A host MR registered off the loop: the thread and what it reports. */
+struct pvo_hv_pin {
+	GThread *thread;
+	struct ibv_pd *pd;
+	void *addr;
+	size_t len;
+	uint64_t iova;
+	int access;
+	struct ibv_mr *mr; /* the thread's result, once done */
+	int err;
+	gint done;
+};
 
 struct ibv_pd *pvo_hv_pd(struct pvo_vm *vm, struct pvo_pd *pd)
 {
@@ -30,10 +58,18 @@ struct ibv_pd *pvo_hv_pd(struct pvo_vm *vm, struct pvo_pd *pd)
 	return pd->engine_part;
 }
 
-void pvo_hv_pd_free(struct pvo_pd *pd)
+void pvo_hv_pd_free(struct pvo_vm *vm, struct pvo_pd *pd)
 {
+	struct pvo_hv_mr *o = to_hv_vm(vm)->orphan;
+
 	if (!pd->engine_part)
 		return;
+	if (o && o->pin && o->pin->pd == pd->engine_part) {
+		/* a dropped registration's thread still uses it */
+		o->own_pd = pd->engine_part;
+		pd->engine_part = NULL;
+		return;
+	}
 	ibv_dealloc_pd(pd->engine_part);
 	pd->engine_part = NULL;
 }
@@ -61,6 +97,43 @@ static enum pvo_status status_of_errno(int err)
 	}
 }
 
+static gpointer pin_main(gpointer opaque)
+{
+	struct pvo_hv_pin *p = opaque;
+
+	p->mr = ibv_reg_mr_iova(p->pd, p->addr, p->len, p->iova, p->access);
+	p->err = p->mr ? 0 : errno;
+	g_atomic_int_set(&p->done, 1);
+	return NULL;
+}
+
+static bool pin_done(const struct pvo_hv_pin *p)
+{
+	return g_atomic_int_get(&p->done);
+}
+
+/* The thread's host MR (NULL with errno), the thread joined. Done only. */
+static struct ibv_mr *pin_finish(struct pvo_hv_pin *p)
+{
+	struct ibv_mr *mr;
+	int err;
+
+	g_thread_join(p->thread);
+	mr = p->mr;
+	err = p->err;
+	g_free(p);
+	errno = err;
+	return mr;
+}
+
+static bool pinned_fits(const struct pvo_vm *vm, uint64_t bytes)
+{
+	const struct pvo_quota *q = &vm->cfg->quota;
+
+	return bytes <=
+	       q->max_pinned - MIN(q->max_pinned, to_hv_vm(vm)->use.pinned);
+}
+
 /*
  * What the alias of the MR's pages will take, checked against the VM's
  * bounds and charged (hv_budget.h) before anything is mapped: the runs
@@ -73,13 +146,12 @@ static enum pvo_status charge(struct pvo_vm *vm, struct pvo_mr *mr,
 {
 	struct pvo_hv_use *u = &to_hv_vm(vm)->use;
 	uint64_t bytes = (uint64_t)npages * PVO_PAGE_SIZE;
-	const struct pvo_quota *q = &vm->cfg->quota;
 	uint32_t left = pvo_hv_budget_mappings_left(vm, u);
 	char *why = NULL;
 	int err;
 
 	/* the cheap bound first: no walk for an MR that cannot fit */
-	if (bytes > q->max_pinned - MIN(q->max_pinned, u->pinned))
+	if (!pinned_fits(vm, bytes))
 		return pvo_hv_budget_charge(vm, u, 1, bytes);
 	err = pvo_mr_alias_count(vm, pages, npages, left, runs, &why);
 	if (err == -ENOSPC)
@@ -130,30 +202,19 @@ static enum pvo_status alias(struct pvo_vm *vm, struct pvo_mr *mr,
 	return status_of_errno(-err);
 }
 
-enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
-			      const uint64_t *pages, uint32_t npages)
+/*
+ * The host MR made: its keys checked and taken, or it goes with errno
+ * err (h->mr NULL: the device refused it) and h is freed.
+ */
+static enum pvo_status registered(struct pvo_vm *vm, struct pvo_mr *mr,
+				  struct pvo_hv_mr *h, struct ibv_pd *pd,
+				  int err)
 {
-	struct pvo_hv_mr *h = g_new0(struct pvo_hv_mr, 1);
-	struct ibv_pd *pd = pvo_hv_pd(vm, mr->pd);
-	enum pvo_status st;
-	int err;
-
-	if (!pd) {
-		g_free(h);
-		return PVO_STATUS_ENOSPC;
-	}
-	st = alias(vm, mr, pages, npages, h);
-	if (st) {
-		g_free(h);
-		return st;
-	}
-	h->mr = ibv_reg_mr_iova(
-	    pd, (uint8_t *)h->alias.base + (mr->iova & (PVO_PAGE_SIZE - 1)),
-	    mr->length, mr->iova, ibv_access_of(mr->access));
 	/* one key for both (rdma_rxe gives rkey 0 without remote access) */
 	if (!h->mr || (h->mr->rkey != h->mr->lkey && h->mr->rkey) ||
-	    g_hash_table_contains(to_hv_vm(vm)->keys, GUINT_TO_POINTER(h->mr->lkey))) {
-		err = h->mr ? EINVAL : errno;
+	    g_hash_table_contains(to_hv_vm(vm)->keys,
+				  GUINT_TO_POINTER(h->mr->lkey))) {
+		err = h->mr ? EINVAL : err;
 		pvo_vm_warn(vm,
 			    "hostverbs: %s: ibv_reg_mr_iova of %" PRIu64
 			    " bytes at iova 0x%" PRIx64 ": %s",
@@ -167,20 +228,233 @@ enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 		uncharge(vm, h);
 		pvo_mr_alias_unmap(&h->alias);
 		g_free(h);
+		mr->engine_part = NULL;
 		return status_of_errno(err);
 	}
 	mr->engine_part = h;
 	return PVO_STATUS_OK;
 }
 
+static enum pvo_status reg_now(struct pvo_vm *vm, struct pvo_mr *mr,
+			       struct ibv_pd *pd, const uint64_t *pages,
+			       uint32_t npages)
+{
+	struct pvo_hv_mr *h = g_new0(struct pvo_hv_mr, 1);
+	enum pvo_status st;
+
+	st = alias(vm, mr, pages, npages, h);
+	if (st) {
+		g_free(h);
+		return st;
+	}
+	h->mr = ibv_reg_mr_iova(
+	    pd, (uint8_t *)h->alias.base + (mr->iova & (PVO_PAGE_SIZE - 1)),
+	    mr->length, mr->iova, ibv_access_of(mr->access));
+	return registered(vm, mr, h, pd, errno);
+}
+
+/* What a large MR in progress holds goes (its thread is not running). */
+static void parts_free(struct pvo_vm *vm, struct pvo_hv_mr *h)
+{
+	if (h->step != HV_MR_COUNT)
+		pvo_hv_budget_uncharge(&to_hv_vm(vm)->use, h->runs, h->bytes);
+	if (h->mr)
+		ibv_dereg_mr(h->mr);
+	pvo_mr_alias_unmap(&h->alias);
+	if (h->own_pd)
+		ibv_dealloc_pd(h->own_pd);
+	g_free(h);
+}
+
+static enum pvo_status parts_fail(struct pvo_vm *vm, struct pvo_mr *mr,
+				  struct pvo_hv_mr *h, int err, char *why)
+{
+	pvo_vm_warn(
+	    vm, "hostverbs: MR of %" PRIu64 " bytes at iova 0x%" PRIx64 ": %s",
+	    mr->length, mr->iova, why ? why : g_strerror(err));
+	g_free(why);
+	parts_free(vm, h);
+	mr->engine_part = NULL;
+	return status_of_errno(err);
+}
+
+static enum pvo_status again(struct pvo_vm *vm, bool waits)
+{
+	vm->ctrl_waits = waits;
+	return PVO_STATUS_AGAIN;
+}
+
+/* A dropped registration whose thread is done is freed: true if none
+ * is left. */
+static bool reap(struct pvo_vm *vm)
+{
+	struct pvo_hv_vm *hv = to_hv_vm(vm);
+	struct pvo_hv_mr *h = hv->orphan;
+
+	if (!h)
+		return true;
+	if (!pin_done(h->pin))
+		return false;
+	h->mr = pin_finish(h->pin);
+	h->pin = NULL;
+	parts_free(vm, h);
+	hv->orphan = NULL;
+	return true;
+}
+
+static void reap_timer(void *opaque)
+{
+	struct pvo_vm *vm = opaque;
+
+	if (!reap(vm))
+		pvo_timer_arm(&to_hv_vm(vm)->reap, HV_REAP_US);
+}
+
+void pvo_hv_mr_init(struct pvo_vm *vm)
+{
+	pvo_timer_init(&to_hv_vm(vm)->reap, reap_timer, vm);
+}
+
+void pvo_hv_mr_fini(struct pvo_vm *vm)
+{
+	/* the VM goes (its config removed, the daemon stops): the thread
+	 * has at most one MR's pinning left */
+	while (!reap(vm))
+		g_usleep(HV_REAP_US);
+	pvo_timer_destroy(&to_hv_vm(vm)->reap);
+}
+
+/*
+ * One turn of a large MR (HV_PAGES_PER_TURN): count, charge and reserve;
+ * map; register on a thread; take its result. PVO_STATUS_AGAIN until the
+ * last turn.
+ */
+static enum pvo_status reg_parts(struct pvo_vm *vm, struct pvo_mr *mr,
+				 struct ibv_pd *pd, const uint64_t *pages,
+				 uint32_t npages)
+{
+	struct pvo_hv_vm *hv = to_hv_vm(vm);
+	struct pvo_hv_mr *h = to_hv_mr(mr);
+	struct pvo_hv_pin *p;
+	char *why = NULL;
+	GError *gerr = NULL;
+	int err;
+
+	if (!h) {
+		uint64_t bytes = (uint64_t)npages * PVO_PAGE_SIZE;
+
+		/* the cheap bound first: no walk for an MR that cannot fit
+		 * (the charge fails, saying why) */
+		if (!pinned_fits(vm, bytes))
+			return pvo_hv_budget_charge(vm, &hv->use, 1, bytes);
+		h = g_new0(struct pvo_hv_mr, 1);
+		h->bytes = bytes;
+		mr->engine_part = h;
+	}
+	switch (h->step) {
+	case HV_MR_COUNT:
+		err = pvo_mr_alias_count_part(
+		    vm, pages, npages,
+		    pvo_hv_budget_mappings_left(vm, &hv->use),
+		    HV_PAGES_PER_TURN, &h->walk, &why);
+		if (err == -EAGAIN)
+			return again(vm, false);
+		if (err && err != -ENOSPC)
+			return parts_fail(vm, mr, h, -err, why);
+		if (pvo_hv_budget_charge(vm, &hv->use, h->walk.runs,
+					 h->bytes)) {
+			g_free(h);
+			mr->engine_part = NULL;
+			return PVO_STATUS_ENOSPC;
+		}
+		h->runs = h->walk.runs;
+		h->step = HV_MR_MAP;
+		h->walk = (struct pvo_mr_alias_walk){0};
+		err = pvo_mr_alias_reserve(npages, &h->alias, &why);
+		if (err)
+			return parts_fail(vm, mr, h, -err, why);
+		return again(vm, false);
+	case HV_MR_MAP:
+		err = pvo_mr_alias_map_part(vm, pages, npages, &h->alias,
+					    HV_RUNS_PER_TURN, h->runs, &h->walk,
+					    &why);
+		if (err == -EAGAIN)
+			return again(vm, false);
+		if (!err && h->alias.runs != h->runs) {
+			err = -EINVAL;
+			why = g_strdup_printf("%u runs mapped, %u counted: the "
+					      "guest changed its memory "
+					      "meanwhile",
+					      h->alias.runs, h->runs);
+		}
+		if (err)
+			return parts_fail(vm, mr, h, -err, why);
+		/* one registration's thread per VM, a dropped one's first */
+		if (!reap(vm))
+			return again(vm, true);
+		p = g_new0(struct pvo_hv_pin, 1);
+		p->pd = pd;
+		p->addr =
+		    (uint8_t *)h->alias.base + (mr->iova & (PVO_PAGE_SIZE - 1));
+		p->len = mr->length;
+		p->iova = mr->iova;
+		p->access = ibv_access_of(mr->access);
+		p->thread = g_thread_try_new("pvo-hv-pin", pin_main, p, &gerr);
+		if (!p->thread) {
+			why = g_strdup_printf("no thread to register it: %s",
+					      gerr->message);
+			g_error_free(gerr);
+			g_free(p);
+			return parts_fail(vm, mr, h, ENOMEM, why);
+		}
+		h->pin = p;
+		h->step = HV_MR_PIN;
+		return again(vm, true);
+	case HV_MR_PIN:
+		if (!pin_done(h->pin))
+			return again(vm, true);
+		h->mr = pin_finish(h->pin);
+		h->pin = NULL;
+		/* from here on it is a host MR like any other */
+		h->runs = h->alias.runs;
+		return registered(vm, mr, h, pd, errno);
+	}
+	return parts_fail(vm, mr, h, EINVAL, NULL);
+}
+
+enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
+			      const uint64_t *pages, uint32_t npages)
+{
+	struct ibv_pd *pd = pvo_hv_pd(vm, mr->pd);
+
+	if (!pd)
+		return PVO_STATUS_ENOSPC;
+	if (npages > HV_PAGES_PER_TURN || to_hv_mr(mr))
+		return reg_parts(vm, mr, pd, pages, npages);
+	return reg_now(vm, mr, pd, pages, npages);
+}
+
 void pvo_hv_dereg_mr(struct pvo_vm *vm, struct pvo_mr *mr)
 {
+	struct pvo_hv_vm *hv = to_hv_vm(vm);
 	struct pvo_hv_mr *h = to_hv_mr(mr);
 
 	if (!h)
 		return;
-	if (g_hash_table_lookup(to_hv_vm(vm)->keys, GUINT_TO_POINTER(mr->key)) == mr)
-		g_hash_table_remove(to_hv_vm(vm)->keys, GUINT_TO_POINTER(mr->key));
+	mr->engine_part = NULL;
+	if (!h->mr) {
+		/* a registration in progress, dropped: a running thread
+		 * keeps it (and its charge) until it is done */
+		if (h->pin) {
+			hv->orphan = h;
+			pvo_timer_arm(&hv->reap, HV_REAP_US);
+		} else {
+			parts_free(vm, h);
+		}
+		return;
+	}
+	if (g_hash_table_lookup(hv->keys, GUINT_TO_POINTER(mr->key)) == mr)
+		g_hash_table_remove(hv->keys, GUINT_TO_POINTER(mr->key));
 	if (ibv_dereg_mr(h->mr))
 		pvo_log(pvo_vm_name(vm), "hostverbs: ibv_dereg_mr key 0x%x: %s",
 			mr->key, g_strerror(errno));
@@ -188,7 +462,6 @@ void pvo_hv_dereg_mr(struct pvo_vm *vm, struct pvo_mr *mr)
 	uncharge(vm, h);
 	pvo_mr_alias_unmap(&h->alias);
 	g_free(h);
-	mr->engine_part = NULL;
 }
 
 /* The GPAs of the MR's 4 KiB pages, as REG_MR gave them. */
@@ -219,6 +492,18 @@ enum pvo_status pvo_hv_rereg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 	uint64_t *own = NULL;
 	enum pvo_status st;
 
+	/* a new host MR pins every page again, in this call: large ones
+	 * are made over several turns by REG_MR only */
+	if (pvo_mr_npages(mr->iova, mr->length) > HV_PAGES_PER_TURN ||
+	    (pages && npages > HV_PAGES_PER_TURN)) {
+		pvo_vm_warn(
+		    vm,
+		    "hostverbs: REREG_MR of MR key 0x%x: not for MRs of "
+		    "more than %u pages on the host-verbs transport; "
+		    "deregister it and register the new one",
+		    mr->key, HV_PAGES_PER_TURN);
+		return PVO_STATUS_EOPNOTSUPP;
+	}
 	if (!pages)
 		pages = own = mr_pages(mr, &npages);
 	next.pd = pd;
