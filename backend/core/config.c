@@ -198,6 +198,8 @@ static const char *const transports[] = { "overlay", "hostverbs", NULL };
 
 static bool parse_peers(struct parser *p, int line, const struct key *k,
 			void *base, const char *val);
+static bool parse_tenant_peers(struct parser *p, int line, const struct key *k,
+			       void *base, const char *val);
 static bool parse_migration_key(struct parser *p, int line,
 				const struct key *k, void *base,
 				const char *val);
@@ -242,7 +244,8 @@ static const struct key daemon_keys[] = {
 		    "most " G_STRINGIFY(PVO_MAX_PEERS) ")",
 	  .def_doc = "none",
 	  .doc = "VTEPs senders may be learned from, besides those of "
-		 "[remote] sections" },
+		 "[remote] sections, for every tenant that lists no peers of "
+		 "its own" },
 	{ "learn-age-s", UINT(DAEMON, learn_age_s, 1, 86400),
 	  .expect = "seconds", .def = "300",
 	  .doc = "how long a learned sender is kept without packets" },
@@ -276,6 +279,14 @@ static const struct key tenant_keys[] = {
 	{ "learn", ENUM(TENANT, no_learn, yes_no), .def = "yes",
 	  .doc = "learn senders from the packets of peer VTEPs; with no, only "
 		 "[remote] sections and pvo-ctl map entries are known" },
+	{ "peers", CUSTOM(parse_tenant_peers),
+	  .expect = "IPv4 addresses, separated by commas or semicolons (at "
+		    "most " G_STRINGIFY(PVO_MAX_PEERS) ")",
+	  .def_doc = "[daemon] peers",
+	  .doc = "the VTEPs that serve this tenant: its senders are learned, "
+		 "and its migrated VMs followed, only from them and from its "
+		 "own [remote] sections' VTEPs; its datagrams from any other "
+		 "peer are dropped (foreign_vtep)" },
 	{ "transport", ENUM(TENANT, hostverbs, transports),
 	  .expect = "overlay (RoCEv2 in VXLAN, the default) or hostverbs (the "
 		    "host's RDMA device)",
@@ -615,24 +626,24 @@ static bool parse_ips(struct parser *p, int line, const struct key *k,
 	return ok;
 }
 
-static bool parse_peers(struct parser *p, int line, const struct key *k,
-			void *base, const char *val)
+/* A list of VTEP addresses, [daemon] or [tenant] peers. */
+static bool parse_vteps(struct parser *p, int line, const char *val,
+			struct in_addr *peers, int *num)
 {
 	char **parts = g_strsplit_set(val, ";,", -1);
-	struct pvo_daemon_config *cfg = base;
 	bool ok = true;
 	int i;
 
-	cfg->num_peers = 0;
+	*num = 0;
 	for (i = 0; ok && parts[i]; i++) {
 		char *ip = g_strstrip(parts[i]);
 
 		if (!*ip)
 			continue;
-		if (cfg->num_peers == PVO_MAX_PEERS)
+		if (*num == PVO_MAX_PEERS)
 			ok = fail(p, line, "peers: at most %d VTEPs",
 				  PVO_MAX_PEERS);
-		else if (!parse_ipv4(ip, &cfg->peers[cfg->num_peers++]))
+		else if (!parse_ipv4(ip, &peers[(*num)++]))
 			ok = fail(p, line,
 				  "peers: '%s' is not the IPv4 address of a "
 				  "VTEP",
@@ -640,6 +651,22 @@ static bool parse_peers(struct parser *p, int line, const struct key *k,
 	}
 	g_strfreev(parts);
 	return ok;
+}
+
+static bool parse_peers(struct parser *p, int line, const struct key *k,
+			void *base, const char *val)
+{
+	struct pvo_daemon_config *cfg = base;
+
+	return parse_vteps(p, line, val, cfg->peers, &cfg->num_peers);
+}
+
+static bool parse_tenant_peers(struct parser *p, int line, const struct key *k,
+			       void *base, const char *val)
+{
+	struct pvo_tenant *t = base;
+
+	return parse_vteps(p, line, val, t->peers, &t->num_peers);
 }
 
 /* The key file's bytes (a trailing newline dropped): shared by the

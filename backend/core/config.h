@@ -40,6 +40,11 @@ struct pvo_tenant {
 	uint32_t vni;		/* VXLAN network identifier, 24 bits */
 	uint16_t mtu;		/* Ethernet MTU of the tenant network */
 	bool no_learn;		/* learn = no: only [remote] / managed entries */
+	/* peers = the VTEPs that serve the tenant: the only ones its
+	 * senders are learned from and its VMs followed to, besides its
+	 * [remote] sections' (overlay.c); none: [daemon] peers */
+	int num_peers;
+	struct in_addr peers[PVO_MAX_PEERS];
 	/* thread = K: the data-path thread K - 1 serves its VMs; 0: the
 	 * daemon places it (daemon.c), in thread */
 	uint32_t thread_pin;

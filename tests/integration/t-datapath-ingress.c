@@ -6,11 +6,18 @@
  * from a socket bound to the VTEP the sender is configured behind, and
  * from another address: only the first reaches the VM; an unknown sender
  * is learned only from a peer VTEP; a flood of unknown senders from
- * elsewhere leaves the mapping table as it was.
+ * elsewhere leaves the mapping table as it was. A VTEP speaks only for
+ * what it serves: a peer that claims the address of a VM host 1 serves
+ * is dropped (local_src), and so is one that sends for tenant red, whose
+ * [tenant] peers do not name it (foreign_vtep), data or announcement,
+ * with nothing learned.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <time.h>
 
+#include "announce.h"
 #include "encap.h"
 #include "roce.h"
 #include "t-datapath.h"
@@ -18,17 +25,24 @@
 #define STRANGER "127.0.0.9" /* no VTEP of this test */
 #define MISSING_QPN 0xfffff0
 
-/* An RC SEND Only from (sip, smac) to VM a, to a QPN a does not have. */
+/* The VM a datagram goes to: VM a (blue) unless said otherwise. */
+static struct {
+	uint32_t vni;
+	const char *ip;
+	uint8_t mac[6];
+} dst = {100, "10.0.0.1", {0x52, 0x54, 0, 0, 0, 0x0a}};
+
+/* An RC SEND Only from (sip, smac) to dst, to a QPN it does not have. */
 static size_t craft(uint8_t *buf, const char *sip, const uint8_t *smac)
 {
-	struct pvo_inner in = { .vni = 100, .ttl = 64, .sport = 0xc0de };
+	struct pvo_inner in = {.vni = dst.vni, .ttl = 64, .sport = 0xc0de};
 	struct pvo_roce_hdr h = { 0 };
 	size_t hl;
 
-	memcpy(in.dmac, (uint8_t[]){ 0x52, 0x54, 0, 0, 0, 0x0a }, 6);
+	memcpy(in.dmac, dst.mac, 6);
 	memcpy(in.smac, smac, 6);
 	in.sip = inet_addr(sip);
-	in.dip = inet_addr("10.0.0.1");
+	in.dip = inet_addr(dst.ip);
 	h.opcode = PVO_OPC_SEND_ONLY;
 	h.pkey = PVO_ROCE_PKEY_DEFAULT;
 	h.dqpn = MISSING_QPN;
@@ -69,37 +83,147 @@ static bool inject(const char *from, const char *sip0, unsigned int n,
 	return ok;
 }
 
-/* A counter of VM a on host 1 (show's "vm name=a" line). */
-static unsigned long long vm_a(const char *key)
+/* A counter of a VM on host 1 (show's "vm name=..." line). */
+static unsigned long long vm_n(const char *vm, const char *key)
 {
-	char line[2048];
+	char line[2048], kind[32];
 
-	if (!backend_mgmt_line(&bp, "vm name=a ", line, sizeof(line)))
+	snprintf(kind, sizeof(kind), "vm name=%s ", vm);
+	if (!backend_mgmt_line(&bp, kind, line, sizeof(line)))
 		return ~0ull;
 	return backend_field(line, key);
 }
 
-/* Host 1's "map" line for (VNI 100, ip) into line, or false. */
-static bool map_line(const char *ip, char *line, size_t len)
+static unsigned long long vm_a(const char *key)
+{
+	return vm_n("a", key);
+}
+
+/* Host 1's "map" line for (vni, ip) into line, or false. */
+static bool map_line_vni(unsigned int vni, const char *ip, char *line,
+			 size_t len)
 {
 	char kind[64];
 
-	snprintf(kind, sizeof(kind), "map vni=100 ip=%s ", ip);
+	snprintf(kind, sizeof(kind), "map vni=%u ip=%s ", vni, ip);
 	return backend_mgmt_line(&bp, kind, line, len);
 }
 
-/* Waits until VM a's counter key reaches want (the daemon takes the
- * datagrams in on its own time); returns the last value. */
-static unsigned long long wait_for(const char *key, unsigned long long want)
+static bool map_line(const char *ip, char *line, size_t len)
 {
-	unsigned long long v = vm_a(key);
+	return map_line_vni(100, ip, line, len);
+}
+
+/* Waits until a counter of VM vm reaches want (the daemon takes the
+ * datagrams in on its own time); returns the last value. */
+static unsigned long long wait_vm(const char *vm, const char *key,
+				  unsigned long long want)
+{
+	unsigned long long v = vm_n(vm, key);
 	int i;
 
 	for (i = 0; i < 200 && v < want; i++) {
 		usleep(10000);
-		v = vm_a(key);
+		v = vm_n(vm, key);
 	}
 	return v;
+}
+
+static unsigned long long wait_for(const char *key, unsigned long long want)
+{
+	return wait_vm("a", key, want);
+}
+
+/* Host 1's daemon-wide drop counter of reason (show's "daemon" line). */
+static unsigned long long daemon_drops(const char *reason)
+{
+	char line[4096], key[64];
+
+	snprintf(key, sizeof(key), " drop_%s=", reason);
+	if (!backend_mgmt_line(&bp, "daemon", line, sizeof(line)))
+		return ~0ull;
+	return backend_field(line, key);
+}
+
+/*
+ * What a VTEP may speak for: a peer of blue claiming VM a's own address,
+ * and the same peer sending for red (whose peers are 127.0.0.1 and
+ * 127.0.0.3), as data to red's VM c and as an announcement moving a red
+ * address to itself. Each is dropped, counted, and learns nothing.
+ */
+static void test_speaks_for(const char *vtep_b)
+{
+	static const uint8_t mac_x[6] = {0x52, 0x54, 0, 0, 0, 0x78};
+	struct pvo_announce an = {.vni = 200};
+	unsigned long long ls0, fv0, v, fd0;
+	struct sockaddr_in from = {.sin_family = AF_INET};
+	struct sockaddr_in to = {.sin_family = AF_INET};
+	uint8_t key[128], buf[256];
+	char line[512];
+	size_t keylen = 0, n;
+	struct timespec now;
+	FILE *f;
+	int fd, i;
+
+	ls0 = vm_a(" drop_local_src=");
+	inject(vtep_b, "10.0.0.1", 1, mac_x);
+	v = wait_for(" drop_local_src=", ls0 + 1);
+	tap_ok(v == ls0 + 1 && !map_line("10.0.0.1", line, sizeof(line)),
+	       "ingress: the peer VTEP %s claiming VM a's own address "
+	       "10.0.0.1 is dropped as drop_local_src (%llu -> %llu), not "
+	       "learned",
+	       vtep_b, ls0, v);
+
+	dst.vni = 200;
+	dst.ip = "10.0.0.3";
+	memcpy(dst.mac, (uint8_t[]){0x52, 0x54, 0, 0, 0, 0x0c}, 6);
+	fv0 = vm_n("c", " drop_foreign_vtep=");
+	inject(vtep_b, "10.0.0.60", 1, mac_x);
+	v = wait_vm("c", " drop_foreign_vtep=", fv0 + 1);
+	tap_ok(v == fv0 + 1 &&
+		   !map_line_vni(200, "10.0.0.60", line, sizeof(line)),
+	       "ingress: a tenant red sender from %s, a peer of blue but not "
+	       "of red, is dropped as drop_foreign_vtep at red's VM c "
+	       "(%llu -> %llu), not learned",
+	       vtep_b, fv0, v);
+	dst.vni = 100;
+	dst.ip = "10.0.0.1";
+	memcpy(dst.mac, (uint8_t[]){0x52, 0x54, 0, 0, 0, 0x0a}, 6);
+
+	/* an announcement with the deployment's key, moving a red address
+	 * behind the blue-only peer */
+	f = fopen(migration_key, "r");
+	keylen = f ? fread(key, 1, sizeof(key), f) : 0;
+	if (f)
+		fclose(f);
+	an.ip = inet_addr("10.0.0.61");
+	memcpy(an.mac, mac_x, 6);
+	an.vtep.s_addr = inet_addr(vtep_b);
+	an.port = overlay_port;
+	clock_gettime(CLOCK_REALTIME, &now);
+	an.gen = (uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_nsec / 1000;
+	n = pvo_announce_write(buf, sizeof(buf), &an, key, keylen);
+	fd0 = daemon_drops("foreign_vtep");
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	from.sin_addr.s_addr = inet_addr(vtep_b);
+	to.sin_addr.s_addr = inet_addr("127.0.0.1");
+	to.sin_port = htons(overlay_port);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&from, sizeof(from)) ||
+	    sendto(fd, buf, n, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+		tap_diag("sending the announcement: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	v = daemon_drops("foreign_vtep");
+	for (i = 0; i < 200 && v == fd0; i++) {
+		usleep(10000);
+		v = daemon_drops("foreign_vtep");
+	}
+	tap_ok(keylen && n && v == fd0 + 1 &&
+		   !map_line_vni(200, "10.0.0.61", line, sizeof(line)),
+	       "ingress: an announcement with the key, moving red's "
+	       "10.0.0.61 behind %s, is dropped as drop_foreign_vtep "
+	       "(%llu -> %llu), the map unchanged",
+	       vtep_b, fd0, v);
 }
 
 static unsigned int map_size(void)
@@ -189,5 +313,6 @@ void test_overlay_ingress(void)
 	       "dropped (drop_unknown_src %llu), the mapping table holds "
 	       "%u entries as before plus the one learned",
 	       STRANGER, v, map_size());
+	test_speaks_for(vtep_b);
 	tap_ok(backend_running(&bp), "ingress: host 1's back-end still runs");
 }

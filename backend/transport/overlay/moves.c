@@ -133,8 +133,7 @@ void pvo_overlay_announce(struct pvo_vm *vm)
 }
 
 enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
-				      const struct sockaddr_in *from,
-				      bool from_peer)
+				      const struct sockaddr_in *from)
 {
 	const struct pvo_daemon_config *cfg = pvo_overlay_config();
 	struct pvo_map_entry e = {.origin = PVO_MAP_MOVED};
@@ -154,11 +153,16 @@ enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
 	default:
 		return PVO_DROP_MALFORMED;
 	}
-	/* a VM moves only to the VTEP that says so, which must be known */
-	if (a.vtep.s_addr != from->sin_addr.s_addr || !from_peer)
+	/* a VM moves only to the VTEP that says so, which must serve its
+	 * tenant */
+	if (a.vtep.s_addr != from->sin_addr.s_addr)
 		return PVO_DROP_BAD_ANNOUNCE;
 	if (!pvo_overlay_tenant(a.vni))
 		return PVO_DROP_UNKNOWN_VNI;
+	if (!pvo_overlay_vtep_serves(a.vni, a.vtep))
+		return pvo_overlay_vtep_serves(0, a.vtep)
+			   ? PVO_DROP_FOREIGN_VTEP
+			   : PVO_DROP_BAD_ANNOUNCE;
 	if (a.gen + PVO_ANNOUNCE_WINDOW_US < (uint64_t)now ||
 	    a.gen > (uint64_t)now + PVO_ANNOUNCE_WINDOW_US)
 		return PVO_DROP_STALE_ANNOUNCE;

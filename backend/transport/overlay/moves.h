@@ -15,11 +15,11 @@ struct pvo_vm;
 /* The VM was migrated in: announce its VTEP (now and twice later). */
 void pvo_overlay_announce(struct pvo_vm *vm);
 
-/* A received announcement (VXLAN header onwards); from_peer: its sender
- * is a VTEP this daemon knows. PVO_DROP_COUNT when the mapping follows,
+/* A received announcement (VXLAN header onwards) from a VTEP. It is
+ * followed only from a VTEP that serves its tenant (overlay.c, [tenant]
+ * peers) and names itself. PVO_DROP_COUNT when the mapping follows,
  * else the reason to drop it. */
 enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
-				      const struct sockaddr_in *from,
-				      bool from_peer);
+				      const struct sockaddr_in *from);
 
 #endif

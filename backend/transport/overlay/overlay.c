@@ -112,6 +112,8 @@ const char *pvo_drop_name(enum pvo_drop d)
 		[PVO_DROP_STALE_ANNOUNCE] = "stale_announce",
 		[PVO_DROP_READ_BUSY] = "read_busy",
 		[PVO_DROP_UNKNOWN_SRC] = "unknown_src",
+		[PVO_DROP_FOREIGN_VTEP] = "foreign_vtep",
+		[PVO_DROP_LOCAL_SRC] = "local_src",
 		[PVO_DROP_THREAD_BUSY] = "thread_busy",
 	};
 
@@ -562,32 +564,79 @@ static bool class_fits(uint8_t opcode, const struct pvo_qp *qp)
 	return false;
 }
 
-/* A VTEP that may be learned from: one of [daemon] peers, or the VTEP of
- * a [remote] section. */
-static bool is_peer(const struct overlay *ov, struct in_addr a)
+static bool in_list(const struct in_addr *l, int n, struct in_addr a)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (l[i].s_addr == a.s_addr)
+			return true;
+	return false;
+}
+
+/*
+ * A VTEP that serves tenant t: its senders may be learned from it, its
+ * migrated VMs followed to it. A tenant that lists peers trusts those
+ * and the VTEPs of its own [remote] sections; one that lists none, the
+ * [daemon] peers and every [remote] section's VTEP. t NULL: whether a
+ * serves any tenant.
+ */
+static bool is_peer(const struct overlay *ov, const struct pvo_tenant *t,
+		    struct in_addr a)
 {
 	const struct pvo_daemon_config *cfg = ov->cfg;
 	int i;
 
-	for (i = 0; i < cfg->num_peers; i++)
-		if (cfg->peers[i].s_addr == a.s_addr)
-			return true;
 	for (i = 0; i < cfg->num_remotes; i++)
-		if (cfg->remotes[i].vtep.s_addr == a.s_addr)
+		if (cfg->remotes[i].vtep.s_addr == a.s_addr &&
+		    (!t || !t->num_peers || cfg->remotes[i].tenant == t))
+			return true;
+	if (t && t->num_peers)
+		return in_list(t->peers, t->num_peers, a);
+	if (in_list(cfg->peers, cfg->num_peers, a))
+		return true;
+	for (i = 0; !t && i < cfg->num_tenants; i++)
+		if (in_list(cfg->tenants[i].peers, cfg->tenants[i].num_peers,
+			    a))
 			return true;
 	return false;
+}
+
+bool pvo_overlay_vtep_serves(uint32_t vni, struct in_addr vtep)
+{
+	struct overlay *ov = overlay();
+	const struct pvo_tenant *t = vni ? tenant_of_vni(vni) : NULL;
+
+	return (t || !vni) && is_peer(ov, t, vtep);
 }
 
 struct ingress_ctx {
 	struct overlay *ov;
 	const struct pvo_tenant *tenant;
+	enum pvo_drop why; /* a refusal more precise than the map's */
 };
 
+/* Learning is confined to the VTEPs that serve the tenant. */
 static bool may_learn(const struct pvo_map_entry *seen, void *opaque)
 {
 	struct ingress_ctx *c = opaque;
 
-	return !c->tenant->no_learn && is_peer(c->ov, seen->vtep);
+	if (c->tenant->no_learn)
+		return false;
+	if (!is_peer(c->ov, c->tenant, seen->vtep)) {
+		if (is_peer(c->ov, NULL, seen->vtep))
+			c->why = PVO_DROP_FOREIGN_VTEP;
+		return false;
+	}
+	return true;
+}
+
+static bool is_local(const struct pvo_map_entry *seen, void *opaque)
+{
+	uint8_t gid[16];
+
+	pvo_gid_from_ipv4(seen->ip, gid);
+	return pvo_served_by_gid(seen->vni, gid) != NULL;
 }
 
 static uint64_t now_us(void *opaque)
@@ -601,12 +650,14 @@ static enum pvo_drop ingress(struct overlay *ov, const struct pvo_tenant *t,
 			     const struct pvo_inner *in,
 			     const struct sockaddr_in *from)
 {
-	struct ingress_ctx c = { ov, t };
+	struct ingress_ctx c = {ov, t, PVO_DROP_COUNT};
 	const struct pvo_map_rules rules = {
-		.may_learn = may_learn,
-		.now_us = now_us,
-		.ctx = &c,
-		.move_us = (uint64_t)ov->cfg->learn_move_s * G_USEC_PER_SEC,
+	    .may_learn = may_learn,
+	    .is_local = is_local,
+	    .local_gen = pvo_local_routes_gen(),
+	    .now_us = now_us,
+	    .ctx = &c,
+	    .move_us = (uint64_t)ov->cfg->learn_move_s * G_USEC_PER_SEC,
 	};
 	struct pvo_map_entry seen = {
 		.vni = in->vni,
@@ -614,16 +665,18 @@ static enum pvo_drop ingress(struct overlay *ov, const struct pvo_tenant *t,
 		.vtep = from->sin_addr,
 		.port = ov->cfg->vxlan_port,
 	};
+	enum pvo_map_verdict v;
 
 	memcpy(seen.mac, in->smac, 6);
-	switch (pvo_map_ingress(&seen, &rules)) {
-	case PVO_MAP_OK:
+	v = pvo_map_ingress(&seen, &rules);
+	if (v == PVO_MAP_OK)
 		return PVO_DROP_COUNT;
-	case PVO_MAP_WRONG_VTEP:
-		return PVO_DROP_WRONG_VTEP;
-	default:
-		return PVO_DROP_UNKNOWN_SRC;
-	}
+	if (v == PVO_MAP_LOCAL_SRC)
+		return PVO_DROP_LOCAL_SRC;
+	if (c.why != PVO_DROP_COUNT)
+		return c.why;
+	return v == PVO_MAP_WRONG_VTEP ? PVO_DROP_WRONG_VTEP
+				       : PVO_DROP_UNKNOWN_SRC;
 }
 
 /* The ICRC at the end of the RoCE packet (over the inner IPv4 header on). */
@@ -709,8 +762,7 @@ static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from
 	if (len >= PVO_VXLAN_LEN + PVO_ETH_LEN &&
 	    (buf[PVO_VXLAN_LEN + 12] << 8 | buf[PVO_VXLAN_LEN + 13]) ==
 		    PVO_ANNOUNCE_ETHERTYPE) {
-		why = pvo_overlay_moves_input(buf, len, from,
-					      is_peer(ov, from->sin_addr));
+		why = pvo_overlay_moves_input(buf, len, from);
 		if (why != PVO_DROP_COUNT)
 			pvo_overlay_count_drop(NULL, NULL, why);
 		return;

@@ -109,6 +109,10 @@ void pvo_overlay_count_drop(struct pvo_vm *vm, struct pvo_qp *qp,
 /* IPv4 of a v4-mapped GID (network order), or 0. */
 uint32_t pvo_gid_ipv4(const uint8_t *gid);
 void pvo_gid_from_ipv4(uint32_t ip, uint8_t *gid);
+/* Whether the VTEP serves the tenant of the VNI: its senders may be
+ * learned from it, its VMs followed to it ([tenant] peers). VNI 0: any
+ * tenant. */
+bool pvo_overlay_vtep_serves(uint32_t vni, struct in_addr vtep);
 
 /* sender.c */
 /* The PSN after what the requester has sent (migration state). */
