@@ -203,6 +203,9 @@ static bool parse_tenant_peers(struct parser *p, int line, const struct key *k,
 static bool parse_migration_key(struct parser *p, int line,
 				const struct key *k, void *base,
 				const char *val);
+static bool parse_tenant_migration_key(struct parser *p, int line,
+				       const struct key *k, void *base,
+				       const char *val);
 static bool parse_tenant(struct parser *p, int line, const struct key *k,
 			 void *base, const char *val);
 static bool parse_ips(struct parser *p, int line, const struct key *k,
@@ -287,6 +290,15 @@ static const struct key tenant_keys[] = {
 		 "and its migrated VMs followed, only from them and from its "
 		 "own [remote] sections' VTEPs; its datagrams from any other "
 		 "peer are dropped (foreign_vtep)" },
+	{ "migration-key", CUSTOM(parse_tenant_migration_key),
+	  .expect = "the absolute path of a file with "
+		    G_STRINGIFY(PVO_MIGRATION_KEY_MIN) " to "
+		    G_STRINGIFY(PVO_MIGRATION_KEY_MAX) " bytes of secret",
+	  .def_doc = "[daemon] migration-key",
+	  .doc = "the secret this tenant's announcements of migrated VMs are "
+		 "signed and checked with, shared only by the hosts that "
+		 "serve the tenant: a host of another tenant cannot move its "
+		 "VMs" },
 	{ "transport", ENUM(TENANT, hostverbs, transports),
 	  .expect = "overlay (RoCEv2 in VXLAN, the default) or hostverbs (the "
 		    "host's RDMA device)",
@@ -671,11 +683,9 @@ static bool parse_tenant_peers(struct parser *p, int line, const struct key *k,
 
 /* The key file's bytes (a trailing newline dropped): shared by the
  * back-ends that may migrate VMs to one another. */
-static bool parse_migration_key(struct parser *p, int line,
-				const struct key *k, void *base,
-				const char *val)
+static bool read_key(struct parser *p, int line, const struct key *k,
+		     const char *val, uint8_t *key, size_t *key_len)
 {
-	struct pvo_daemon_config *cfg = base;
 	gchar *data = NULL;
 	gsize len = 0;
 	GError *e = NULL;
@@ -698,10 +708,30 @@ static bool parse_migration_key(struct parser *p, int line,
 			    val, (size_t)len, PVO_MIGRATION_KEY_MIN,
 			    PVO_MIGRATION_KEY_MAX);
 	}
-	memcpy(cfg->migration_key, data, len);
-	cfg->migration_key_len = len;
+	memcpy(key, data, len);
+	*key_len = len;
 	g_free(data);
 	return true;
+}
+
+static bool parse_migration_key(struct parser *p, int line,
+				const struct key *k, void *base,
+				const char *val)
+{
+	struct pvo_daemon_config *cfg = base;
+
+	return read_key(p, line, k, val, cfg->migration_key,
+			&cfg->migration_key_len);
+}
+
+static bool parse_tenant_migration_key(struct parser *p, int line,
+				       const struct key *k, void *base,
+				       const char *val)
+{
+	struct pvo_tenant *t = base;
+
+	return read_key(p, line, k, val, t->migration_key,
+			&t->migration_key_len);
 }
 
 static bool parse_key(struct parser *p, int line, const char *key,

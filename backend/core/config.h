@@ -45,6 +45,10 @@ struct pvo_tenant {
 	 * [remote] sections' (overlay.c); none: [daemon] peers */
 	int num_peers;
 	struct in_addr peers[PVO_MAX_PEERS];
+	/* migration-key = FILE: its VMs' announcements are signed and
+	 * checked with this key, not [daemon]'s (moves.c); 0: none */
+	size_t migration_key_len;
+	uint8_t migration_key[PVO_MIGRATION_KEY_MAX];
 	/* thread = K: the data-path thread K - 1 serves its VMs; 0: the
 	 * daemon places it (daemon.c), in thread */
 	uint32_t thread_pin;

@@ -10,7 +10,7 @@
  * what it serves: a peer that claims the address of a VM host 1 serves
  * is dropped (local_src), and so is one that sends for tenant red, whose
  * [tenant] peers do not name it (foreign_vtep), data or announcement,
- * with nothing learned.
+ * with nothing learned. Red's announcements need red's own key.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -145,6 +145,105 @@ static unsigned long long daemon_drops(const char *reason)
 	return backend_field(line, key);
 }
 
+/* The key in file path into key; its length (0 if unreadable). */
+static size_t read_key(const char *path, uint8_t *key, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(key, 1, cap, f) : 0;
+
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* An announcement that (vni, ip) is now behind VTEP vtep, signed with
+ * key, sent from vtep to host 1; false if it could not be. */
+static bool announce(uint32_t vni, const char *ip, const char *vtep,
+		     const uint8_t *key, size_t keylen)
+{
+	struct pvo_announce an = {.vni = vni, .port = overlay_port};
+	struct sockaddr_in from = {.sin_family = AF_INET};
+	struct sockaddr_in to = {.sin_family = AF_INET};
+	struct timespec now;
+	uint8_t buf[256];
+	size_t n;
+	bool ok;
+	int fd;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	an.gen = (uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_nsec / 1000;
+	an.ip = inet_addr(ip);
+	memcpy(an.mac, (uint8_t[]){0x52, 0x54, 0, 0, 0, 0x79}, 6);
+	an.vtep.s_addr = inet_addr(vtep);
+	n = pvo_announce_write(buf, sizeof(buf), &an, key, keylen);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	from.sin_addr.s_addr = inet_addr(vtep);
+	to.sin_addr.s_addr = inet_addr("127.0.0.1");
+	to.sin_port = htons(overlay_port);
+	ok = n && fd >= 0 &&
+	     !bind(fd, (struct sockaddr *)&from, sizeof(from)) &&
+	     sendto(fd, buf, n, 0, (struct sockaddr *)&to, sizeof(to)) ==
+		 (ssize_t)n;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* Waits until host 1's daemon-wide drop counter of reason passes was. */
+static unsigned long long wait_drops(const char *reason, unsigned long long was)
+{
+	unsigned long long v = daemon_drops(reason);
+	int i;
+
+	for (i = 0; i < 200 && v == was; i++) {
+		usleep(10000);
+		v = daemon_drops(reason);
+	}
+	return v;
+}
+
+/*
+ * Announcements use the key of their tenant: red's VMs are moved only
+ * with red's own migration-key, not the deployment's.
+ */
+static void test_tenant_keys(void)
+{
+	uint8_t key[128], rkey[128];
+	size_t keylen = read_key(migration_key, key, sizeof(key));
+	size_t rlen = read_key(red_key, rkey, sizeof(rkey));
+	unsigned long long ba0, v;
+	char line[512];
+	bool moved = false;
+	int i, fd;
+
+	ba0 = daemon_drops("bad_announce");
+	announce(200, "10.0.0.62", "127.0.0.3", key, keylen);
+	v = wait_drops("bad_announce", ba0);
+	tap_ok(keylen && v == ba0 + 1 &&
+		   !map_line_vni(200, "10.0.0.62", line, sizeof(line)),
+	       "ingress: red's peer 127.0.0.3 moving red's 10.0.0.62 with "
+	       "the deployment's key: drop_bad_announce (%llu -> %llu), the "
+	       "map unchanged",
+	       ba0, v);
+	announce(200, "10.0.0.62", "127.0.0.3", rkey, rlen);
+	for (i = 0; i < 200 && !moved; i++) {
+		usleep(10000);
+		moved = map_line_vni(200, "10.0.0.62", line, sizeof(line)) &&
+			strstr(line, "origin=moved") &&
+			strstr(line, "127.0.0.3");
+	}
+	tap_ok(rlen && moved, "ingress: with red's own key it is followed (%s)",
+	       moved ? line : "no map entry");
+	fd = backend_mgmt_connect(&bp);
+	if (fd >= 0) {
+		static const char del[] = "map del 200 10.0.0.62\n";
+
+		if (write(fd, del, sizeof(del) - 1) == sizeof(del) - 1)
+			backend_mgmt_read(fd, line, sizeof(line));
+		close(fd);
+	}
+}
+
 /*
  * What a VTEP may speak for: a peer of blue claiming VM a's own address,
  * and the same peer sending for red (whose peers are 127.0.0.1 and
@@ -190,9 +289,9 @@ static void test_speaks_for(const char *vtep_b)
 	dst.ip = "10.0.0.1";
 	memcpy(dst.mac, (uint8_t[]){0x52, 0x54, 0, 0, 0, 0x0a}, 6);
 
-	/* an announcement with the deployment's key, moving a red address
-	 * behind the blue-only peer */
-	f = fopen(migration_key, "r");
+	/* an announcement with red's key, moving a red address behind the
+	 * blue-only peer */
+	f = fopen(red_key, "r");
 	keylen = f ? fread(key, 1, sizeof(key), f) : 0;
 	if (f)
 		fclose(f);
@@ -220,7 +319,7 @@ static void test_speaks_for(const char *vtep_b)
 	}
 	tap_ok(keylen && n && v == fd0 + 1 &&
 		   !map_line_vni(200, "10.0.0.61", line, sizeof(line)),
-	       "ingress: an announcement with the key, moving red's "
+	       "ingress: an announcement with red's key, moving red's "
 	       "10.0.0.61 behind %s, is dropped as drop_foreign_vtep "
 	       "(%llu -> %llu), the map unchanged",
 	       vtep_b, fd0, v);
@@ -314,5 +413,6 @@ void test_overlay_ingress(void)
 	       "%u entries as before plus the one learned",
 	       STRANGER, v, map_size());
 	test_speaks_for(vtep_b);
+	test_tenant_keys();
 	tap_ok(backend_running(&bp), "ingress: host 1's back-end still runs");
 }

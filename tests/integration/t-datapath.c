@@ -66,6 +66,7 @@ bool overlay;
 struct backend_proc bp2, bp3;
 unsigned int overlay_port;
 char migration_key[64]; /* overlay: the key file every host reads */
+char red_key[64];	/* ... and tenant red's own */
 static const char *const vm_names_host1[] = {"a", "c", "q", NULL};
 /*
  * T_DATAPATH_HOSTVERBS=DEV:NETDEV (with the overlay's two hosts): tenant
@@ -604,7 +605,25 @@ bool node_open(struct node *n, const char *ipv4)
  * at via ("IP PORT"): the other VTEP, or a lossy link (pvo-impair) that
  * T_DATAPATH_VIA="IP:PORT,IP:PORT" names for host 1 and host 2.
  */
+static char *host_config_text(int host, unsigned int port, const char *via);
+
+/* host_config_text with tenant red's own migration-key. */
 static char *host_config(int host, unsigned int port, const char *via)
+{
+	char *c = host_config_text(host, port, via), *out = NULL, *red;
+
+	red = c ? strstr(c, "[tenant red]\n") : NULL;
+	if (!red)
+		return c;
+	red += strlen("[tenant red]\n");
+	if (asprintf(&out, "%.*smigration-key = %s\n%s", (int)(red - c), c,
+		     red_key, red) < 0)
+		out = NULL;
+	free(c);
+	return out;
+}
+
+static char *host_config_text(int host, unsigned int port, const char *via)
 {
 	const char *config = hv_config ? hv_config : base_config;
 	const char *vm_b = strstr(config, "[vm b]");
@@ -720,6 +739,15 @@ static int start_two_hosts(const char *const *args, char *err, size_t len)
 		if (!f || fputs("t-datapath's migration key, 36 bytes", f) < 0 ||
 		    fclose(f))
 			tap_bail("cannot write %s", migration_key);
+	}
+	snprintf(red_key, sizeof(red_key), "/tmp/pvo-red-key-%d",
+		 (int)getpid());
+	{
+		FILE *f = fopen(red_key, "w");
+
+		if (!f || fputs("tenant red's own migration key", f) < 0 ||
+		    fclose(f))
+			tap_bail("cannot write %s", red_key);
 	}
 	c1 = host_config(1, port, via ? via1 : NULL);
 	c2 = host_config(2, port, via ? via2 : NULL);
@@ -978,6 +1006,7 @@ int main(void)
 			backend_cleanup(&bp3, keep);
 		}
 		unlink(migration_key);
+		unlink(red_key);
 	}
 	free(hv_config);
 	free(scratch);

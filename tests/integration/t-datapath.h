@@ -41,6 +41,7 @@ extern struct backend_proc bp, bp2;
  * as a migration's destination; every host reads migration_key */
 extern struct backend_proc bp3;
 extern char migration_key[64];
+extern char red_key[64]; /* tenant red's [tenant] migration-key */
 int start_host3(char *err, size_t len);
 
 /* One side of the tests: a VM's user context with a PD, CQs and a big

@@ -35,16 +35,24 @@ static void add_target(GArray *t, struct in_addr a, struct in_addr self)
 	g_array_append_val(t, a);
 }
 
-/* The VTEPs to tell: the peers, the VTEPs of [remote] sections and of
- * mapped VMs of the VM's tenant. */
-static GArray *targets(const struct pvo_daemon_config *cfg, uint32_t vni)
+/* The VTEPs to tell: the tenant's peers (else [daemon]'s), the VTEPs of
+ * its [remote] sections and of its mapped VMs. */
+static GArray *targets(const struct pvo_daemon_config *cfg,
+		       const struct pvo_tenant *tenant)
 {
 	GArray *t = g_array_new(FALSE, FALSE, sizeof(struct in_addr));
 	GPtrArray *map = pvo_map_sorted();
+	const struct in_addr *peers = cfg->peers;
+	int npeers = cfg->num_peers;
+	uint32_t vni = tenant->vni;
 	unsigned int i;
 
-	for (i = 0; i < (unsigned int)cfg->num_peers; i++)
-		add_target(t, cfg->peers[i], cfg->vtep);
+	if (tenant->num_peers) {
+		peers = tenant->peers;
+		npeers = tenant->num_peers;
+	}
+	for (i = 0; i < (unsigned int)npeers; i++)
+		add_target(t, peers[i], cfg->vtep);
 	for (i = 0; i < (unsigned int)cfg->num_remotes; i++)
 		if (cfg->remotes[i].tenant->vni == vni)
 			add_target(t, cfg->remotes[i].vtep, cfg->vtep);
@@ -58,6 +66,19 @@ static GArray *targets(const struct pvo_daemon_config *cfg, uint32_t vni)
 	return t;
 }
 
+/* The key a tenant's announcements carry: its own, else [daemon]'s;
+ * NULL (len 0) if neither is set. */
+static const uint8_t *key_of(const struct pvo_daemon_config *cfg,
+			     const struct pvo_tenant *t, size_t *len)
+{
+	if (t && t->migration_key_len) {
+		*len = t->migration_key_len;
+		return t->migration_key;
+	}
+	*len = cfg->migration_key_len;
+	return *len ? cfg->migration_key : NULL;
+}
+
 static void send_all(struct pvo_vm *vm)
 {
 	const struct pvo_daemon_config *cfg = pvo_overlay_config();
@@ -66,20 +87,23 @@ static void send_all(struct pvo_vm *vm)
 	uint8_t buf[128];
 	GArray *t;
 	unsigned int i, k, sent = 0;
-	size_t n;
+	const uint8_t *key;
+	size_t n, key_len;
 
-	if (!cfg || !cfg->migration_key_len)
+	if (!cfg)
+		return;
+	key = key_of(cfg, vc->tenant, &key_len);
+	if (!key)
 		return;
 	a.vtep = cfg->vtep;
 	a.port = cfg->vxlan_port;
 	memcpy(a.mac, vc->mac, 6);
-	t = targets(cfg, a.vni);
+	t = targets(cfg, vc->tenant);
 	for (k = 0; k < (unsigned int)vc->num_ips; k++) {
 		if (!IN6_IS_ADDR_V4MAPPED(&vc->ips[k]))
 			continue;
 		memcpy(&a.ip, &vc->ips[k].s6_addr[12], 4);
-		n = pvo_announce_write(buf, sizeof(buf), &a, cfg->migration_key,
-				       cfg->migration_key_len);
+		n = pvo_announce_write(buf, sizeof(buf), &a, key, key_len);
 		for (i = 0; n && i < t->len; i++)
 			sent += pvo_overlay_send_frame(
 			    buf, n, g_array_index(t, struct in_addr, i),
@@ -115,13 +139,16 @@ void pvo_overlay_announce(struct pvo_vm *vm)
 {
 	const struct pvo_daemon_config *cfg = pvo_overlay_config();
 
+	size_t key_len;
+
 	if (!pvo_overlay_enabled() || !cfg)
 		return;
-	if (!cfg->migration_key_len) {
+	if (!key_of(cfg, vm->cfg->tenant, &key_len)) {
 		pvo_info(pvo_vm_name(vm),
 			 "migrated in, but no peer learns "
-			 "where: set [daemon] migration-key to announce it, "
-			 "or update the peers' mappings with pvo-ctl");
+			 "where: set [tenant] or [daemon] migration-key to "
+			 "announce it, or update the peers' mappings with "
+			 "pvo-ctl");
 		return;
 	}
 	if (!vm->announce.fn)
@@ -143,9 +170,18 @@ enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
 	uint8_t gid[16];
 	char ip[INET_ADDRSTRLEN], vtep[INET_ADDRSTRLEN];
 	int64_t now = g_get_real_time();
+	const uint8_t *key;
+	size_t key_len;
 
-	switch (pvo_announce_parse(buf, len, cfg->migration_key,
-				   cfg->migration_key_len, &a)) {
+	/* the key of the tenant whose VNI the VXLAN header names (the
+	 * parser checks that the signed VNI is the same) */
+	if (len < 8)
+		return PVO_DROP_MALFORMED;
+	key = key_of(
+	    cfg,
+	    pvo_overlay_tenant((uint32_t)buf[4] << 16 | buf[5] << 8 | buf[6]),
+	    &key_len);
+	switch (pvo_announce_parse(buf, len, key, key_len, &a)) {
 	case PVO_ANNOUNCE_OK:
 		break;
 	case PVO_ANNOUNCE_BAD_MAC:
