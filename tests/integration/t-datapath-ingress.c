@@ -253,16 +253,11 @@ static void test_tenant_keys(void)
 static void test_speaks_for(const char *vtep_b)
 {
 	static const uint8_t mac_x[6] = {0x52, 0x54, 0, 0, 0, 0x78};
-	struct pvo_announce an = {.vni = 200};
 	unsigned long long ls0, fv0, v, fd0;
-	struct sockaddr_in from = {.sin_family = AF_INET};
-	struct sockaddr_in to = {.sin_family = AF_INET};
-	uint8_t key[128], buf[256];
+	uint8_t key[128];
 	char line[512];
-	size_t keylen = 0, n;
-	struct timespec now;
-	FILE *f;
-	int fd, i;
+	size_t keylen;
+	bool sent;
 
 	ls0 = vm_a(" drop_local_src=");
 	inject(vtep_b, "10.0.0.1", 1, mac_x);
@@ -291,33 +286,11 @@ static void test_speaks_for(const char *vtep_b)
 
 	/* an announcement with red's key, moving a red address behind the
 	 * blue-only peer */
-	f = fopen(red_key, "r");
-	keylen = f ? fread(key, 1, sizeof(key), f) : 0;
-	if (f)
-		fclose(f);
-	an.ip = inet_addr("10.0.0.61");
-	memcpy(an.mac, mac_x, 6);
-	an.vtep.s_addr = inet_addr(vtep_b);
-	an.port = overlay_port;
-	clock_gettime(CLOCK_REALTIME, &now);
-	an.gen = (uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_nsec / 1000;
-	n = pvo_announce_write(buf, sizeof(buf), &an, key, keylen);
+	keylen = read_key(red_key, key, sizeof(key));
 	fd0 = daemon_drops("foreign_vtep");
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	from.sin_addr.s_addr = inet_addr(vtep_b);
-	to.sin_addr.s_addr = inet_addr("127.0.0.1");
-	to.sin_port = htons(overlay_port);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&from, sizeof(from)) ||
-	    sendto(fd, buf, n, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
-		tap_diag("sending the announcement: %s", strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	v = daemon_drops("foreign_vtep");
-	for (i = 0; i < 200 && v == fd0; i++) {
-		usleep(10000);
-		v = daemon_drops("foreign_vtep");
-	}
-	tap_ok(keylen && n && v == fd0 + 1 &&
+	sent = announce(200, "10.0.0.61", vtep_b, key, keylen);
+	v = wait_drops("foreign_vtep", fd0);
+	tap_ok(keylen && sent && v == fd0 + 1 &&
 		   !map_line_vni(200, "10.0.0.61", line, sizeof(line)),
 	       "ingress: an announcement with red's key, moving red's "
 	       "10.0.0.61 behind %s, is dropped as drop_foreign_vtep "
