@@ -65,11 +65,6 @@ void pvo_local_routes_changed(void)
 	local()->routes_gen++;
 }
 
-uint64_t pvo_local_routes_gen(void)
-{
-	return local()->routes_gen;
-}
-
 /* The QP's last answer while nothing it depends on changed: an RC QP
  * asks for the same GID every message. */
 struct pvo_vm *pvo_local_route(struct pvo_qp *qp, const uint8_t *gid)

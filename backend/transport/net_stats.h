@@ -16,19 +16,17 @@ enum pvo_drop {
 	PVO_DROP_BAD_STATE,
 	PVO_DROP_BAD_PSN,
 	PVO_DROP_NO_ROUTE,
-	PVO_DROP_WRONG_VTEP,	 /* sender mapped behind another VTEP */
-	PVO_DROP_UNKNOWN_SRC,	 /* sender not mapped, may not be learned */
-	PVO_DROP_FOREIGN_VTEP,	 /* from a peer that does not serve the
-				  * tenant ([tenant] peers) */
-	PVO_DROP_LOCAL_SRC,	 /* sender claims the address of a VM
-				  * served here */
-	PVO_DROP_FROZEN,	 /* VM stopped for migration's switch-over */
-	PVO_DROP_BAD_ANNOUNCE,	 /* a migration announcement failing its
-				  * key or naming a VTEP not its sender */
+	PVO_DROP_WRONG_VTEP,	/* sender mapped behind another VTEP */
+	PVO_DROP_UNKNOWN_SRC,	/* sender not mapped, may not be learned */
+	PVO_DROP_FOREIGN_VTEP,	/* from a peer that does not serve the
+				 * tenant ([tenant] peers) */
+	PVO_DROP_FROZEN,	/* VM stopped for migration's switch-over */
+	PVO_DROP_BAD_ANNOUNCE,	/* a migration announcement failing its
+				 * key or naming a VTEP not its sender */
 	PVO_DROP_STALE_ANNOUNCE, /* ... older than the VM's last move */
-	PVO_DROP_THREAD_BUSY,	 /* the serving thread's inbox was full */
-	PVO_DROP_READ_BUSY,	 /* a request behind READ responses still
-				  * going out (sent again by its requester) */
+	PVO_DROP_THREAD_BUSY,	/* the serving thread's inbox was full */
+	PVO_DROP_READ_BUSY,	/* a request behind READ responses still
+				 * going out (sent again by its requester) */
 	PVO_DROP_COUNT
 };
 

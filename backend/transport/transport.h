@@ -228,9 +228,6 @@ void pvo_local_unregister(struct pvo_vm *vm);
 /* A VM connected or went, a GID was installed or removed: cached local
  * routes are stale. */
 void pvo_local_routes_changed(void);
-/* This loop's count of those changes: what pvo_served_by_gid answers
- * stays the same while it does. */
-uint64_t pvo_local_routes_gen(void);
 /* The VM of qp's tenant that has gid installed, or NULL (cached in the
  * QP until pvo_local_routes_changed). */
 struct pvo_vm *pvo_local_route(struct pvo_qp *qp, const uint8_t *gid);

@@ -113,7 +113,6 @@ const char *pvo_drop_name(enum pvo_drop d)
 		[PVO_DROP_READ_BUSY] = "read_busy",
 		[PVO_DROP_UNKNOWN_SRC] = "unknown_src",
 		[PVO_DROP_FOREIGN_VTEP] = "foreign_vtep",
-		[PVO_DROP_LOCAL_SRC] = "local_src",
 		[PVO_DROP_THREAD_BUSY] = "thread_busy",
 	};
 
@@ -631,13 +630,6 @@ static bool may_learn(const struct pvo_map_entry *seen, void *opaque)
 	return true;
 }
 
-static bool is_local(const struct pvo_map_entry *seen, void *opaque)
-{
-	uint8_t gid[16];
-
-	pvo_gid_from_ipv4(seen->ip, gid);
-	return pvo_served_by_gid(seen->vni, gid) != NULL;
-}
 
 static uint64_t now_us(void *opaque)
 {
@@ -650,14 +642,12 @@ static enum pvo_drop ingress(struct overlay *ov, const struct pvo_tenant *t,
 			     const struct pvo_inner *in,
 			     const struct sockaddr_in *from)
 {
-	struct ingress_ctx c = {ov, t, PVO_DROP_COUNT};
+	struct ingress_ctx c = { ov, t, PVO_DROP_COUNT };
 	const struct pvo_map_rules rules = {
-	    .may_learn = may_learn,
-	    .is_local = is_local,
-	    .local_gen = pvo_local_routes_gen(),
-	    .now_us = now_us,
-	    .ctx = &c,
-	    .move_us = (uint64_t)ov->cfg->learn_move_s * G_USEC_PER_SEC,
+		.may_learn = may_learn,
+		.now_us = now_us,
+		.ctx = &c,
+		.move_us = (uint64_t)ov->cfg->learn_move_s * G_USEC_PER_SEC,
 	};
 	struct pvo_map_entry seen = {
 		.vni = in->vni,
@@ -671,8 +661,6 @@ static enum pvo_drop ingress(struct overlay *ov, const struct pvo_tenant *t,
 	v = pvo_map_ingress(&seen, &rules);
 	if (v == PVO_MAP_OK)
 		return PVO_DROP_COUNT;
-	if (v == PVO_MAP_LOCAL_SRC)
-		return PVO_DROP_LOCAL_SRC;
 	if (c.why != PVO_DROP_COUNT)
 		return c.why;
 	return v == PVO_MAP_WRONG_VTEP ? PVO_DROP_WRONG_VTEP

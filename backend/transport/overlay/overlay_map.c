@@ -79,16 +79,6 @@ static bool set_locked(const struct pvo_map_entry *e)
 	return true;
 }
 
-static void del_locked(struct pvo_map_entry *e)
-{
-	uint64_t k = key_of(e->vni, e->ip);
-
-	if (e->origin == PVO_MAP_LEARNED)
-		learned--;
-	g_hash_table_remove(table, &k);
-	g_free(e);
-}
-
 bool pvo_map_set(const struct pvo_map_entry *e)
 {
 	bool ok;
@@ -101,12 +91,17 @@ bool pvo_map_set(const struct pvo_map_entry *e)
 
 bool pvo_map_del(uint32_t vni, uint32_t ip)
 {
+	uint64_t k = key_of(vni, ip);
 	struct pvo_map_entry *e;
 
 	g_mutex_lock(&lock);
 	e = lookup(vni, ip);
-	if (e)
-		del_locked(e);
+	if (e) {
+		if (e->origin == PVO_MAP_LEARNED)
+			learned--;
+		g_hash_table_remove(table, &k);
+		g_free(e);
+	}
 	g_mutex_unlock(&lock);
 	return e != NULL;
 }
@@ -171,31 +166,12 @@ const char *pvo_map_origin_name(enum pvo_map_origin o)
 	return "?";
 }
 
-/* What a peer made (learned from its packets, moved by its
- * announcement), not the operator. */
-static bool peer_made(const struct pvo_map_entry *e)
-{
-	return e->origin == PVO_MAP_LEARNED || e->origin == PVO_MAP_MOVED;
-}
-
 static enum pvo_map_verdict ingress_locked(const struct pvo_map_entry *seen,
 					   const struct pvo_map_rules *r)
 {
 	struct pvo_map_entry *e = lookup(seen->vni, seen->ip);
 	struct pvo_map_entry n = *seen;
 
-	/* No peer speaks for a VM served here: what one made for its
-	 * address is stale (the VM came back here) and goes. Asked again
-	 * of an entry only when what is served here changed. */
-	if (!e || (peer_made(e) && e->checked_gen != r->local_gen)) {
-		if (r->is_local(seen, r->ctx)) {
-			if (e)
-				del_locked(e);
-			return PVO_MAP_LOCAL_SRC;
-		}
-		if (e)
-			e->checked_gen = r->local_gen;
-	}
 	/* the steady state: a sender from its own VTEP */
 	if (e && e->vtep.s_addr == seen->vtep.s_addr) {
 		if (e->origin == PVO_MAP_LEARNED) {
@@ -212,7 +188,6 @@ static enum pvo_map_verdict ingress_locked(const struct pvo_map_entry *seen,
 	if (e && n.last_us - e->last_us < r->move_us)
 		return PVO_MAP_WRONG_VTEP;
 	n.origin = PVO_MAP_LEARNED;
-	n.checked_gen = r->local_gen;
 	return set_locked(&n) ? PVO_MAP_OK : PVO_MAP_UNKNOWN_SRC;
 }
 

@@ -30,9 +30,6 @@ struct pvo_map_entry {
 	enum pvo_map_origin origin;
 	uint64_t last_us; /* learned: when a packet last came from it */
 	uint64_t gen;	  /* moved: the announcement's generation */
-	/* learned, moved: the rules' local_gen at which the entry was
-	 * found not to name a VM served here (pvo_map_ingress) */
-	uint64_t checked_gen;
 };
 
 /* Learned entries beyond this are not added (spoofed floods). */
@@ -51,11 +48,9 @@ void pvo_map_clear(void);
 const char *pvo_map_origin_name(enum pvo_map_origin o);
 
 enum pvo_map_verdict {
-	PVO_MAP_OK,	     /* the sender is behind the VTEP it came from */
-	PVO_MAP_WRONG_VTEP,  /* its (VNI, IP) is mapped to another VTEP */
-	PVO_MAP_UNKNOWN_SRC, /* not mapped, and may not be learned */
-	PVO_MAP_LOCAL_SRC,   /* names a VM served here: no peer speaks
-			      * for it */
+	PVO_MAP_OK,		/* the sender is behind the VTEP it came from */
+	PVO_MAP_WRONG_VTEP,	/* its (VNI, IP) is mapped to another VTEP */
+	PVO_MAP_UNKNOWN_SRC,	/* not mapped, and may not be learned */
 };
 
 /* What pvo_map_ingress asks of its caller, and only when the entry of
@@ -63,10 +58,6 @@ enum pvo_map_verdict {
 struct pvo_map_rules {
 	/* the sender may be learned (its tenant learns, its VTEP is a peer) */
 	bool (*may_learn)(const struct pvo_map_entry *seen, void *ctx);
-	/* the sender's (VNI, IP) is a VM served here; its answers change
-	 * only when local_gen does */
-	bool (*is_local)(const struct pvo_map_entry *seen, void *ctx);
-	uint64_t local_gen;
 	uint64_t (*now_us)(void *ctx); /* a monotonic clock */
 	void *ctx;
 	uint64_t move_us; /* silence before a learned sender may move */
