@@ -84,7 +84,7 @@ enum pvo_announce_verdict pvo_announce_parse(const uint8_t *buf, size_t len,
 	if (len < FRAME_LEN || len > FRAME_LEN + 64 || !(buf[0] & 0x08))
 		return PVO_ANNOUNCE_MALFORMED;
 	memcpy(&b, p, sizeof(b));
-	vni = (uint32_t)buf[4] << 16 | buf[5] << 8 | buf[6];
+	vni = pvo_vxlan_vni(buf);
 	if (memcmp(b.magic, MAGIC, 4) || b.version != VERSION ||
 	    be32toh(b.vni) != vni || memcmp(b.mac, eth + 6, 6))
 		return PVO_ANNOUNCE_MALFORMED;

@@ -85,7 +85,7 @@ enum pvo_encap_error pvo_encap_parse(const uint8_t *buf, size_t len,
 		return PVO_ENCAP_SHORT;
 	if (!(buf[0] & VXLAN_FLAG_I))
 		return PVO_ENCAP_VXLAN;
-	in->vni = (uint32_t)buf[4] << 16 | (uint32_t)buf[5] << 8 | buf[6];
+	in->vni = pvo_vxlan_vni(buf);
 	memcpy(in->dmac, eth, 6);
 	memcpy(in->smac, eth + 6, 6);
 	if ((eth[12] << 8 | eth[13]) != ETHERTYPE_IPV4)

@@ -22,6 +22,12 @@
 #define PVO_ENCAP_LEN (PVO_VXLAN_LEN + PVO_ETH_LEN + PVO_IP4_LEN + PVO_UDP_LEN)
 #define PVO_ENCAP_IP_OFF (PVO_VXLAN_LEN + PVO_ETH_LEN)
 
+/* The VNI of a VXLAN header (at least PVO_VXLAN_LEN bytes). */
+static inline uint32_t pvo_vxlan_vni(const uint8_t *vxlan)
+{
+	return (uint32_t)vxlan[4] << 16 | (uint32_t)vxlan[5] << 8 | vxlan[6];
+}
+
 /* The inner addressing of one packet; IPv4 addresses in network order. */
 struct pvo_inner {
 	uint32_t vni;

@@ -13,6 +13,7 @@
 #include <glib.h>
 
 #include "announce.h"
+#include "encap.h"
 #include "log.h"
 #include "moves.h"
 #include "overlay.h"
@@ -175,12 +176,9 @@ enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
 
 	/* the key of the tenant whose VNI the VXLAN header names (the
 	 * parser checks that the signed VNI is the same) */
-	if (len < 8)
+	if (len < PVO_VXLAN_LEN)
 		return PVO_DROP_MALFORMED;
-	key = key_of(
-	    cfg,
-	    pvo_overlay_tenant((uint32_t)buf[4] << 16 | buf[5] << 8 | buf[6]),
-	    &key_len);
+	key = key_of(cfg, pvo_overlay_tenant(pvo_vxlan_vni(buf)), &key_len);
 	switch (pvo_announce_parse(buf, len, key, key_len, &a)) {
 	case PVO_ANNOUNCE_OK:
 		break;

@@ -823,7 +823,7 @@ static bool handed_off(const uint8_t *buf, size_t len,
 
 	if (pvo_threads_count() == 1 || len < PVO_VXLAN_LEN)
 		return false;
-	t = tenant_of_vni((uint32_t)buf[4] << 16 | buf[5] << 8 | buf[6]);
+	t = tenant_of_vni(pvo_vxlan_vni(buf));
 	if (!t || t->thread == pvo_thread_self())
 		return false;
 	if (!pvo_handoff_post(t->thread, buf, len, from)) {
