@@ -90,8 +90,8 @@ void pvo_page_runs_free(struct pvo_page_runs *r)
 	pvo_page_runs_init(r, b);
 }
 
-void pvo_page_runs_find(const struct pvo_page_runs *r, uint32_t pg,
-			uint64_t *gpa, uint32_t *left)
+void pvo_page_runs_search(const struct pvo_page_runs *r, uint32_t pg,
+			  uint64_t *gpa, uint32_t *left)
 {
 	uint64_t key = (uint64_t)(pg + 1) << PVO_PAGE_RUN_PFN_BITS;
 	uint32_t lo = 0, hi = r->nruns;

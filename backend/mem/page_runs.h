@@ -101,12 +101,26 @@ void pvo_page_runs_trim(struct pvo_page_runs *r);
 /* Frees the array and uncharges it; the list is empty again. */
 void pvo_page_runs_free(struct pvo_page_runs *r);
 
+/* pvo_page_runs_find's search of a list of more than one run. */
+void pvo_page_runs_search(const struct pvo_page_runs *r, uint32_t pg,
+			  uint64_t *gpa, uint32_t *left);
+
 /*
  * The run holding page pg (< npages): in *gpa that page's GPA and in
- * *left the pages from it to the run's end (at least 1).
+ * *left the pages from it to the run's end (at least 1). Inline for the
+ * data path, where most MRs are one run.
  */
-void pvo_page_runs_find(const struct pvo_page_runs *r, uint32_t pg,
-			uint64_t *gpa, uint32_t *left);
+static inline void pvo_page_runs_find(const struct pvo_page_runs *r,
+				      uint32_t pg, uint64_t *gpa,
+				      uint32_t *left)
+{
+	if (r->nruns != 1) {
+		pvo_page_runs_search(r, pg, gpa, left);
+		return;
+	}
+	*gpa = pvo_page_run_gpa(r, 0) + ((uint64_t)pg << PVO_PAGE_SHIFT);
+	*left = r->npages - pg;
+}
 
 /* The GPA of every page, as a new array (g_free); NULL if the host has
  * no memory for it. For interfaces that take a page array. */

@@ -68,16 +68,16 @@ static void test_runs(void)
 			       pvo_page_run_pg(&m.pages, 1) == 2 &&
 			       m.pages.npages == 3,
 		       "a jump at iova 0x3000: runs of 2 and 1 pages");
-		g1 = pvo_mr_gpa_run(&m, 0x1800, 0x2800, &a);
+		g1 = pvo_mr_gpa(&m, 0x1800, &a);
 		tap_ok(g1 == 0x10800 && a == 0x1800,
 		       "a run goes on over the next page while it is "
 		       "contiguous and stops at the gap (0x%llx)",
 		       (unsigned long long)a);
-		g1 = pvo_mr_gpa_run(&m, 0x2fff, 1, &a);
+		g1 = pvo_mr_gpa(&m, 0x2fff, &a);
 		tap_ok(g1 == 0x11fff && a == 1,
 		       "the last byte of a run (0x%llx)",
 		       (unsigned long long)a);
-		g1 = pvo_mr_gpa_run(&m, 0x3000, 0x1000, &a);
+		g1 = pvo_mr_gpa(&m, 0x3000, &a);
 		tap_ok(g1 == 0x13000 && a == 0x1000,
 		       "the first byte of the next run, which is one page "
 		       "(0x%llx)",
@@ -100,7 +100,7 @@ static void test_runs(void)
 		       m.pages.nruns);
 		tap_ok(pvo_mr_gpa(&m, 0x401ff800, &a) == 0x5ff800 && a == 0x800,
 		       "the first byte, half a page before its run ends");
-		g1 = pvo_mr_gpa_run(&m, 0x40200010, 0x300000, &a);
+		g1 = pvo_mr_gpa(&m, 0x40200010, &a);
 		tap_ok(g1 == 0x200010 && a == 0x200000 - 0x10,
 		       "the middle run ends at its jump (0x%llx)",
 		       (unsigned long long)a);
@@ -115,7 +115,7 @@ static void test_runs(void)
 		set_pages(&m, 0x3fffe000, 0x4000, p, 4);
 		tap_ok(m.pages.nruns == 1,
 		       "no jump: one run");
-		g1 = pvo_mr_gpa_run(&m, 0x3fffe100, 0x3f00, &a);
+		g1 = pvo_mr_gpa(&m, 0x3fffe100, &a);
 		tap_ok(g1 == 0x100100 && a == 0x3f00,
 		       "one chunk for the whole MR (0x%llx)",
 		       (unsigned long long)a);

@@ -145,8 +145,7 @@ void *pvo_dma_chunk(struct pvo_dma *d, uint64_t *gpa, uint64_t *len)
 	case PVO_DMA_MR:
 		if (d->mr_gen != d->vm->mr_gen && !revalidate(d))
 			return NULL;
-		*gpa = pvo_mr_gpa_run(r->mr, r->addr + d->off, left,
-				      &page_left);
+		*gpa = pvo_mr_gpa(r->mr, r->addr + d->off, &page_left);
 		break;
 	case PVO_DMA_PHYS:
 	default:

@@ -597,21 +597,3 @@ void pvo_mr_set_pages(struct pvo_mr *mr, struct pvo_page_runs *pages)
 	pvo_page_runs_init(pages, pages->budget);
 }
 
-uint64_t pvo_mr_gpa(const struct pvo_mr *mr, uint64_t addr, uint64_t *avail)
-{
-	uint64_t off = addr - mr->base, gpa;
-	uint64_t in = off & (PVO_PAGE_SIZE - 1);
-	uint32_t left;
-
-	pvo_page_runs_find(&mr->pages, (uint32_t)(off >> PVO_PAGE_SHIFT), &gpa,
-			   &left);
-	*avail = ((uint64_t)left << PVO_PAGE_SHIFT) - in;
-	return gpa + in;
-}
-
-uint64_t pvo_mr_gpa_run(const struct pvo_mr *mr, uint64_t addr,
-			uint64_t want, uint64_t *avail)
-{
-	(void)want;
-	return pvo_mr_gpa(mr, addr, avail);
-}

@@ -135,13 +135,19 @@ void pvo_mr_set_pages(struct pvo_mr *mr, struct pvo_page_runs *pages);
  * GPA of MR address addr (covered) and in *avail the bytes that follow
  * it contiguously in guest-physical order (to the end of its run, which
  * may reach past the MR by the rest of the last page: callers clamp to
- * what they checked).
+ * what they checked). Inline: every access of the data path asks.
  */
-uint64_t pvo_mr_gpa(const struct pvo_mr *mr, uint64_t addr, uint64_t *avail);
+static inline uint64_t pvo_mr_gpa(const struct pvo_mr *mr, uint64_t addr,
+				  uint64_t *avail)
+{
+	uint64_t off = addr - mr->base, gpa;
+	uint64_t in = off & (PVO_PAGE_SIZE - 1);
+	uint32_t left;
 
-/* The same (want: what the caller would copy; a run is already as long
- * as it can be). */
-uint64_t pvo_mr_gpa_run(const struct pvo_mr *mr, uint64_t addr,
-			uint64_t want, uint64_t *avail);
+	pvo_page_runs_find(&mr->pages, (uint32_t)(off >> PVO_PAGE_SHIFT), &gpa,
+			   &left);
+	*avail = ((uint64_t)left << PVO_PAGE_SHIFT) - in;
+	return gpa + in;
+}
 
 #endif
