@@ -155,14 +155,15 @@ static void local_send_mcast(struct pvo_qp *qp, struct pvo_pkt *pkt)
  * The segment of pkt that goes now: packets [pkt_from, pkt_to) of the
  * message at the path MTU. SEND / WRITE: bytes of the payload; READ: a
  * request of its own for that part of the range (the requester places
- * the answer where it belongs).
+ * the answer where it belongs). A whole message goes as it is, without
+ * a copy into seg (most messages are one slice).
  */
-static void segment(struct pvo_qp *qp, const struct pvo_pkt *pkt,
-		    struct pvo_pkt *seg)
+static const struct pvo_pkt *segment(struct pvo_qp *qp,
+				     const struct pvo_pkt *pkt,
+				     struct pvo_pkt *seg)
 {
 	uint64_t mtu = pvo_qp_mtu_bytes(qp), len, off, end;
 
-	*seg = *pkt;
 	switch (pkt->op) {
 	case PVO_OP_SEND:
 	case PVO_OP_WRITE:
@@ -172,15 +173,21 @@ static void segment(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		len = pkt->dma_len;
 		break;
 	default:
-		return; /* atomics: one packet */
+		return pkt; /* atomics: one packet */
 	}
 	off = MIN(len, pkt->pkt_from * mtu);
 	end = pkt->pkt_to ? MIN(len, pkt->pkt_to * mtu) : len;
+	if (!off && end == len) {
+		if (pkt->payload)
+			pvo_dma_seek(pkt->payload, 0);
+		return pkt;
+	}
+	*seg = *pkt;
 	seg->offset = off;
 	if (pkt->op == PVO_OP_READ) {
 		seg->va = pkt->va + off;
 		seg->dma_len = end - off;
-		return;
+		return seg;
 	}
 	seg->first = pkt->pkt_from == 0;
 	seg->last = end == len;
@@ -188,11 +195,13 @@ static void segment(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 	seg->payload_len = end - off;
 	if (pkt->payload)
 		pvo_dma_seek(pkt->payload, off);
+	return seg;
 }
 
 static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 {
-	struct pvo_pkt seg;
+	struct pvo_pkt buf;
+	const struct pvo_pkt *seg;
 	struct pvo_vm *dvm = pvo_local_route(qp, pkt->dgid);
 	struct pvo_reply r = {.code = PVO_REPLY_NONE};
 	struct pvo_qp *dqp;
@@ -207,16 +216,16 @@ static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 		return true;
 	}
 	dqp = pvo_qp_by_qpn(dvm, pkt->dst_qpn);
-	segment(qp, pkt, &seg);
+	seg = segment(qp, pkt, &buf);
 	if (dqp)
-		pvo_resp_receive(dqp, &seg, &r);
+		pvo_resp_receive(dqp, seg, &r);
 	pkt->pkt_sent = true;
 	pvo_comp_reply(qp, &r);
 	/* Only now, so that a QP talking to itself completes the request
 	 * with the NAK's status before the error flushes it. */
 	if (dqp && r.responder_error)
 		pvo_qp_set_error(dqp, r.responder_event, false);
-	pvo_prof_end(seg.payload_len);
+	pvo_prof_end(seg->payload_len);
 	return true;
 }
 
