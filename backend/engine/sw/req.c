@@ -465,6 +465,7 @@ static void cut(struct pvo_qp *qp, struct pvo_pkt *pkt)
 {
 	struct pvo_req_pos *p = &qp->req.pos;
 	uint32_t mtu = pvo_qp_mtu_bytes(qp), n, start, end;
+	bool win = windowed(qp); /* a route lookup: once */
 
 	switch (pkt->op) {
 	case PVO_OP_READ:
@@ -482,8 +483,7 @@ static void cut(struct pvo_qp *qp, struct pvo_pkt *pkt)
 		 * before send returns: a slice at most */
 		pkt->pkt_to = start < p->read_end
 				  ? p->read_end
-				  : MIN(n, start + (windowed(qp)
-							? pvo_req_window(qp)
+				  : MIN(n, start + (win ? pvo_req_window(qp)
 							: slice_pkts(qp)));
 		/* a request goes whole: any but the first is a
 		 * retransmission (so is every later piece's) */
@@ -498,7 +498,7 @@ static void cut(struct pvo_qp *qp, struct pvo_pkt *pkt)
 	default: /* SEND, WRITE */
 		n = pvo_packets(pkt->payload_len, mtu);
 		start = MAX(p->more ? p->next_pkt : p->resend_pkt, p->acked);
-		if (!windowed(qp)) {
+		if (!win) {
 			/* unreliable types go on where they were; RC
 			 * answered at once from where the answer said */
 			end = MIN(n, start + slice_pkts(qp));
@@ -651,9 +651,11 @@ static uint64_t send_wqe(struct pvo_qp *qp, struct pvo_swqe *w, bool ahead,
  * So a run that finds that the loop served nobody else since this QP's
  * last run (pvo_loop_served: its own yield, or a doorbell right after
  * its last run) goes on past its budget, a budget at a time, for up to
- * RUN_ALONE_US (and RUN_MAX_WQES, RUN_MAX_BYTES): whoever comes next
- * waits that long at most. With anyone else served in between, no run
- * copies more than a slice.
+ * RUN_ALONE_US after the first (and RUN_MAX_WQES, RUN_MAX_BYTES):
+ * whoever comes next waits that long and one budget at most. With
+ * anyone else served in between, no run copies more than a slice. The
+ * clock is read only by runs that reach the end of their first budget
+ * (most runs of small WQEs end before: their SQ is empty).
  */
 #define RUN_WQES 64
 #define RUN_ALONE_US 200
@@ -671,15 +673,24 @@ struct run {
 	uint64_t bytes;
 	unsigned int max_wqes; /* the budget so far */
 	uint64_t max_bytes;
-	gint64 until; /* alone on the loop: it may grow until then */
+	bool alone;   /* nobody else served since its last run */
+	gint64 until; /* alone: it may grow until then (0: not read yet) */
 };
 
 static bool over_budget(struct run *run)
 {
+	gint64 now;
+
 	if (run->wqes < run->max_wqes && run->bytes < run->max_bytes)
 		return false;
-	if (!run->until || run->wqes >= RUN_MAX_WQES ||
-	    run->bytes >= RUN_MAX_BYTES || g_get_monotonic_time() >= run->until)
+	if (!run->alone || run->wqes >= RUN_MAX_WQES ||
+	    run->bytes >= RUN_MAX_BYTES)
+		return true;
+	/* the clock only for runs that go past their first budget */
+	now = g_get_monotonic_time();
+	if (!run->until)
+		run->until = now + RUN_ALONE_US;
+	else if (now >= run->until)
 		return true;
 	run->max_wqes = run->wqes + RUN_WQES;
 	run->max_bytes = run->bytes + PVO_REQ_SLICE;
@@ -781,8 +792,7 @@ void pvo_req_run(struct pvo_qp *qp)
 	qp->req.running = true;
 	run.max_wqes = RUN_WQES;
 	run.max_bytes = PVO_REQ_SLICE;
-	if (pvo_loop_served(qp))
-		run.until = g_get_monotonic_time() + RUN_ALONE_US;
+	run.alone = pvo_loop_served(qp);
 	pvo_loop_serve(qp);
 	while (s != PVO_REQST_DONE) {
 		next = step(qp, &run, s);
