@@ -177,11 +177,10 @@ static const struct pvo_pkt *segment(struct pvo_qp *qp,
 	}
 	off = MIN(len, pkt->pkt_from * mtu);
 	end = pkt->pkt_to ? MIN(len, pkt->pkt_to * mtu) : len;
-	if (!off && end == len) {
-		if (pkt->payload)
-			pvo_dma_seek(pkt->payload, 0);
+	if (pkt->payload) /* SEND, WRITE */
+		pvo_dma_seek(pkt->payload, off);
+	if (!off && end == len)
 		return pkt;
-	}
 	*seg = *pkt;
 	seg->offset = off;
 	if (pkt->op == PVO_OP_READ) {
@@ -193,8 +192,6 @@ static const struct pvo_pkt *segment(struct pvo_qp *qp,
 	seg->last = end == len;
 	seg->segment = true;
 	seg->payload_len = end - off;
-	if (pkt->payload)
-		pvo_dma_seek(pkt->payload, off);
 	return seg;
 }
 
