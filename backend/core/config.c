@@ -191,10 +191,14 @@ struct key {
 #define TENANT struct pvo_tenant
 #define VM struct pvo_vm_config
 
+#define IFNAME_EXPECT "a network interface name of at most 15 characters"
+
 /* yes = 0, no = 1: stored in the no_* flags */
 static const char *const yes_no[] = { "yes", "no", NULL };
 /* hostverbs = 1: stored in pvo_tenant.hostverbs */
 static const char *const transports[] = { "overlay", "hostverbs", NULL };
+/* evpn = 1: stored in pvo_tenant.evpn */
+static const char *const control_planes[] = { "static", "evpn", NULL };
 
 static bool parse_peers(struct parser *p, int line, const struct key *k,
 			void *base, const char *val);
@@ -310,7 +314,7 @@ static const struct key tenant_keys[] = {
 	  .zero = "placed by the daemon", .def = "0",
 	  .doc = "the data-path thread that serves the tenant's VMs" },
 	{ "hostverbs-netdev", NAME(TENANT, hv_netdev),
-	  .expect = "a network interface name of at most 15 characters",
+	  .expect = IFNAME_EXPECT,
 	  .def_doc = "required with hostverbs",
 	  .doc = "hostverbs: the host netdev that holds the VMs' ips, whose "
 		 "GIDs they use" },
@@ -322,6 +326,22 @@ static const struct key tenant_keys[] = {
 	{ "hostverbs-port", UINT(TENANT, hv_port, 1, 255),
 	  .expect = "a port number", .def_doc = "[daemon]'s",
 	  .doc = "hostverbs: the port of the tenant's device" },
+	{ "control-plane", ENUM(TENANT, evpn, control_planes),
+	  .expect = "static ([remote] sections, learning, announcements) or "
+		    "evpn (the kernel's tables an EVPN daemon programs)",
+	  .def = "static",
+	  .doc = "where the tenant's map of VMs on other hosts comes from "
+		 "(docs/overlay.md, \"EVPN\")" },
+	{ "evpn-netdev", NAME(TENANT, evpn_netdev),
+	  .expect = IFNAME_EXPECT,
+	  .def_doc = "required with evpn",
+	  .doc = "evpn: the tenant's VXLAN device, whose forwarding entries "
+		 "(MAC -> VTEP) the EVPN daemon installs" },
+	{ "evpn-svi", NAME(TENANT, evpn_svi),
+	  .expect = IFNAME_EXPECT,
+	  .def_doc = "required with evpn",
+	  .doc = "evpn: the bridge or SVI of the tenant's network, whose "
+		 "neighbour entries (IP -> MAC) the EVPN daemon installs" },
 };
 
 #define QUOTA(k, m, hi, d, what)                                            \
@@ -1026,6 +1046,25 @@ static bool resolve(struct parser *p)
 				    "tenant '%s': hostverbs-netdev is only "
 				    "used with transport = hostverbs",
 				    t->name);
+		if (t->evpn && (!t->evpn_netdev[0] || !t->evpn_svi[0]))
+			return fail(p, t->line,
+				    "tenant '%s' has control-plane = evpn: "
+				    "name its VXLAN device and its bridge "
+				    "with 'evpn-netdev = NAME' and "
+				    "'evpn-svi = NAME'",
+				    t->name);
+		if (t->evpn && cfg->vtep.s_addr == INADDR_ANY)
+			return fail(p, t->line,
+				    "tenant '%s' has control-plane = evpn, "
+				    "which maps its VMs on other hosts: set "
+				    "this host's VTEP address with [daemon] "
+				    "'vtep = ADDRESS'",
+				    t->name);
+		if (!t->evpn && (t->evpn_netdev[0] || t->evpn_svi[0]))
+			return fail(p, t->line,
+				    "tenant '%s': evpn-netdev and evpn-svi "
+				    "are only used with control-plane = evpn",
+				    t->name);
 		if (t->hostverbs && !t->hv_device[0])
 			g_strlcpy(t->hv_device, cfg->hv_device,
 				  sizeof(t->hv_device));
@@ -1210,6 +1249,48 @@ static const char *mgmt_path(const struct pvo_daemon_config *cfg)
 	return cfg->mgmt_socket[0] ? cfg->mgmt_socket : "none";
 }
 
+/* The EVPN reader watches the devices it was started with
+ * (transport/overlay/evpn.c): a tenant's control plane is not
+ * reloaded. */
+static bool same_evpn(const struct pvo_daemon_config *old,
+		      const struct pvo_daemon_config *new, char **why)
+{
+	int i, k;
+
+	for (i = 0; i < new->num_tenants; i++) {
+		const struct pvo_tenant *n = &new->tenants[i], *o = NULL;
+
+		for (k = 0; k < old->num_tenants && !o; k++)
+			if (strcmp(old->tenants[k].name, n->name) == 0)
+				o = &old->tenants[k];
+		if ((o ? o->evpn : false) == n->evpn &&
+		    (!n->evpn || (strcmp(o->evpn_netdev, n->evpn_netdev) == 0 &&
+				  strcmp(o->evpn_svi, n->evpn_svi) == 0)))
+			continue;
+		*why = g_strdup_printf(
+			"tenant '%s': its EVPN control plane would change "
+			"(control-plane, evpn-netdev, evpn-svi): it is read "
+			"from start-up on; restart the daemon to change it",
+			n->name);
+		return false;
+	}
+	for (k = 0; k < old->num_tenants; k++) {
+		bool kept = false;
+
+		for (i = 0; i < new->num_tenants && !kept; i++)
+			kept = strcmp(old->tenants[k].name,
+				      new->tenants[i].name) == 0;
+		if (!kept && old->tenants[k].evpn) {
+			*why = g_strdup_printf(
+				"tenant '%s' with control-plane = evpn would "
+				"go: restart the daemon to remove it",
+				old->tenants[k].name);
+			return false;
+		}
+	}
+	return true;
+}
+
 bool pvo_config_daemon_reloadable(const struct pvo_daemon_config *old,
 				  const struct pvo_daemon_config *new,
 				  char **why)
@@ -1250,6 +1331,8 @@ bool pvo_config_daemon_reloadable(const struct pvo_daemon_config *old,
 			new->no_udp_gso ? "no" : "yes");
 		return false;
 	}
+	if (!same_evpn(old, new, why))
+		return false;
 	if (strcmp(old->mgmt_socket, new->mgmt_socket) != 0) {
 		*why = g_strdup_printf(
 			"the management socket would change (%s -> %s; "

@@ -60,6 +60,12 @@ struct pvo_tenant {
 	char hv_netdev[16];	/* IFNAMSIZ */
 	char hv_device[64];	/* its device and port ([daemon]'s if unset) */
 	uint8_t hv_port;
+	/* control-plane = evpn: its map entries and its VTEPs come from
+	 * the kernel's tables of these devices, which an EVPN daemon
+	 * (FRR's zebra) programs (transport/overlay/evpn.c) */
+	bool evpn;
+	char evpn_netdev[16];	/* the VXLAN device: MAC -> VTEP */
+	char evpn_svi[16];	/* the bridge or SVI: IP -> MAC */
 	int line;		/* where it was defined, for messages */
 };
 

@@ -2,7 +2,8 @@
 /*
  * The overlay mapping table's ingress rules (pvo_map_ingress) and aging
  * (pvo_map_expire): who may send from where, what is learned, when a
- * learned sender may move, when it is forgotten.
+ * learned sender may move, when it is forgotten; which origin wins over
+ * which (configured and managed > EVPN > announced).
  */
 #include <arpa/inet.h>
 #include <string.h>
@@ -61,7 +62,7 @@ int main(void)
 	struct pvo_map_entry seen, got;
 	unsigned int i;
 
-	tap_plan(15);
+	tap_plan(23);
 	cfg.origin = PVO_MAP_CONFIG;
 	pvo_map_set(&cfg);
 
@@ -120,6 +121,41 @@ int main(void)
 	tap_is(ingress(&seen, true, 600 * S),
 	       PVO_MAP_UNKNOWN_SRC,
 	       "a full table of learned entries learns no more: unknown");
+	pvo_map_clear();
+
+	/* EVPN: what the control plane says, and nobody else */
+	seen = at("10.0.1.1", "192.0.2.10");
+	seen.origin = PVO_MAP_EVPN;
+	tap_ok(pvo_map_set(&seen), "an EVPN entry is added");
+	seen = at("10.0.1.1", "192.0.2.11");
+	tap_is(ingress(&seen, true, 700 * S), PVO_MAP_WRONG_VTEP,
+	       "a datagram for an EVPN-mapped address from a VTEP EVPN does "
+	       "not name for it: wrong VTEP, even where learning is allowed");
+	seen.origin = PVO_MAP_MOVED;
+	tap_ok(!pvo_map_set(&seen) &&
+		       !strcmp(vtep_of("10.0.1.1"), "192.0.2.10"),
+	       "an announcement does not move an EVPN entry");
+	seen.origin = PVO_MAP_EVPN;
+	tap_ok(pvo_map_set(&seen) &&
+		       !strcmp(vtep_of("10.0.1.1"), "192.0.2.11"),
+	       "EVPN moves its own entry");
+	tap_ok(!pvo_map_del_origin(7, seen.ip, PVO_MAP_LEARNED) &&
+		       pvo_map_get(7, seen.ip, &got),
+	       "a removal for another origin leaves it");
+	tap_ok(pvo_map_del_origin(7, seen.ip, PVO_MAP_EVPN) &&
+		       !pvo_map_get(7, seen.ip, &got),
+	       "EVPN's removal removes it");
+	cfg = at("10.0.1.2", "192.0.2.2");
+	cfg.origin = PVO_MAP_CONFIG;
+	pvo_map_set(&cfg);
+	seen = at("10.0.1.2", "192.0.2.12");
+	seen.origin = PVO_MAP_EVPN;
+	tap_ok(!pvo_map_set(&seen) &&
+		       !strcmp(vtep_of("10.0.1.2"), "192.0.2.2"),
+	       "EVPN does not replace a configured entry");
+	tap_ok(!pvo_map_del_origin(7, seen.ip, PVO_MAP_EVPN) &&
+		       !strcmp(vtep_of("10.0.1.2"), "192.0.2.2"),
+	       "... nor remove it");
 	pvo_map_clear();
 	return tap_done();
 }

@@ -144,6 +144,8 @@ void pvo_overlay_announce(struct pvo_vm *vm)
 
 	if (!pvo_overlay_enabled() || !cfg)
 		return;
+	if (vm->cfg->tenant->evpn)
+		return; /* its peers follow EVPN (evpn.c) */
 	if (!key_of(cfg, vm->cfg->tenant, &key_len)) {
 		pvo_info(pvo_vm_name(vm),
 			 "migrated in, but no peer learns "
@@ -158,6 +160,34 @@ void pvo_overlay_announce(struct pvo_vm *vm)
 	send_all(vm);
 	vm->announce_left = G_N_ELEMENTS(repeat_usec);
 	pvo_timer_arm(&vm->announce, repeat_usec[0]);
+}
+
+bool pvo_overlay_vm_elsewhere(uint32_t vni, uint32_t ip, struct in_addr vtep,
+			      const char *how)
+{
+	struct pvo_vm *here;
+	uint8_t gid[16];
+	char where[INET_ADDRSTRLEN];
+
+	pvo_gid_from_ipv4(ip, gid);
+	here = pvo_served_by_gid(vni, gid);
+	if (!here || here->moved_away)
+		return true;
+	inet_ntop(AF_INET, &vtep, where, sizeof(where));
+	if (!here->frozen) {
+		/* running here and said to be elsewhere: refuse to guess
+		 * which is right */
+		pvo_info(pvo_vm_name(here),
+			 "%s behind VTEP %s while it runs here: ignored", how,
+			 where);
+		return false;
+	}
+	/* its source: peers here reach it over the overlay now */
+	here->moved_away = true;
+	pvo_local_routes_changed();
+	pvo_info(pvo_vm_name(here), "migrated to VTEP %s: no longer served here",
+		 where);
+	return true;
 }
 
 enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
@@ -193,6 +223,9 @@ enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
 		return PVO_DROP_BAD_ANNOUNCE;
 	if (!pvo_overlay_tenant(a.vni))
 		return PVO_DROP_UNKNOWN_VNI;
+	/* EVPN says where its VMs are, nobody else */
+	if (pvo_overlay_tenant(a.vni)->evpn)
+		return PVO_DROP_BAD_ANNOUNCE;
 	if (!pvo_overlay_vtep_serves(a.vni, a.vtep))
 		return pvo_overlay_vtep_serves(0, a.vtep)
 			   ? PVO_DROP_FOREIGN_VTEP
@@ -213,24 +246,8 @@ enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
 		return PVO_DROP_STALE_ANNOUNCE;
 	inet_ntop(AF_INET, &a.ip, ip, sizeof(ip));
 	inet_ntop(AF_INET, &a.vtep, vtep, sizeof(vtep));
-	if (here) {
-		if (!here->frozen) {
-			/* running here and announced elsewhere: refuse to
-			 * guess which is right */
-			pvo_info(pvo_vm_name(here),
-				 "announced behind VTEP %s "
-				 "while it runs here: ignored",
-				 vtep);
-			return PVO_DROP_STALE_ANNOUNCE;
-		}
-		/* its source: peers here reach it over the overlay now */
-		here->moved_away = true;
-		pvo_local_routes_changed();
-		pvo_info(pvo_vm_name(here),
-			 "migrated to VTEP %s: no longer "
-			 "served here",
-			 vtep);
-	}
+	if (!pvo_overlay_vm_elsewhere(a.vni, a.ip, a.vtep, "announced"))
+		return PVO_DROP_STALE_ANNOUNCE;
 	e.vni = a.vni;
 	e.ip = a.ip;
 	e.vtep = a.vtep;

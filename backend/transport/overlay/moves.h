@@ -22,4 +22,11 @@ void pvo_overlay_announce(struct pvo_vm *vm);
 enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
 				      const struct sockaddr_in *from);
 
+/* (vni, ip) is behind vtep now, as how ("announced", "EVPN names it")
+ * says: a VM served here that is frozen is the source of that move and
+ * is marked moved away (local peers reach it over the overlay). False,
+ * logged, if it runs here: the caller keeps it here. */
+bool pvo_overlay_vm_elsewhere(uint32_t vni, uint32_t ip, struct in_addr vtep,
+			      const char *how);
+
 #endif

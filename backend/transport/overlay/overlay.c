@@ -19,6 +19,7 @@
 #include "log.h"
 #include "loop.h"
 #include "announce.h"
+#include "evpn.h"
 #include "handoff.h"
 #include "moves.h"
 #include "overlay.h"
@@ -588,15 +589,20 @@ static bool is_peer(const struct overlay *ov, const struct pvo_tenant *t,
 
 	for (i = 0; i < cfg->num_remotes; i++)
 		if (cfg->remotes[i].vtep.s_addr == a.s_addr &&
-		    (!t || !t->num_peers || cfg->remotes[i].tenant == t))
+		    (!t || (!t->num_peers && !t->evpn) ||
+		     cfg->remotes[i].tenant == t))
 			return true;
+	if (t && t->evpn)
+		return pvo_evpn_vtep_serves(t, a);
 	if (t && t->num_peers)
 		return in_list(t->peers, t->num_peers, a);
 	if (in_list(cfg->peers, cfg->num_peers, a))
 		return true;
 	for (i = 0; !t && i < cfg->num_tenants; i++)
 		if (in_list(cfg->tenants[i].peers, cfg->tenants[i].num_peers,
-			    a))
+			    a) ||
+		    (cfg->tenants[i].evpn &&
+		     pvo_evpn_vtep_serves(&cfg->tenants[i], a)))
 			return true;
 	return false;
 }
@@ -620,7 +626,7 @@ static bool may_learn(const struct pvo_map_entry *seen, void *opaque)
 {
 	struct ingress_ctx *c = opaque;
 
-	if (c->tenant->no_learn)
+	if (c->tenant->no_learn || c->tenant->evpn)
 		return false;
 	if (!is_peer(c->ov, c->tenant, seen->vtep)) {
 		if (is_peer(c->ov, NULL, seen->vtep))
@@ -1051,6 +1057,13 @@ static bool start_loop(const struct pvo_daemon_config *cfg, unsigned int i,
 		}
 		pvo_timer_init(&ov->aging, on_aging, ov);
 		pvo_timer_arm(&ov->aging, aging_period_us(ov));
+		if (!pvo_evpn_start(cfg, err)) {
+			pvo_loop_remove_fd(ov->src);
+			ov->src = NULL;
+			pvo_timer_destroy(&ov->aging);
+			close_sockets(ov, TX_SOCKETS);
+			return false;
+		}
 	} else if (!pvo_handoff_open(i, input, handed_done, err)) {
 		close_sockets(ov, TX_SOCKETS);
 		return false;
@@ -1067,6 +1080,7 @@ static void stop_loop(unsigned int i)
 		return;
 	flush_now(ov);
 	if (i == 0) {
+		pvo_evpn_stop();
 		pvo_loop_remove_fd(ov->src);
 		ov->src = NULL;
 		pvo_timer_destroy(&ov->aging);

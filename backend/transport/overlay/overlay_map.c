@@ -57,6 +57,14 @@ static bool set_locked(const struct pvo_map_entry *e)
 		if (e->origin == PVO_MAP_LEARNED &&
 		    old->origin != PVO_MAP_LEARNED)
 			return false;
+		/* what the administrator set wins over the control plane,
+		 * which wins over announcements */
+		if (e->origin == PVO_MAP_EVPN &&
+		    (old->origin == PVO_MAP_CONFIG ||
+		     old->origin == PVO_MAP_MGMT))
+			return false;
+		if (e->origin == PVO_MAP_MOVED && old->origin == PVO_MAP_EVPN)
+			return false;
 		if (old->origin == PVO_MAP_LEARNED &&
 		    e->origin != PVO_MAP_LEARNED)
 			learned--;
@@ -89,13 +97,15 @@ bool pvo_map_set(const struct pvo_map_entry *e)
 	return ok;
 }
 
-bool pvo_map_del(uint32_t vni, uint32_t ip)
+static bool del(uint32_t vni, uint32_t ip, int origin)
 {
 	uint64_t k = key_of(vni, ip);
 	struct pvo_map_entry *e;
 
 	g_mutex_lock(&lock);
 	e = lookup(vni, ip);
+	if (e && origin >= 0 && e->origin != (enum pvo_map_origin)origin)
+		e = NULL;
 	if (e) {
 		if (e->origin == PVO_MAP_LEARNED)
 			learned--;
@@ -104,6 +114,16 @@ bool pvo_map_del(uint32_t vni, uint32_t ip)
 	}
 	g_mutex_unlock(&lock);
 	return e != NULL;
+}
+
+bool pvo_map_del(uint32_t vni, uint32_t ip)
+{
+	return del(vni, ip, -1);
+}
+
+bool pvo_map_del_origin(uint32_t vni, uint32_t ip, enum pvo_map_origin o)
+{
+	return del(vni, ip, (int)o);
 }
 
 static gint by_key(gconstpointer a, gconstpointer b)
@@ -162,6 +182,8 @@ const char *pvo_map_origin_name(enum pvo_map_origin o)
 		return "learned";
 	case PVO_MAP_MOVED:
 		return "moved";
+	case PVO_MAP_EVPN:
+		return "evpn";
 	}
 	return "?";
 }

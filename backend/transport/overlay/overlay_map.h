@@ -19,6 +19,7 @@ enum pvo_map_origin {
 	PVO_MAP_MGMT,
 	PVO_MAP_LEARNED,
 	PVO_MAP_MOVED, /* a migrated VM's announcement (moves.c) */
+	PVO_MAP_EVPN,  /* the kernel's tables an EVPN daemon keeps (evpn.c) */
 };
 
 struct pvo_map_entry {
@@ -35,10 +36,13 @@ struct pvo_map_entry {
 /* Learned entries beyond this are not added (spoofed floods). */
 #define PVO_MAP_MAX_LEARNED 65536
 
-/* Adds or replaces; false if a learned entry would replace a set one
- * or the table of learned entries is full. */
+/* Adds or replaces; false if a learned entry would replace a set one,
+ * an EVPN one a configured or managed one, an announced one an EVPN
+ * one, or the table of learned entries is full. */
 bool pvo_map_set(const struct pvo_map_entry *e);
 bool pvo_map_del(uint32_t vni, uint32_t ip);
+/* Removes the entry of (vni, ip) only if it has that origin. */
+bool pvo_map_del_origin(uint32_t vni, uint32_t ip, enum pvo_map_origin o);
 /* A copy of the entry of (vni, ip) in *out; false if there is none. */
 bool pvo_map_get(uint32_t vni, uint32_t ip, struct pvo_map_entry *out);
 /* Copies of the entries in a stable order (VNI, IP): a GPtrArray the
