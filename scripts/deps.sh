@@ -18,13 +18,16 @@ fi
 # unprivileged libvirtd.
 # libibverbs-dev: the back-end's host-verbs transport (the host's libibverbs;
 # the guests' rdma-core is built from source).
+# frr: tests/integration/t-evpn-frr runs zebra and bgpd in namespaces (the
+# package's own service stays as the host has it).
 pkgs="build-essential pkg-config ninja-build python3 python3-venv python3-pycotap
  flex bison zlib1g-dev libglib2.0-dev libpixman-1-dev libslirp-dev libcap-ng-dev
  libattr1-dev cmake libnl-3-dev libnl-route-3-dev libudev-dev libibverbs-dev
  linux-headers-$GUEST_KVER kmod busybox-static cpio xz-utils zstd
  seabios qemu-system-data ipxe-qemu perftest iproute2 tshark socat strace
  perl libclang-rt-14-dev clang linux-source-6.1 sparse nvme-cli nfs-kernel-server ucx-utils
- libvirt-clients libvirt-daemon libvirt-daemon-driver-qemu procps psmisc bsdextrautils netbase libgcc-s1"
+ libvirt-clients libvirt-daemon libvirt-daemon-driver-qemu procps psmisc bsdextrautils netbase libgcc-s1
+ frr"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
