@@ -996,6 +996,45 @@ static bool pair(uint8_t type, const struct knobs *k)
 	return !st;
 }
 
+/*
+ * After its WQEs completed, the local QP's sq_psn (ibv_query_qp) has
+ * moved on by the PSNs they took: the back-end counts them itself (a
+ * host QP re-created on a migration's destination starts there), and
+ * its count must be the host device's own (rdma res show qp: the
+ * kernel's view of the same QP).
+ */
+static void psn_agrees(const char *what)
+{
+	struct pvo_qp_attr a;
+	char cmd[96], out[4096] = "";
+	const char *at;
+	unsigned int dev = ~0u;
+	size_t got = 0;
+	FILE *f;
+
+	if (me.plain)
+		return;
+	if (sim_query_qp(&qp.sim, &a)) {
+		tap_ok(false, "%s: QUERY_QP of the local QP", what);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "rdma -j res show qp lqpn %u 2>&1", qp.qpn);
+	f = popen(cmd, "r");
+	if (f) {
+		got = fread(out, 1, sizeof(out) - 1, f);
+		pclose(f);
+	}
+	out[got] = 0;
+	at = strstr(out, "\"sq-psn\":");
+	if (at)
+		sscanf(at + strlen("\"sq-psn\":"), "%u", &dev);
+	if (!tap_ok(le32toh(a.sq_psn) == dev && dev != qp.psn,
+		    "%s: the QP's sq_psn has moved on from 0x%x to 0x%x, the "
+		    "host device's (0x%x)",
+		    what, qp.psn, le32toh(a.sq_psn), dev))
+		tap_diag("%s: %s", cmd, out);
+}
+
 /* The server's QP has no completion to give. */
 static bool remote_quiet(int ms)
 {
@@ -1107,6 +1146,7 @@ static void case_send(uint8_t type)
 	       "%s: every payload byte arrived, no byte past it changed "
 	       "(%llu wrong)",
 	       qpt_name(type), bad);
+	psn_agrees(type == PVO_QPT_RC ? "RC SENDs" : "UC SENDs");
 }
 
 /* WRITEs (1 byte, 70000 bytes over many pages, WITH_IMM) into the
@@ -1151,6 +1191,7 @@ static void case_write(uint8_t type)
 	       "%s: the written bytes are in the server's memory and "
 	       "nothing around them changed (%llu wrong)",
 	       qpt_name(type), bad);
+	psn_agrees(type == PVO_QPT_RC ? "RC WRITEs" : "UC WRITEs");
 }
 
 /* READs of the server's read-only MR (64 KiB) and of an odd range of
@@ -1187,6 +1228,7 @@ static void case_read(void)
 	       "RC: the read bytes landed in their SGEs and nowhere else "
 	       "(%llu wrong)",
 	       (unsigned long long)bad);
+	psn_agrees("RC READs");
 }
 
 static void case_atomic(void)
@@ -1227,6 +1269,7 @@ static void case_atomic(void)
 	       "RC: the server's words are added to and swapped once (%llu, "
 	       "%llx)",
 	       (unsigned long long)v[0], (unsigned long long)v[1]);
+	psn_agrees("RC atomics");
 }
 
 /* UD datagrams: a GRH leads each receive, the source QP is the

@@ -69,6 +69,9 @@ struct pvo_hv_wqe {
 	uint8_t opcode; /* PVO_WR_* (send), 0 (receive) */
 	bool signaled;	/* send: the guest wants a CQE on success */
 	bool used;	/* SRQ slot: on the host */
+	/* send: its first PSN on the host QP and the PSNs it takes (the
+	 * back-end's count, for QUERY_QP and re-creating the QP) */
+	uint32_t psn, npsn;
 	/* UD receive: its first SGE (as the guest wrote it), where the
 	 * host put the GRH */
 	uint32_t lkey, length;
@@ -98,6 +101,9 @@ struct pvo_hv_srq {
 
 struct pvo_hv_qp {
 	struct ibv_qp *qp;
+	/* its number, by which host completions find the guest QP (the
+	 * guest's qp->qpn is the number it was created with) */
+	uint32_t host_qpn;
 	struct pvo_hv_device *dev;
 	/* receive completions its receive CQ was grown for */
 	uint32_t rcq_need;
@@ -117,6 +123,9 @@ struct pvo_hv_qp {
 	 * before it */
 	uint8_t stuck;
 	bool flushing; /* flush_rest polls the host CQs */
+	/* the PSN of the next send WQE handed to the host QP (from the
+	 * guest's sq_psn on), and its path MTU in bytes */
+	uint32_t next_psn, mtu;
 };
 
 /* The engine's parts of the verbs objects (NULL: software only). */

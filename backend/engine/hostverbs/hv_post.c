@@ -77,8 +77,11 @@ static enum pvo_wc_status check_sges(struct pvo_qp *qp, struct ibv_sge *s,
 			continue;
 		mr = pvo_mr_get(qp->vm, s[i].lkey, qp->pd, access, s[i].addr,
 				s[i].length);
-		if (!mr || !to_hv_mr(mr))
+		if (!mr || !to_hv_mr(mr) || !to_hv_mr(mr)->mr)
 			return PVO_WC_LOC_PROT_ERR;
+		/* the guest's key names the MR; the host knows it by its
+		 * host MR's key (another after a migration) */
+		s[i].lkey = to_hv_mr(mr)->mr->lkey;
 		*total += s[i].length;
 		s[k++] = s[i];
 	}
@@ -361,13 +364,30 @@ static unsigned int build_batch(struct pvo_qp *qp, struct hv_batch *b,
 	return k;
 }
 
+/* The PSNs a host work request takes on the wire (IB: one per packet of
+ * a SEND or WRITE, at least one; a READ's response packets; one per
+ * atomic and per UD datagram). */
+static uint32_t psns_of(const struct pvo_qp *qp, const struct ibv_send_wr *wr)
+{
+	uint32_t mtu = to_hv_qp(qp)->mtu;
+	uint64_t len = 0;
+	int i;
+
+	if (qp->type == PVO_QPT_UD || wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD || !mtu)
+		return 1;
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
+}
+
 static void post_sq(struct pvo_qp *qp)
 {
 	struct pvo_hv_qp *h = to_hv_qp(qp);
 	int64_t n = published(qp, &qp->sq, qp->sq_cons, h->sq_posted);
 	struct ibv_send_wr *bad;
 	struct hv_batch b;
-	unsigned int k;
+	unsigned int k, i;
 	int err;
 
 	if (n < 0) {
@@ -387,6 +407,14 @@ static void post_sq(struct pvo_qp *qp)
 			/* the ones before bad went out */
 			k = bad >= b.wr && bad < b.wr + k ? bad - b.wr : 0;
 			h->stuck = PVO_WC_LOC_QP_OP_ERR;
+		}
+		for (i = 0; i < k; i++) {
+			struct pvo_hv_wqe *e =
+			    &h->sq[(h->sq_posted + i) & (qp->sq.entries - 1)];
+
+			e->psn = h->next_psn;
+			e->npsn = psns_of(qp, &b.wr[i]);
+			h->next_psn = pvo_psn_add(h->next_psn, e->npsn);
 		}
 		h->sq_posted += k;
 		n -= k;
@@ -582,6 +610,10 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 		e = &h->sq[qp->sq_cons & (qp->sq.entries - 1)];
 		qp->sq_cons++;
 		pvo_ring_store(qp->vm, &qp->sq, PVO_RING_CONS, qp->sq_cons);
+		/* QUERY_QP's sq_psn: after the last WQE done, as in
+		 * software */
+		if (wc->status == IBV_WC_SUCCESS)
+			qp->attr.sq_psn = pvo_psn_add(e->psn, e->npsn);
 		if (e->signaled || wc->status != IBV_WC_SUCCESS) {
 			c.wr_id = e->wr_id;
 			c.opcode = pvo_wc_opcode_of(e->opcode);

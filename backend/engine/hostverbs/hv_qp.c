@@ -144,9 +144,10 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 	h->dev = d;
 	h->rcq_need = rq_need;
 	qp->engine_part = h;
-	qp->qpn = h->qp->qp_num;
+	h->host_qpn = h->qp->qp_num;
+	qp->qpn = h->host_qpn;
 	qp->engine = &pvo_engine_hostverbs;
-	g_hash_table_insert(d->by_qpn, GUINT_TO_POINTER(qp->qpn), qp);
+	g_hash_table_insert(d->by_qpn, GUINT_TO_POINTER(h->host_qpn), qp);
 	return PVO_STATUS_OK;
 }
 
@@ -167,7 +168,7 @@ void pvo_hv_qp_free(struct pvo_qp *qp)
 		if (qp->rcq != qp->scq)
 			pvo_hv_cq_poll(qp->rcq);
 	}
-	g_hash_table_remove(h->dev->by_qpn, GUINT_TO_POINTER(qp->qpn));
+	g_hash_table_remove(h->dev->by_qpn, GUINT_TO_POINTER(h->host_qpn));
 	to_hv_cq(qp->scq)->need -= qp->sq.entries;
 	to_hv_cq(qp->rcq)->need -= h->rcq_need;
 	g_free(h->sq);
@@ -259,6 +260,7 @@ static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = path_mtu(qp, le32toh(ga->path_mtu));
+	to_hv_qp(qp)->mtu = 128u << a.path_mtu;
 	a.dest_qp_num = le32toh(ga->dest_qp_num);
 	a.rq_psn = le32toh(ga->rq_psn);
 	a.ah_attr = ah;
@@ -383,8 +385,15 @@ static enum pvo_status pass_modify(struct pvo_qp *qp, unsigned int next,
 		mask &= ~PVO_QP_CUR_STATE;
 	if (mask & PVO_QP_CUR_STATE)
 		a.cur_qp_state = qp->state;
-	return host_modify(qp, &a, (int)(mask | IBV_QP_STATE),
-			   next < G_N_ELEMENTS(names) ? names[next] : "?");
+	st = host_modify(qp, &a, (int)(mask | IBV_QP_STATE),
+			 next < G_N_ELEMENTS(names) ? names[next] : "?");
+	if (st)
+		return st;
+	if (mask & PVO_QP_SQ_PSN)
+		to_hv_qp(qp)->next_psn = a.sq_psn & PVO_QPN_MAX;
+	if (mask & PVO_QP_PATH_MTU)
+		to_hv_qp(qp)->mtu = 128u << a.path_mtu;
+	return PVO_STATUS_OK;
 }
 
 enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
