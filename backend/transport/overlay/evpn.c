@@ -279,7 +279,9 @@ static void fdb_change(struct evpn_tenant *et, uint64_t mac, uint32_t vtep,
 
 	if (present && had && GPOINTER_TO_UINT(old) == vtep)
 		return;
-	if (!present && !had)
+	/* a removal names the VTEP it removes (the kernel keeps one per
+	 * unicast MAC; a stale one must not remove the current) */
+	if (!present && (!had || GPOINTER_TO_UINT(old) != vtep))
 		return;
 	if (had)
 		vtep_ref(et, GPOINTER_TO_UINT(old), -1);
