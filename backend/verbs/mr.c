@@ -349,15 +349,11 @@ enum pvo_status pvo_cmd_rereg_mr(struct pvo_vm *vm, uint32_t ctx,
 		pd->refcnt++;
 	}
 	mr->access = access;
-	if (mr->engine_part) {
+	/* The key stays, as on rdma_rxe and mlx5: applications go on with
+	 * the keys they handed out (an engine's MR has its new one). */
+	if (mr->engine_part)
 		vm->eng->mr_take_key(vm, mr);
-	} else {
-		/* a new low byte: the old key must not reach the MR */
-		if (++vm->mr_tag == (mr->key & 0xff))
-			++vm->mr_tag;
-		mr->key = (mr->key & ~0xffu) | vm->mr_tag;
-	}
-	vm->mr_gen++; /* cursors holding it look it up again, and fail */
+	vm->mr_gen++; /* cursors holding it look it up again */
 	r->mr = htole32(mr->handle);
 	r->key = htole32(mr->key);
 	return PVO_STATUS_OK;
