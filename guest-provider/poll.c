@@ -102,13 +102,14 @@ int pvo_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 }
 
 /*
- * Drops the CQEs of a destroyed QP that the application has not polled,
- * so that no completion names a QP that no longer exists. The device
+ * Drops the CQEs of a QP that the application has not polled (of its
+ * sends only if sends_only), so that no completion names a QP that no
+ * longer exists, or one that went to RESET. The device
  * writes only at and after prod, so the entries between cons and a
  * snapshot of prod are ours to move: the survivors slide towards prod,
  * and cons skips the freed slots.
  */
-void pvo_cq_clean(struct pvo_cq *cq, uint32_t qpn)
+void pvo_cq_clean(struct pvo_cq *cq, uint32_t qpn, bool sends_only)
 {
 	struct pvo_ring_hdr *hdr = cq->ring.hdr;
 	uint32_t prod, cons, i, freed = 0;
@@ -125,7 +126,9 @@ void pvo_cq_clean(struct pvo_cq *cq, uint32_t qpn)
 	for (i = prod; i != cons; i--) {
 		struct pvo_cqe *cqe = pvo_ring_entry(&cq->ring, i - 1);
 
-		if ((le32toh(cqe->qpn) & 0xffffff) == qpn)
+		/* receive opcodes have IBV_WC_RECV's bit */
+		if ((le32toh(cqe->qpn) & 0xffffff) == qpn &&
+		    !(sends_only && (cqe->opcode & IBV_WC_RECV)))
 			freed++;
 		else if (freed)
 			memcpy(pvo_ring_entry(&cq->ring, i - 1 + freed), cqe,

@@ -233,7 +233,7 @@ int pvo_destroy_cq(struct ibv_cq *ibcq);
 /* poll.c: the data path of CQs */
 int pvo_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int pvo_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
-void pvo_cq_clean(struct pvo_cq *cq, uint32_t qpn);
+void pvo_cq_clean(struct pvo_cq *cq, uint32_t qpn, bool sends_only);
 void pvo_cq_init_poll_ops(struct pvo_cq *cq);
 
 /* qp.c */

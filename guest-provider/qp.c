@@ -214,12 +214,35 @@ int pvo_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	return 0;
 }
 
+/*
+ * A QP that goes to RESET leaves no completion behind, as on mlx5 and
+ * vmw_pvrdma: an application that resets a QP in error and connects it
+ * again must not poll the flushes of its earlier life (rdma-core's tests
+ * of ibv_rereg_mr do). Receives of a QP on an SRQ stay: their buffers
+ * were the SRQ's, and the application still owns them.
+ */
+static void pvo_qp_clean_cqs(struct ibv_qp *ibqp)
+{
+	bool srq = ibqp->srq != NULL;
+
+	if (ibqp->send_cq)
+		pvo_cq_clean(to_pvo_cq(ibqp->send_cq), ibqp->qp_num,
+			     srq && ibqp->recv_cq == ibqp->send_cq);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq && !srq)
+		pvo_cq_clean(to_pvo_cq(ibqp->recv_cq), ibqp->qp_num, false);
+}
+
 int pvo_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		  int attr_mask)
 {
 	struct ibv_modify_qp cmd;
+	int ret;
 
-	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (!ret && (attr_mask & IBV_QP_STATE) &&
+	    attr->qp_state == IBV_QPS_RESET)
+		pvo_qp_clean_cqs(ibqp);
+	return ret;
 }
 
 int pvo_destroy_qp(struct ibv_qp *ibqp)
@@ -233,9 +256,9 @@ int pvo_destroy_qp(struct ibv_qp *ibqp)
 		return ret;
 
 	if (ibqp->send_cq)
-		pvo_cq_clean(to_pvo_cq(ibqp->send_cq), ibqp->qp_num);
+		pvo_cq_clean(to_pvo_cq(ibqp->send_cq), ibqp->qp_num, false);
 	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
-		pvo_cq_clean(to_pvo_cq(ibqp->recv_cq), ibqp->qp_num);
+		pvo_cq_clean(to_pvo_cq(ibqp->recv_cq), ibqp->qp_num, false);
 	pvo_qp_free_rings(qp);
 	free(qp);
 	return 0;

@@ -1153,13 +1153,35 @@ static void test_poll(void)
 		st(&cq.ring.hdr->prod, p + 6);
 		/* one already polled, 5 left */
 		n = pvo_poll_cq(&cq.ibv_cq, 1, wc);
-		pvo_cq_clean(&cq, 5);
+		pvo_cq_clean(&cq, 5, false);
 		n += pvo_poll_cq(&cq.ibv_cq, 3, wc + 1);
 		check(n == 3 && wc[0].wr_id == 0 && wc[1].wr_id == 1 &&
 		      wc[2].wr_id == 3 && ld(&cq.ring.hdr->cons) == p + 6,
 		      "cq_clean: the CQEs of QP 5 (24-bit match) go, QP 7 and 9 stay in order");
-		pvo_cq_clean(&cq, 5);
+		pvo_cq_clean(&cq, 5, false);
 		check(ld(&cq.ring.hdr->cons) == p + 6, "cq_clean on an empty CQ");
+	}
+
+	/* a QP on an SRQ going to RESET: its sends go, its receives stay */
+	{
+		static const uint8_t ops[] = { IBV_WC_SEND, IBV_WC_RECV,
+					       IBV_WC_RDMA_WRITE,
+					       IBV_WC_RECV_RDMA_WITH_IMM };
+		uint32_t p = ld(&cq.ring.hdr->prod);
+
+		for (i = 0; i < 4; i++) {
+			e = cq_slot(&cq, p + i);
+			memset(e, 0, sizeof(*e));
+			e->wr_id = htole64(i);
+			e->qpn = htole32(5);
+			e->opcode = ops[i];
+		}
+		st(&cq.ring.hdr->prod, p + 4);
+		pvo_cq_clean(&cq, 5, true);
+		n = pvo_poll_cq(&cq.ibv_cq, 4, wc);
+		check(n == 2 && wc[0].wr_id == 1 && wc[1].wr_id == 3 &&
+		      ld(&cq.ring.hdr->cons) == p + 4,
+		      "cq_clean of sends only: the receives stay, in order");
 	}
 
 	ok = 1;
