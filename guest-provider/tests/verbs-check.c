@@ -1154,6 +1154,136 @@ static void test_errors(struct dev *d)
 	ep_destroy(&b);
 }
 
+/*
+ * ibv_rereg_mr as rdma-core's tests use it: the key handed out before
+ * works after an access change; an MR moved to another PD refuses the
+ * QP's WRITE, and once the QPs are reset and connected again and the MR
+ * is back in their PD, WRITEs land again; a new translation takes the
+ * WRITEs into the new buffer. Linux 6.1 rxe refuses rereg: checked on
+ * pvrdma_overlay only.
+ */
+#define REREG_LEN 65536
+
+/* A WRITE of 64 bytes from d->buf + 0x10000 (seeded) to raddr. */
+static bool rereg_write(struct dev *d, struct ep *a, uint64_t raddr,
+			uint32_t rkey, unsigned int seed, struct ibv_wc *wc)
+{
+	struct ibv_sge sg = sge(d, 0x10000, 64);
+	struct ibv_send_wr wr = {};
+
+	fill(d->buf + 0x10000, 64, seed);
+	wr.wr_id = seed;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return send_wait(a, &wr, wc);
+}
+
+static bool landed(const uint8_t *p, unsigned int seed)
+{
+	uint8_t want[64];
+
+	fill(want, sizeof(want), seed);
+	return memcmp(p, want, sizeof(want)) == 0;
+}
+
+static void reset_connect(struct dev *d, struct ep *a, struct ep *b)
+{
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RESET };
+
+	if (ibv_modify_qp(a->qp, &qa, IBV_QP_STATE) ||
+	    ibv_modify_qp(b->qp, &qa, IBV_QP_STATE))
+		die("modify_qp to RESET: %s", strerror(errno));
+	ep_connect(d, a, b->qp->qp_num);
+	ep_connect(d, b, a->qp->qp_num);
+}
+
+static void test_rereg(struct dev *d)
+{
+	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	struct ibv_qp_cap cap = { .max_send_wr = 8, .max_recv_wr = 8,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
+	uint8_t *buf, *buf2;
+	struct ibv_pd *pd2;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	struct ep a, b;
+	uint32_t rkey;
+	bool ok;
+	int ret;
+
+	if (posix_memalign((void **)&buf, 4096, REREG_LEN) ||
+	    posix_memalign((void **)&buf2, 4096, REREG_LEN))
+		die("out of memory");
+	memset(buf, 0, REREG_LEN);
+	memset(buf2, 0, REREG_LEN);
+	pd2 = ibv_alloc_pd(d->ctx);
+	mr = ibv_reg_mr(d->pd, buf, REREG_LEN, rw);
+	if (!pd2 || !mr)
+		die("rereg: PD or MR: %s", strerror(errno));
+	rkey = mr->rkey;
+	pair_create(d, &a, &b, IBV_QPT_RC, &cap, NULL, false);
+
+	/* an access change keeps what the peer holds working */
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   rw | IBV_ACCESS_REMOTE_READ);
+	if (ret && !d->pvo) {
+		printf("# not checked here: ibv_rereg_mr (%d)\n", ret);
+		goto out;
+	}
+	check(!ret && mr->rkey == rkey,
+	      "rereg: an access change keeps the keys (%d, rkey 0x%x -> 0x%x)",
+	      ret, rkey, mr->rkey);
+	ok = rereg_write(d, &a, (uintptr_t)buf + 100, rkey, 31, &wc);
+	check(ok && landed(buf + 100, 31),
+	      "rereg: a WRITE with the rkey from before the change lands");
+
+	/* in another PD: the QP's WRITE is refused, the bytes stay */
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0);
+	ok = !ret && !rereg_write(d, &a, (uintptr_t)buf + 200, mr->rkey, 32,
+				   &wc);
+	check(ok && wc.status == IBV_WC_REM_ACCESS_ERR &&
+	      !landed(buf + 200, 32),
+	      "rereg: moved to another PD, the QP's WRITE fails with REM_ACCESS_ERR (%d, %s)",
+	      ret, ibv_wc_status_str(wc.status));
+	/* back, with the QPs reset and connected again */
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, d->pd, NULL, 0, 0);
+	reset_connect(d, &a, &b);
+	ok = !ret && rereg_write(d, &a, (uintptr_t)buf + 300, mr->rkey, 33,
+				 &wc);
+	check(ok && wc.wr_id == 33 && landed(buf + 300, 33),
+	      "rereg: back in the QPs' PD, after RESET and a new connection, a WRITE lands (%d, %s)",
+	      ret, ibv_wc_status_str(wc.status));
+
+	/* a new translation: the same rkey, the bytes in the new buffer */
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, buf2,
+			   REREG_LEN, 0);
+	ok = !ret && rereg_write(d, &a, (uintptr_t)buf2 + 400, mr->rkey, 34,
+				 &wc);
+	check(ok && landed(buf2 + 400, 34) && !landed(buf + 400, 34),
+	      "rereg: a new translation takes the WRITE into the new buffer (%d)",
+	      ret);
+	/* all three at once */
+	ret = ibv_rereg_mr(mr,
+			   IBV_REREG_MR_CHANGE_TRANSLATION |
+			   IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS,
+			   d->pd, buf, REREG_LEN, rw);
+	ok = !ret && rereg_write(d, &a, (uintptr_t)buf + 500, mr->rkey, 35,
+				 &wc);
+	check(ok && landed(buf + 500, 35),
+	      "rereg: translation, PD and access at once, then a WRITE lands (%d)",
+	      ret);
+out:
+	ep_destroy(&a);
+	ep_destroy(&b);
+	if (ibv_dereg_mr(mr) || ibv_dealloc_pd(pd2))
+		die("rereg: freeing the MR or the PD: %s", strerror(errno));
+	free(buf);
+	free(buf2);
+}
+
 /* ------------------------------------------------------------------ */
 
 static void marker(const char *text)
@@ -1246,6 +1376,7 @@ static const struct {
 	{ "srq", test_srq },
 	{ "wrap", test_wrap },
 	{ "errors", test_errors },
+	{ "rereg", test_rereg },
 };
 
 #define NTESTS (sizeof(tests) / sizeof(tests[0]))
