@@ -1264,13 +1264,15 @@ static bool same_evpn(const struct pvo_daemon_config *old,
 			if (strcmp(old->tenants[k].name, n->name) == 0)
 				o = &old->tenants[k];
 		if ((o ? o->evpn : false) == n->evpn &&
-		    (!n->evpn || (strcmp(o->evpn_netdev, n->evpn_netdev) == 0 &&
+		    (!n->evpn || (o->vni == n->vni &&
+				  strcmp(o->evpn_netdev, n->evpn_netdev) == 0 &&
 				  strcmp(o->evpn_svi, n->evpn_svi) == 0)))
 			continue;
 		*why = g_strdup_printf(
 			"tenant '%s': its EVPN control plane would change "
-			"(control-plane, evpn-netdev, evpn-svi): it is read "
-			"from start-up on; restart the daemon to change it",
+			"(control-plane, evpn-netdev, evpn-svi, or the vni of "
+			"a tenant on EVPN): it is read from start-up on; "
+			"restart the daemon to change it",
 			n->name);
 		return false;
 	}
