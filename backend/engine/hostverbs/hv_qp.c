@@ -416,6 +416,7 @@ enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
 		if (h->active && ibv_modify_qp(h->qp, &r, IBV_QP_STATE))
 			return PVO_STATUS_EINVAL;
 		h->active = false;
+		h->next_psn = 0; /* as the host QP's, until RTS sets it */
 		/* the next RTR picks the engine again */
 		qp->engine = &pvo_engine_hostverbs;
 		return PVO_STATUS_OK;
