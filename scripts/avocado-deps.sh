@@ -3,19 +3,19 @@
 # tests/avocado-vt runs on: avocado 113.0 and avocado-vt 113.0 in a venv,
 # build/avocado-venv, on Debian's python3 (--system-site-packages: six,
 # setuptools and packaging come from Debian), plus the host tools
-# avocado-vt checks for. The wheels come from $PVO_WHEELS, else from
-# shared/wheels next to the checkout or /work/shared/wheels, whichever
-# exists, otherwise from the Python package index. The venv is keyed on the wheel set and the
-# Python version: a rerun with the same inputs only compares the key.
+# avocado-vt checks for. The packages come from the wheels in the
+# directory $PVO_WHEELS names (a machine that reaches no Python package
+# index), else from the index. The venv is keyed on the wheel set and
+# the Python version: a rerun with the same inputs only compares the key.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 venv=$top/build/avocado-venv
 wheels=${PVO_WHEELS:-}
-if [ -z "$wheels" ]; then
-	for w in "$top/../shared/wheels" /work/shared/wheels; do
-		[ -d "$w" ] && wheels=$(cd "$w" && pwd) && break
-	done
+if [ -n "$wheels" ] && [ ! -d "$wheels" ]; then
+	echo "deps: PVO_WHEELS=$wheels is not a directory: point it at the" \
+		"avocado wheels, or unset it to install from the Python package index" >&2
+	exit 1
 fi
 pins="avocado-framework==113.0 avocado-framework-plugin-vt==113.0"
 
@@ -32,7 +32,8 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
 fi
 
-if [ -n "$wheels" ] && [ -d "$wheels" ]; then
+if [ -n "$wheels" ]; then
+	wheels=$(cd "$wheels" && pwd)
 	source="--no-index --find-links $wheels"
 	from="the wheels in $wheels"
 	key=$( (echo "$pins"; /usr/bin/python3 --version; cd "$wheels" && sha256sum ./*.whl) |
@@ -49,6 +50,11 @@ echo "deps: avocado-vt: building $venv from $from"
 rm -rf "$venv"
 /usr/bin/python3 -m venv --system-site-packages "$venv"
 # shellcheck disable=SC2086 # source is a list of options
-"$venv/bin/pip" install -q --disable-pip-version-check $source $pins
+if ! "$venv/bin/pip" install -q --disable-pip-version-check $source $pins; then
+	echo "deps: avocado-vt: pip could not install $pins from $from;" \
+		"without a Python package index, set PVO_WHEELS to a directory" \
+		"holding their wheels (and aexpect's)" >&2
+	exit 1
+fi
 "$venv/bin/avocado" --version >/dev/null
 echo "$key" >"$venv/.key"
