@@ -43,9 +43,15 @@
 
 #define VIRTIO_F_VERSION_1 32
 
-/* After the last ring of a switch-over started: QEMU starts them in one
- * burst, and completions need the event queue and interrupts running. */
+/*
+ * After the last ring of a switch-over started, for a front-end that
+ * does not set DRIVER_OK (VHOST_USER_PROTOCOL_F_STATUS): QEMU starts them
+ * in one burst, and completions need the event queue and interrupts
+ * running. One that does thaws the VM with DRIVER_OK, once every ring
+ * runs with its call fd; the longer delay only covers a lost status.
+ */
 #define THAW_DELAY_USEC 20000
+#define THAW_STATUS_DELAY_USEC 1000000
 
 static struct pvo_vhost *session_of(VuDev *dev)
 {
@@ -131,7 +137,14 @@ static uint64_t get_features(VuDev *dev)
 /* ... and its state moves with the migration stream (vhost_state.c). */
 static uint64_t get_protocol_features(VuDev *dev)
 {
-	return 1ull << PVO_VHOST_USER_PROTOCOL_F_DEVICE_STATE;
+	return 1ull << PVO_VHOST_USER_PROTOCOL_F_DEVICE_STATE |
+	       1ull << PVO_VHOST_USER_PROTOCOL_F_STATUS;
+}
+
+static bool sets_status(VuDev *dev)
+{
+	return dev->protocol_features &
+	       (1ull << PVO_VHOST_USER_PROTOCOL_F_STATUS);
 }
 
 static void set_features(VuDev *dev, uint64_t features)
@@ -330,6 +343,23 @@ static void thaw(void *opaque)
 		 "resumes");
 }
 
+/*
+ * SET_STATUS: QEMU sets DRIVER_OK once the rings of a start all run,
+ * their call fds set, so a VM frozen for a switch-over (or a migration
+ * that failed) thaws at once instead of after THAW_DELAY_USEC.
+ */
+static void status_set(struct pvo_vhost *vh, uint8_t status)
+{
+	struct pvo_vm *vm = vh->vm;
+
+	vh->status = status;
+	if (!(status & VIRTIO_CONFIG_S_DRIVER_OK) || vh != vm->vhost ||
+	    !vm->frozen || !pvo_vhost_any_ring_started(vh))
+		return;
+	pvo_timer_cancel(&vh->thaw);
+	thaw(vm);
+}
+
 static void freeze(struct pvo_vm *vm)
 {
 	if (vm->frozen)
@@ -461,7 +491,9 @@ static void queue_set_started(VuDev *dev, int qidx, bool started)
 	}
 	vm->moved_away = false; /* it runs here */
 	if (vm->frozen)
-		pvo_timer_arm(&vh->thaw, THAW_DELAY_USEC);
+		pvo_timer_arm(&vh->thaw, sets_status(dev)
+						 ? THAW_STATUS_DELAY_USEC
+						 : THAW_DELAY_USEC);
 	if (qidx == PVO_VQ_EVENT) {
 		vu_set_queue_handler(dev, vq, event_kick);
 		pvo_event_flush(vm);
@@ -508,7 +540,7 @@ static int process_msg(VuDev *dev, VhostUserMsg *m, int *do_reply)
 	char *why = NULL;
 
 	pvo_debug(pvo_vm_name(vm), "vhost-user %s",
-		  vu_request_to_string(m->request));
+		  pvo_vhost_msg_name(m->request));
 	if ((dev->protocol_features &
 	     (1ull << PVO_VHOST_USER_PROTOCOL_F_DEVICE_STATE)) &&
 	    pvo_vhost_state_msg(session_of(dev), m)) {
@@ -520,6 +552,14 @@ static int process_msg(VuDev *dev, VhostUserMsg *m, int *do_reply)
 		dev->panic(dev, why);
 		g_free(why);
 		*do_reply = 0;
+		return 1;
+	}
+	if (m->request == PVO_VHOST_USER_SET_STATUS) {
+		status_set(session_of(dev), (uint8_t)m->payload.u64);
+		return 1; /* libvhost-user acks it if asked */
+	}
+	if (m->request == PVO_VHOST_USER_GET_STATUS) {
+		*do_reply = pvo_vhost_msg_reply_u64(m, session_of(dev)->status);
 		return 1;
 	}
 	switch (m->request) {
@@ -559,7 +599,7 @@ static int process_msg(VuDev *dev, VhostUserMsg *m, int *do_reply)
 		pvo_vm_warn(vm, "refused %s: postcopy migration is not "
 				"supported; migrate with precopy (QEMU's "
 				"default)",
-			    vu_request_to_string(m->request));
+			    pvo_vhost_msg_name(m->request));
 		if (m->request == VHOST_USER_POSTCOPY_ADVISE)
 			m->flags |= VHOST_USER_NEED_REPLY_MASK;
 		*do_reply = pvo_vhost_msg_nack(m);

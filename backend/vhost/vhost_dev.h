@@ -35,6 +35,9 @@ struct pvo_vhost {
 	struct pvo_state_xfer *xfer;	/* device state transfer running */
 	GByteArray *loaded;	/* migrated state, applied at ring start */
 	struct pvo_timer thaw;	/* unfreezes the VM after its rings start */
+	/* the virtio status the front-end set (VHOST_USER_PROTOCOL_F_STATUS):
+	 * DRIVER_OK once every ring of a start runs */
+	uint8_t status;
 	struct pvo_timer ctrl_more; /* control commands left for a turn */
 	/* a command that goes on over turns (ctrl.h PVO_CTRL_AGAIN): its
 	 * chain, held, and the request it was popped with */

@@ -72,7 +72,27 @@ static const struct msg_rule rules[VHOST_USER_MAX] = {
 	[VHOST_USER_SET_CONFIG] = { VHOST_USER_CONFIG_HDR_SIZE, FDS_NONE },
 	[VHOST_USER_ADD_MEM_REG] = { MEMREG, FDS_ONE },
 	[VHOST_USER_REM_MEM_REG] = { MEMREG, FDS_ANY },
+	[PVO_VHOST_USER_SET_STATUS] = { U64, FDS_NONE },
 };
+
+const char *pvo_vhost_msg_name(uint32_t request)
+{
+	const char *name;
+
+	switch (request) {
+	case PVO_VHOST_USER_SET_STATUS:
+		return "VHOST_USER_SET_STATUS";
+	case PVO_VHOST_USER_GET_STATUS:
+		return "VHOST_USER_GET_STATUS";
+	case PVO_VHOST_USER_SET_DEVICE_STATE_FD:
+		return "VHOST_USER_SET_DEVICE_STATE_FD";
+	case PVO_VHOST_USER_CHECK_DEVICE_STATE:
+		return "VHOST_USER_CHECK_DEVICE_STATE";
+	}
+	/* libvhost-user names the requests it knows, NULL for the gaps */
+	name = request < VHOST_USER_MAX ? vu_request_to_string(request) : NULL;
+	return name ? name : "(unknown request)";
+}
 
 void pvo_vhost_msg_close_fds(VhostUserMsg *m)
 {
@@ -124,7 +144,7 @@ static bool region_valid(const char *name, const void *where, char **why)
 
 bool pvo_vhost_msg_valid(VuDev *dev, const VhostUserMsg *m, char **why)
 {
-	const char *name = vu_request_to_string(m->request);
+	const char *name = pvo_vhost_msg_name(m->request);
 	const struct msg_rule *r;
 	int want_fds = 0;
 
@@ -219,6 +239,13 @@ void pvo_vhost_msg_get_config(VhostUserMsg *m,
 	fill(opaque, (struct pvo_config *)space);
 	memcpy(region, space + offset, size);
 	m->size = VHOST_USER_CONFIG_HDR_SIZE + size;
+}
+
+int pvo_vhost_msg_reply_u64(VhostUserMsg *m, uint64_t value)
+{
+	m->payload.u64 = value;
+	m->size = sizeof(m->payload.u64);
+	return 1;
 }
 
 int pvo_vhost_msg_nack(VhostUserMsg *m)
@@ -322,7 +349,7 @@ static bool read_whole(VuDev *dev, int fd, VhostUserMsg *m)
 				"arrived within %d ms (a front-end sends a "
 				"message at once); dropping the connection",
 				got >= VHOST_USER_HDR_SIZE ?
-					vu_request_to_string(m->request) :
+					pvo_vhost_msg_name(m->request) :
 					"message",
 				got, want, MSG_DEADLINE_MS);
 			return false;
@@ -374,7 +401,7 @@ static bool reply_room(VuDev *dev, int fd, const VhostUserMsg *m)
 	pvo_log(session_name(dev),
 		"vhost-user %s: the front-end has not read its replies, no "
 		"room for another within %d ms; dropping the connection",
-		vu_request_to_string(m->request), REPLY_ROOM_MS);
+		pvo_vhost_msg_name(m->request), REPLY_ROOM_MS);
 	return false;
 }
 

@@ -8,11 +8,6 @@
 #include "vhost_dev.h"
 #include "vhost_msg.h"
 
-/* Not in libvhost-user's tables (vhost-user.rst) */
-#define PVO_VHOST_USER_PROTOCOL_F_DEVICE_STATE 19
-#define PVO_VHOST_USER_SET_DEVICE_STATE_FD 42
-#define PVO_VHOST_USER_CHECK_DEVICE_STATE 43
-
 /* Handles the two transfer messages (true) and fills the reply. */
 bool pvo_vhost_state_msg(struct pvo_vhost *vh, VhostUserMsg *m);
 

@@ -440,13 +440,35 @@ static int set_u64(struct vu_frontend *fe, uint32_t request, uint64_t val,
 			  NULL, 0, NULL);
 }
 
+/* QEMU's vhost_user_dev_start: GET_STATUS, then the bits added (or 0
+ * at a stop), acknowledged; nothing without VHOST_USER_PROTOCOL_F_STATUS. */
+static int set_status(struct vu_frontend *fe, uint64_t bits)
+{
+	uint64_t cur = 0;
+	int ret;
+
+	if (!(fe->acked_protocol_features & (1ull << VU_PROTOCOL_F_STATUS)))
+		return 0;
+	if (bits) {
+		ret = get_u64(fe, VU_GET_STATUS, &cur);
+		if (ret < 0)
+			return ret;
+		bits |= cur | VU_STATUS_ACKNOWLEDGE | VU_STATUS_DRIVER;
+	}
+	return vu_request(fe, VU_SET_STATUS, &bits, sizeof(bits), NULL, 0,
+			  true, NULL, 0, NULL);
+}
+
 int vu_frontend_negotiate(struct vu_frontend *fe)
 {
 	const uint64_t wanted = (1ull << VU_PROTOCOL_F_MQ) |
 				(1ull << VU_PROTOCOL_F_LOG_SHMFD) |
 				(1ull << VU_PROTOCOL_F_REPLY_ACK) |
 				(1ull << VU_PROTOCOL_F_CONFIG) |
-				(1ull << VU_PROTOCOL_F_DEVICE_STATE);
+				(1ull << VU_PROTOCOL_F_DEVICE_STATE) |
+				(fe->opt.set_status
+				     ? 1ull << VU_PROTOCOL_F_STATUS
+				     : 0);
 	uint64_t num;
 	int ret;
 
@@ -703,7 +725,7 @@ int vu_frontend_start(struct vu_frontend *fe)
 	if (ret < 0)
 		return ret;
 	fe->stopped = false;
-	return 0;
+	return set_status(fe, VU_STATUS_DRIVER_OK);
 }
 
 int vu_frontend_stop(struct vu_frontend *fe)
@@ -730,7 +752,7 @@ int vu_frontend_stop(struct vu_frontend *fe)
 		fe->vq[i].stopped_base = rep.num;
 	}
 	fe->stopped = true;
-	return 0;
+	return set_status(fe, 0);
 }
 
 struct vu_frontend *vu_frontend_open(const struct vu_options *opt, char *err,

@@ -82,6 +82,10 @@ enum vu_request {
 #define VU_PROTOCOL_F_RESET_DEVICE 13
 #define VU_PROTOCOL_F_CONFIGURE_MEM_SLOTS 15
 #define VU_PROTOCOL_F_STATUS 16
+/* virtio device status bits (SET_STATUS) */
+#define VU_STATUS_ACKNOWLEDGE 1
+#define VU_STATUS_DRIVER 2
+#define VU_STATUS_DRIVER_OK 4
 #define VU_PROTOCOL_F_DEVICE_STATE 19
 
 /* Wire header; all vhost-user numbers are host byte order. */
@@ -146,6 +150,12 @@ struct vu_options {
 	 * show it every time instead of now and then.
 	 */
 	unsigned int kick_call_gap_ms;
+	/*
+	 * As QEMU: negotiate VHOST_USER_PROTOCOL_F_STATUS (if offered), set
+	 * ACKNOWLEDGE | DRIVER | DRIVER_OK (acknowledged) once the rings of
+	 * a start run, and 0 once they stopped.
+	 */
+	bool set_status;
 };
 
 struct vu_frontend {

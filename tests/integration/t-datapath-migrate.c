@@ -51,6 +51,7 @@ static int log_count(const struct backend_proc *b, const char *needle)
 }
 
 #define LEFT "destination front-end left"
+#define THAWED "rings running again"
 
 /* The back-end dropped the last refused destination: the next may come. */
 static void wait_destination_gone(int before)
@@ -228,7 +229,7 @@ static void migrate_a(struct pair *p, struct pair *slow)
 	size_t len;
 	struct pvo_cqe c;
 	struct sim_wr w;
-	int old;
+	int old, thawed;
 
 	/* a receive posted at a before; b's SEND to it waits while a is
 	 * frozen (b's requester resends after its timeout) */
@@ -261,6 +262,9 @@ static void migrate_a(struct pair *p, struct pair *slow)
 	}
 	tap_diag("migrate: a's state is %zu bytes", len);
 	old = vu_frontend_detach(A.vm->fe);
+	/* the destination sets DRIVER_OK as QEMU does */
+	A.vm->fe->opt.set_status = true;
+	thawed = log_count(&bp, THAWED);
 	if (vu_frontend_connect(A.vm->fe) < 0 ||
 	    vu_frontend_negotiate(A.vm->fe) < 0 ||
 	    vu_frontend_load_state(A.vm->fe, buf, len) < 0 ||
@@ -274,6 +278,11 @@ static void migrate_a(struct pair *p, struct pair *slow)
 	free(buf);
 	tap_ok(true, "the destination front-end loaded a's state and "
 		     "started its rings");
+	/* its SET_STATUS was acknowledged: the thaw came with it, not
+	 * after the delay for front-ends that set no status */
+	tap_ok(log_count(&bp, THAWED) == thawed + 1,
+	       "migrate: a thaws with DRIVER_OK, before its SET_STATUS is "
+	       "acknowledged");
 
 	expect_cqe(&B.scq, 0xb701, PVO_WC_SEND, PVO_WC_SUCCESS,
 		   "migrate: b's SEND after the switch-over");
