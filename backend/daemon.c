@@ -337,7 +337,7 @@ static bool start(struct pvo_daemon_config *cfg, char **err)
 		was = pvo_thread_enter(cfg->vms[i].tenant->thread);
 		vm = pvo_vm_new(&cfg->vms[i]);
 		g_ptr_array_add(d.vms, vm);
-		ok = pvo_vhost_listen(vm, err);
+		ok = pvo_vhost_listen(vm, cfg, err);
 		pvo_thread_leave(was);
 		if (!ok)
 			return false;
@@ -678,7 +678,7 @@ static bool listen_all(struct plan *p, char **err)
 			continue;
 		/* a fresh VM's cfg is already the new file's: its thread */
 		was = in_vm(vm);
-		ok = pvo_vhost_listen(vm, err);
+		ok = pvo_vhost_listen(vm, p->cfg, err);
 		out_vm(was);
 		if (!ok)
 			goto undo;
@@ -705,7 +705,7 @@ undo:
 		char *e = NULL;
 
 		was = in_vm(vm);
-		ok = pvo_vhost_listen(vm, &e);
+		ok = pvo_vhost_listen(vm, d.cfg, &e);
 		out_vm(was);
 		if (!ok) {
 			pvo_log(pvo_vm_name(vm),

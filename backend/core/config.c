@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -214,6 +215,9 @@ static bool parse_tenant(struct parser *p, int line, const struct key *k,
 			 void *base, const char *val);
 static bool parse_ips(struct parser *p, int line, const struct key *k,
 		      void *base, const char *val);
+static bool parse_socket_group(struct parser *p, int line,
+			       const struct key *k, void *base,
+			       const char *val);
 
 static const struct key daemon_keys[] = {
 	{ "socket-dir", PATH(DAEMON, socket_dir, 64),
@@ -233,6 +237,13 @@ static const struct key daemon_keys[] = {
 	  .def = "26", .doc = "the DSCP of the overlay's outer IP header" },
 	{ "udp-gso", ENUM(DAEMON, no_udp_gso, yes_no), .def = "yes",
 	  .doc = "send a run of datagrams to one VTEP as one UDP GSO send" },
+	{ "socket-group", CUSTOM(parse_socket_group),
+	  .expect = "the name of a group of this host",
+	  .def_doc = "none: the sockets keep the daemon's umask",
+	  .doc = "the group of the VMs' vhost-user sockets (mode 0660) and of "
+		 "socket-dir (which it may search, not list), e.g. "
+		 "libvirt-qemu: QEMU running as that group connects without "
+		 "world-writable sockets; set when a socket is made" },
 	{ "management-socket", PATH(DAEMON, mgmt_socket, 108),
 	  .def_doc = "socket-dir/pvrdma-overlayd.mgmt with a vtep, else none",
 	  .doc = "the unix socket pvo-ctl talks to (mode 0600)" },
@@ -752,6 +763,31 @@ static bool parse_tenant_migration_key(struct parser *p, int line,
 
 	return read_key(p, line, k, val, t->migration_key,
 			&t->migration_key_len);
+}
+
+static bool parse_socket_group(struct parser *p, int line,
+			       const struct key *k, void *base,
+			       const char *val)
+{
+	struct pvo_daemon_config *cfg = base;
+	struct group gr, *found = NULL;
+	char buf[4096];
+	int err;
+
+	if (strlen(val) >= sizeof(cfg->socket_group))
+		return fail(p, line, "%s '%s': a group name is shorter than %zu "
+				     "characters", k->name, val,
+			    sizeof(cfg->socket_group));
+	err = getgrnam_r(val, &gr, buf, sizeof(buf), &found);
+	if (!found)
+		return fail(p, line, "%s '%s': %s; create it (addgroup "
+				     "--system %s) or name another group",
+			    k->name, val,
+			    err ? g_strerror(err) : "no such group on this host",
+			    val);
+	g_strlcpy(cfg->socket_group, val, sizeof(cfg->socket_group));
+	cfg->socket_gid = gr.gr_gid;
+	return true;
 }
 
 static bool parse_key(struct parser *p, int line, const char *key,

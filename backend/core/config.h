@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <netinet/in.h>
 
 #define PVO_MAX_IPS 8		/* == PVO_MAX_ALLOWED_GIDS */
@@ -96,6 +97,10 @@ struct pvo_daemon_config {
 	uint8_t dscp;
 	bool no_udp_gso;		/* udp-gso = no */
 	char mgmt_socket[108];
+	/* socket-group: the group given the VMs' sockets and their
+	 * directory (0: none, sockets keep the daemon's umask) */
+	char socket_group[33];
+	gid_t socket_gid;
 	uint32_t busy_poll_us;		/* 0: wait for doorbells only */
 	uint32_t threads;		/* 0: one per online CPU, capped */
 	/* overlay learning: the VTEPs it may learn from besides those of

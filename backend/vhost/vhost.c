@@ -864,7 +864,38 @@ static bool socket_in_use(const struct sockaddr_un *sa)
 	return used;
 }
 
-bool pvo_vhost_listen(struct pvo_vm *vm, char **err)
+/*
+ * socket-group: the socket is the group's to connect to (0660), and the
+ * daemon's own socket-dir lets the group in (search, never list or
+ * write); a directory the operator named for one socket is left as it is.
+ */
+static bool give_group(struct pvo_vm *vm, const struct pvo_daemon_config *dc,
+		       const char *path, char **err)
+{
+	char *dir = g_path_get_dirname(path);
+	bool own = strcmp(dir, dc->socket_dir) == 0;
+	struct stat st;
+	const char *what = path;
+
+	if (chown(path, (uid_t)-1, dc->socket_gid) < 0 || chmod(path, 0660) < 0)
+		goto fail;
+	what = dir;
+	if (own && (stat(dir, &st) < 0 ||
+		    chown(dir, (uid_t)-1, dc->socket_gid) < 0 ||
+		    chmod(dir, (st.st_mode & 0700) | 0010) < 0))
+		goto fail;
+	g_free(dir);
+	return true;
+fail:
+	*err = g_strdup_printf("vm %s: cannot give %s to socket-group %s: %s",
+			       pvo_vm_name(vm), what, dc->socket_group,
+			       strerror(errno));
+	g_free(dir);
+	return false;
+}
+
+bool pvo_vhost_listen(struct pvo_vm *vm, const struct pvo_daemon_config *dc,
+		      char **err)
 {
 	const char *path = vm->cfg->socket_path;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -910,6 +941,11 @@ bool pvo_vhost_listen(struct pvo_vm *vm, char **err)
 				       pvo_vm_name(vm), path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
+		return false;
+	}
+	if (dc->socket_group[0] && !give_group(vm, dc, path, err)) {
+		close(fd);
+		unlink(path);
 		return false;
 	}
 	vm->vhost = new_session(vm);

@@ -10,12 +10,14 @@
 
 #include <stdbool.h>
 
+#include "config.h"
 #include "guest_mem.h"
 #include "vm.h"
 
-/* Bind and listen on the VM's socket path. On failure returns false with a
- * message in *err (g_free). */
-bool pvo_vhost_listen(struct pvo_vm *vm, char **err);
+/* Bind and listen on the VM's socket path (given dc's socket-group). On
+ * failure returns false with a message in *err (g_free). */
+bool pvo_vhost_listen(struct pvo_vm *vm, const struct pvo_daemon_config *dc,
+		      char **err);
 /* Drop the connection (if any), stop listening and remove the socket. */
 void pvo_vhost_close(struct pvo_vm *vm);
 
