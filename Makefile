@@ -28,7 +28,7 @@ help:
 	@echo "make deps       install Debian packages and fetch third-party sources (root, apt)"
 	@echo "make            build everything (= make build; cached, a no-change rebuild takes seconds)"
 	@echo "make check      deps + build + every test suite (unit, integration, vm, fuzz; TAP)"
-	@echo "                T=tests/vm/t-perftest runs one test, SUITE=unit|integration|vm|fuzz one suite"
+	@echo "                T=tests/vm/t-perftest runs one test, SUITE=unit|integration|packaging|vm|fuzz one suite"
 	@echo "make demo       start a back-end and two TCG guests: the device from inside, perftest table"
 	@echo "make bench      native data-path benchmarks (ratios against memcpy and UDP, same run)"
 	@echo "make bench-migration  RDMA blackout against QEMU's downtime, guests migrating (about 3 min)"
@@ -39,6 +39,7 @@ help:
 	@echo "make driver     the guest driver pvrdma_overlay.ko and its kcheck module"
 	@echo "make rdma-core  rdma-core 56.1 with the provider, staged in build/rdma-core-stage"
 	@echo "make guest      the TCG guest's kernel and initramfs (build/guest)"
+	@echo "make deb        Debian packages: pvrdma-overlayd, pvrdma-overlay-dkms, pvrdma-overlay-provider (build/deb)"
 	@echo "make test-programs  tests, harness, tools, in-guest programs, bench"
 	@echo "make check-unit the unit and integration suites only (no QEMU, no guest)"
 	@echo "make check-avocado  the avocado-vt test provider (tests/avocado-vt) on TCG guests"
@@ -47,7 +48,7 @@ help:
 deps:
 	@scripts/deps.sh
 
-build: qemu backend driver rdma-core guest test-programs
+build: qemu backend driver rdma-core guest test-programs deb
 
 qemu:
 	@scripts/build-qemu.sh
@@ -72,6 +73,11 @@ driver:
 
 rdma-core:
 	@scripts/build-rdma-core.sh
+
+# Debian packages of the daemon, the guest driver (DKMS) and the provider
+# (scripts/build-deb.sh), into build/deb/.
+deb: rdma-core
+	@scripts/build-deb.sh
 
 guest: driver rdma-core
 	@scripts/build-guest.sh
@@ -133,5 +139,5 @@ clean:
 	rm -rf build
 	$(MAKE) -s -C guest-driver clean KDIR=$(KDIR) || true
 
-.PHONY: all help deps build qemu backend driver rdma-core guest \
+.PHONY: all help deps build qemu backend driver rdma-core deb guest \
 	test-programs check check-unit check-avocado demo fuzz bench bench-migration bench-hostverbs clean

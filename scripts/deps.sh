@@ -20,6 +20,8 @@ fi
 # the guests' rdma-core is built from source).
 # frr: tests/integration/t-evpn-frr runs zebra and bgpd in namespaces (the
 # package's own service stays as the host has it).
+# debhelper dh-dkms dkms lintian fakeroot: make deb and tests/packaging/t-deb
+# (DKMS builds the guest driver in trees of the test's own).
 pkgs="build-essential pkg-config ninja-build python3 python3-venv python3-pycotap
  flex bison zlib1g-dev libglib2.0-dev libpixman-1-dev libslirp-dev libcap-ng-dev
  libattr1-dev cmake libnl-3-dev libnl-route-3-dev libudev-dev libibverbs-dev
@@ -27,7 +29,7 @@ pkgs="build-essential pkg-config ninja-build python3 python3-venv python3-pycota
  seabios qemu-system-data ipxe-qemu perftest iproute2 tshark socat strace
  perl libclang-rt-14-dev clang linux-source-6.1 sparse nvme-cli nfs-kernel-server ucx-utils
  libvirt-clients libvirt-daemon libvirt-daemon-driver-qemu procps psmisc bsdextrautils netbase libgcc-s1
- frr"
+ frr debhelper dh-dkms dkms lintian fakeroot"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
@@ -36,6 +38,10 @@ done
 # meson >= 1.5 only exists in bookworm-backports
 mv=$(dpkg-query -W -f='${Version}' meson 2>/dev/null || true)
 case "$mv" in 1.[5-9]* | 1.1[0-9]*) ;; *) missing="$missing meson/bookworm-backports" ;; esac
+# the guest driver must also build on Debian 13's 6.12: bookworm-backports'
+# headers of that series (tests/packaging/t-deb builds it there with DKMS)
+ls -d /usr/src/linux-headers-6.12.*-amd64 >/dev/null 2>&1 ||
+	missing="$missing linux-headers-amd64/bookworm-backports"
 if [ -n "$missing" ]; then
 	echo "deps: apt-get install$missing"
 	echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
