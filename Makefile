@@ -40,6 +40,7 @@ help:
 	@echo "make rdma-core  rdma-core 56.1 with the provider, staged in build/rdma-core-stage"
 	@echo "make guest      the TCG guest's kernel and initramfs (build/guest)"
 	@echo "make deb        Debian packages: pvrdma-overlayd, pvrdma-overlay-dkms, pvrdma-overlay-provider (build/deb)"
+	@echo "make guest-image  a Debian 13 guest image (6.12) with those packages installed (build/guest-image)"
 	@echo "make test-programs  tests, harness, tools, in-guest programs, bench"
 	@echo "make check-unit the unit and integration suites only (no QEMU, no guest)"
 	@echo "make check-avocado  the avocado-vt test provider (tests/avocado-vt) on TCG guests"
@@ -48,7 +49,7 @@ help:
 deps:
 	@scripts/deps.sh
 
-build: qemu backend driver rdma-core guest test-programs deb
+build: qemu backend driver rdma-core guest test-programs deb guest-image
 
 qemu:
 	@scripts/build-qemu.sh
@@ -78,6 +79,11 @@ rdma-core:
 # (scripts/build-deb.sh), into build/deb/.
 deb: rdma-core
 	@scripts/build-deb.sh
+
+# A Debian 13 guest disk image on its 6.12 kernel with those packages
+# (scripts/build-guest-image.sh), linked as build/guest-image.
+guest-image: deb
+	@scripts/build-guest-image.sh
 
 guest: driver rdma-core
 	@scripts/build-guest.sh
@@ -139,5 +145,5 @@ clean:
 	rm -rf build
 	$(MAKE) -s -C guest-driver clean KDIR=$(KDIR) || true
 
-.PHONY: all help deps build qemu backend driver rdma-core deb guest \
+.PHONY: all help deps build qemu backend driver rdma-core deb guest-image guest \
 	test-programs check check-unit check-avocado demo fuzz bench bench-migration bench-hostverbs clean

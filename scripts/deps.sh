@@ -22,6 +22,8 @@ fi
 # package's own service stays as the host has it).
 # debhelper dh-dkms dkms lintian fakeroot: make deb and tests/packaging/t-deb
 # (DKMS builds the guest driver in trees of the test's own).
+# mmdebstrap qemu-utils: make guest-image (a Debian 13 root from the archive,
+# made a qcow2 disk).
 pkgs="build-essential pkg-config ninja-build python3 python3-venv python3-pycotap
  flex bison zlib1g-dev libglib2.0-dev libpixman-1-dev libslirp-dev libcap-ng-dev
  libattr1-dev cmake libnl-3-dev libnl-route-3-dev libudev-dev libibverbs-dev
@@ -29,7 +31,7 @@ pkgs="build-essential pkg-config ninja-build python3 python3-venv python3-pycota
  seabios qemu-system-data ipxe-qemu perftest iproute2 tshark socat strace
  perl libclang-rt-14-dev clang linux-source-6.1 sparse nvme-cli nfs-kernel-server ucx-utils
  libvirt-clients libvirt-daemon libvirt-daemon-driver-qemu procps psmisc bsdextrautils netbase libgcc-s1
- frr debhelper dh-dkms dkms lintian fakeroot"
+ frr debhelper dh-dkms dkms lintian fakeroot mmdebstrap qemu-utils"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||

@@ -86,11 +86,16 @@ class Guest:
     ram_files  with ram_root: host files or directories put into the guest
                at the same paths at boot (default: ramroot.default_files(),
                the executables of build/plain/tests/vm/progs)
+    image      boot the Debian 13 image (build/guest-image, make
+               guest-image): its own 6.12 kernel and systemd, its disk as
+               /dev/vda in snapshot mode (nothing is written back), the
+               driver and provider from its packages; the host's files are
+               not visible (put_file copies one in)
     """
 
     def __init__(self, name, logdir=None, ip=None, mac=None, hostname=None,
                  netdev=_netdev.USER, extra_args=(), append="", memory=1024,
-                 smp=1, netns=None, ram_root=False, ram_files=None):
+                 smp=1, netns=None, ram_root=False, ram_files=None, image=False):
         global _count
         _count += 1
         self.name = name
@@ -110,6 +115,7 @@ class Guest:
         self.netns = netns
         self.ram_root = ram_root
         self.ram_files = ram_files
+        self.image = image
         self.kvm = os.environ.get("PVO_KVM") == "1"
         self.boot_seconds = None
         self.dir = None
@@ -133,6 +139,8 @@ class Guest:
                 "pvo.mac=" + self.mac]
         if self.ram_root:
             args.append("pvo.root=ram")
+        if self.image:
+            args.append("root=/dev/vda rw")
         if self.ips:
             args.append("pvo.ip=" + ",".join(self.ips))
         if self.append:
@@ -164,10 +172,15 @@ class Guest:
                "-nographic", "-nodefaults", "-no-user-config", "-no-reboot"]
         for d in paths.FIRMWARE_DIRS:
             cmd += ["-L", d]
-        cmd += ["-kernel", paths.KERNEL,
-                "-initrd", self.initrd if self.ram_root else paths.INITRAMFS,
-                "-append", self.kernel_cmdline()]
-        if not self.ram_root:
+        if self.image:
+            cmd += ["-kernel", paths.IMAGE_KERNEL, "-initrd", paths.IMAGE_INITRD,
+                    "-append", self.kernel_cmdline(),
+                    "-drive", "file=%s,if=virtio,format=qcow2,snapshot=on" % paths.IMAGE_DISK]
+        else:
+            cmd += ["-kernel", paths.KERNEL,
+                    "-initrd", self.initrd if self.ram_root else paths.INITRAMFS,
+                    "-append", self.kernel_cmdline()]
+        if not self.ram_root and not self.image:
             cmd += ["-fsdev", "local,id=hostroot,path=/,security_model=none,readonly=on,"
                     "multidevs=remap",
                     "-device", "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot",
@@ -197,7 +210,7 @@ class Guest:
 
     def start(self, timeout=30):
         """Start QEMU and attach the console (does not wait for the boot)."""
-        missing = paths.missing_guest_files(self.ram_root)
+        missing = paths.missing_guest_files(self.ram_root, self.image)
         if missing:
             raise GuestError("%s: cannot start, missing: %s" % (self.name, "; ".join(missing)))
         self.dir = paths.private_dir(self.name)

@@ -19,6 +19,12 @@ LAYER = os.path.join(GUEST_DIR, "layer")
 RAMROOT = os.path.join(GUEST_DIR, "ramroot.cpio.zst")
 RAMROOT_MANIFEST = os.path.join(GUEST_DIR, "ramroot.manifest")
 RDMA_STAGE = os.path.join(BUILD, "rdma-core-stage")
+# The Debian 13 guest (Guest(image=True), scripts/build-guest-image.sh):
+# its disk, kernel and initramfs.
+GUEST_IMAGE = os.path.join(BUILD, "guest-image")
+IMAGE_DISK = os.path.join(GUEST_IMAGE, "trixie.qcow2")
+IMAGE_KERNEL = os.path.join(GUEST_IMAGE, "vmlinuz")
+IMAGE_INITRD = os.path.join(GUEST_IMAGE, "initrd.img")
 QEMU = os.environ.get("PVO_QEMU",
                       os.path.join(BUILD, "qemu", "qemu-system-x86_64"))
 FIRMWARE_DIRS = ("/usr/share/seabios", "/usr/share/qemu")
@@ -51,12 +57,16 @@ def remove_private_dir(path):
     shutil.rmtree(path, ignore_errors=True)
 
 
-def missing_guest_files(ram_root=False):
+def missing_guest_files(ram_root=False, image=False):
     """Names of the build outputs a guest needs that do not exist, with the
-    command that builds each (ram_root: those of a ram-root guest)."""
+    command that builds each (ram_root: those of a ram-root guest; image:
+    those of the Debian 13 image's)."""
     missing = []
     if not os.access(QEMU, os.X_OK):
         missing.append("%s (build QEMU: make qemu)" % QEMU)
+    if image:
+        return missing + ["%s (make guest-image)" % p for p in
+                          (IMAGE_DISK, IMAGE_KERNEL, IMAGE_INITRD) if not os.path.exists(p)]
     for path in (KERNEL, RAMROOT, RAMROOT_MANIFEST) if ram_root else (KERNEL, INITRAMFS, LAYER):
         if not os.path.exists(path):
             missing.append("%s (run scripts/build-guest.sh)" % path)

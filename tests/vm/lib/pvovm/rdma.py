@@ -65,15 +65,16 @@ def prog(name):
     return os.path.join(PROGS, name)
 
 
-def missing(kind, programs=(), ram_root=False):
-    """Build outputs this test needs that do not exist."""
-    out = paths.missing_guest_files(ram_root)
+def missing(kind, programs=(), ram_root=False, image=False):
+    """Build outputs this test needs that do not exist (image: guests of
+    the Debian 13 image, whose driver is its package's)."""
+    out = paths.missing_guest_files(ram_root, image)
     if kind == "pvo":
         why = backend.missing()
         if why:
             out.append(why)
         ko = os.path.join(paths.REPO, "guest-driver", "pvrdma_overlay.ko")
-        if not os.path.exists(ko):
+        if not image and not os.path.exists(ko):
             out.append("%s (make driver guest)" % ko)
     for p in programs:
         if not os.access(prog(p), os.X_OK):
@@ -103,8 +104,10 @@ class Node:
     socket} of every back-end that serves it)."""
 
     def __init__(self, name, ip, tenant="blue", quotas=None, memory=1024, host=None,
-                 ram_root=False, also_on=(), smp=1):
+                 ram_root=False, also_on=(), smp=1, image=False):
         self.name = name
+        # boot the Debian 13 image (Guest(image=True))
+        self.image = image
         self.smp = smp  # vCPUs
         self.also_on = [h for h in also_on if h != host]
         # boot the ram root (migratable: Guest(ram_root=True))
@@ -300,7 +303,7 @@ class RdmaGuests:
                 n.guest = Guest(n.name, logdir=self.logdir,
                                 ip="%s/%d" % (n.ip, self.subnet_bits), mac=n.mac, netdev=net,
                                 extra_args=extra, memory=n.memory, ram_root=n.ram_root,
-                                smp=n.smp)
+                                smp=n.smp, image=n.image)
             n.guest.start()
         for n in self.nodes:
             n.guest.wait_boot()
