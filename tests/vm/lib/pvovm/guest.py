@@ -87,8 +87,9 @@ class Guest:
                at the same paths at boot (default: ramroot.default_files(),
                the executables of build/plain/tests/vm/progs)
     image      boot the Debian 13 image (build/guest-image, make
-               guest-image): its own 6.12 kernel and systemd, its disk as
-               /dev/vda in snapshot mode (nothing is written back), the
+               guest-image): its own 6.12 kernel and systemd, as /dev/vda
+               a qcow2 of its own over the image (the image is never
+               written; a migration's destination opens the same file), the
                driver and provider from its packages; the host's files are
                not visible (put_file copies one in)
     """
@@ -126,6 +127,7 @@ class Guest:
         self.qemu_logs = [self.qemu_log]
         self.migrations = 0
         self.initrd = None
+        self.disk = None  # image: the guest's qcow2 over the image
         self._image_dir = None
         self._migration = None
         self._qmp = None
@@ -175,7 +177,7 @@ class Guest:
         if self.image:
             cmd += ["-kernel", paths.IMAGE_KERNEL, "-initrd", paths.IMAGE_INITRD,
                     "-append", self.kernel_cmdline(),
-                    "-drive", "file=%s,if=virtio,format=qcow2,snapshot=on" % paths.IMAGE_DISK]
+                    "-drive", "file=%s,if=virtio,format=qcow2,cache=unsafe" % self.disk]
         else:
             cmd += ["-kernel", paths.KERNEL,
                     "-initrd", self.initrd if self.ram_root else paths.INITRAMFS,
@@ -227,6 +229,19 @@ class Guest:
                 paths.remove_private_dir(self.dir)
                 self._image_dir = self.dir = None
                 raise GuestError("%s: cannot make the ram root's initrd: %s" % (self.name, err))
+        if self.image:
+            # its own directory: it outlives self.dir when the guest migrates
+            self._image_dir = paths.private_dir(self.name + "-disk")
+            self.disk = os.path.join(self._image_dir, "disk.qcow2")
+            made = subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2",
+                                   "-b", os.path.realpath(paths.IMAGE_DISK), self.disk],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if made.returncode != 0:
+                paths.remove_private_dir(self._image_dir)
+                paths.remove_private_dir(self.dir)
+                self._image_dir = self.dir = None
+                raise GuestError("%s: cannot make its disk over %s: %s"
+                                 % (self.name, paths.IMAGE_DISK, made.stdout.strip()))
         self.console = Console(self.console_sock, self.console_log)
         cmd = self.qemu_command()
         self._started = time.monotonic()
