@@ -116,7 +116,7 @@ check-unit: backend
 # The avocado-vt provider, and that it fails on a broken device (both are
 # also in make check's vm suite).
 check-avocado: deps build
-	@scripts/run-tests.sh $(SAN) vm "tests/avocado-vt/t-avocado tests/avocado-vt/t-broken-device" \
+	@scripts/run-tests.sh $(SAN) vm "tests/avocado-vt/t-avocado tests/avocado-vt/t-avocado-image tests/avocado-vt/t-broken-device" \
 		$(MESON_TEST_FLAGS)
 
 demo: deps build

@@ -4,8 +4,10 @@
 # mmdebstrap: rdma-core, perftest, rdmacm-utils and nvme-cli from Debian,
 # and this tree's guest packages (make deb) installed with apt inside it:
 # pvrdma-overlay-dkms, which DKMS builds there for the image's kernel, and
-# pvrdma-overlay-provider. The test harness's agent (guest-image/agent)
-# runs on ttyS0 as a systemd service; nothing else of the project is in it.
+# pvrdma-overlay-provider. ttyS0 has a login prompt (root, password
+# "pvo": a test image), or, with pvo.agent on the kernel command line, the
+# test harness's agent (guest-image/agent) as a systemd service; nothing
+# else of the project is in it.
 #
 # Results, in $PVO_CACHE/guest-image-<key> (key: every input: the package
 # list, the two .debs, the agent and its unit, this script), linked from
@@ -25,7 +27,7 @@ cd "$root"
 suite=trixie
 mirror=http://deb.debian.org/debian
 pkgs="linux-image-amd64 linux-headers-amd64 dkms systemd-sysv udev kmod
- iproute2 procps hostname bash ca-certificates rdma-core ibverbs-utils
+ iproute2 procps hostname bash login ca-certificates rdma-core ibverbs-utils
  ibverbs-providers rdmacm-utils perftest nvme-cli"
 dkms_deb=$(ls build/deb/pvrdma-overlay-dkms_*_all.deb 2>/dev/null | head -1)
 provider_deb=$(ls build/deb/pvrdma-overlay-provider_*_amd64.deb 2>/dev/null | head -1)
@@ -39,7 +41,7 @@ for tool in mmdebstrap mke2fs qemu-img; do
 done
 
 key=$( (echo "$suite $mirror $pkgs"; sha256sum "$0" guest-image/agent \
-	guest-image/pvo-agent.service; sha256sum <"$dkms_deb"; sha256sum <"$provider_deb") |
+	guest-image/pvo-agent.service guest-image/serial-getty-no-agent.conf; sha256sum <"$dkms_deb"; sha256sum <"$provider_deb") |
 	sha256sum | cut -c1-16)
 out="$PVO_CACHE/guest-image-$key"
 if [ -f "$out/trixie.qcow2" ]; then
@@ -70,7 +72,9 @@ if ! mmdebstrap --variant=apt --include="$(echo $pkgs | tr ' ' ,)" \
 	--customize-hook='chmod 0755 "$1/usr/local/sbin/pvo-agent"' \
 	--customize-hook="upload guest-image/pvo-agent.service /etc/systemd/system/pvo-agent.service" \
 	--customize-hook='chroot "$1" systemctl enable pvo-agent.service' \
-	--customize-hook='chroot "$1" systemctl mask serial-getty@ttyS0.service' \
+	--customize-hook='mkdir -p "$1/etc/systemd/system/serial-getty@ttyS0.service.d"' \
+	--customize-hook="upload guest-image/serial-getty-no-agent.conf /etc/systemd/system/serial-getty@ttyS0.service.d/no-agent.conf" \
+	--customize-hook='echo root:pvo | chroot "$1" chpasswd' \
 	--customize-hook='echo "/dev/vda / ext4 defaults 0 1" >"$1/etc/fstab"' \
 	--customize-hook='echo pvo-guest >"$1/etc/hostname"' \
 	--customize-hook='chroot "$1" dpkg-query -W >"$1/root/manifest"' \

@@ -57,6 +57,11 @@ class Node:
                 timeout=timeout, internal_timeout=attempt, recreate_serial_console=recreate)
         else:
             self.session = self.vm.wait_for_login(timeout=timeout)
+        # no line editing: readline redraws a long command line at the
+        # terminal's width and wraps it in bracketed-paste escapes (bash
+        # 5.2's default, e.g. Debian 13), an echo the session could not
+        # tell from the output; off first (its own output is dropped)
+        self.session.cmd_output("set +o emacs; set +o vi")
         # no job-control notices, no pager
         self.session.cmd("set +m; export PAGER=cat SYSTEMD_PAGER=cat")
         return self

@@ -142,7 +142,8 @@ class Guest:
         if self.ram_root:
             args.append("pvo.root=ram")
         if self.image:
-            args.append("root=/dev/vda rw")
+            # pvo.agent: the image runs the agent on ttyS0, not its login
+            args.append("root=/dev/vda rw pvo.agent")
         if self.ips:
             args.append("pvo.ip=" + ",".join(self.ips))
         if self.append:
