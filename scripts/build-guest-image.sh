@@ -52,7 +52,8 @@ tmp=$(mktemp -d "$PVO_CACHE/guest-image-tmp.XXXXXX")
 # mmdebstrap can leave the chroot's devpts mounted (busy when it ends):
 # unmount what is left under tmp, and never descend into a mount
 cleanup() {
-	findmnt -rn -o TARGET | grep "^$tmp/" | sort -r | xargs -r umount -l
+	left=$(findmnt -rn -o TARGET | grep -F "$tmp/" | sort -r || true)
+	[ -z "$left" ] || echo "$left" | xargs umount -l || true
 	rm -rf --one-file-system "$tmp"
 }
 trap cleanup EXIT

@@ -455,20 +455,17 @@ static int set_status(struct vu_frontend *fe, uint64_t bits)
 			return ret;
 		bits |= cur | VU_STATUS_ACKNOWLEDGE | VU_STATUS_DRIVER;
 	}
-	return vu_request(fe, VU_SET_STATUS, &bits, sizeof(bits), NULL, 0,
-			  true, NULL, 0, NULL);
+	return vu_request(fe, VU_SET_STATUS, &bits, sizeof(bits), NULL, 0, true,
+			  NULL, 0, NULL);
 }
 
 int vu_frontend_negotiate(struct vu_frontend *fe)
 {
-	const uint64_t wanted = (1ull << VU_PROTOCOL_F_MQ) |
-				(1ull << VU_PROTOCOL_F_LOG_SHMFD) |
-				(1ull << VU_PROTOCOL_F_REPLY_ACK) |
-				(1ull << VU_PROTOCOL_F_CONFIG) |
-				(1ull << VU_PROTOCOL_F_DEVICE_STATE) |
-				(fe->opt.set_status
-				     ? 1ull << VU_PROTOCOL_F_STATUS
-				     : 0);
+	const uint64_t wanted =
+	    (1ull << VU_PROTOCOL_F_MQ) | (1ull << VU_PROTOCOL_F_LOG_SHMFD) |
+	    (1ull << VU_PROTOCOL_F_REPLY_ACK) | (1ull << VU_PROTOCOL_F_CONFIG) |
+	    (1ull << VU_PROTOCOL_F_DEVICE_STATE) |
+	    (fe->opt.set_status ? 1ull << VU_PROTOCOL_F_STATUS : 0);
 	uint64_t num;
 	int ret;
 
