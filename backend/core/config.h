@@ -97,8 +97,8 @@ struct pvo_daemon_config {
 	uint8_t dscp;
 	bool no_udp_gso;		/* udp-gso = no */
 	char mgmt_socket[108];
-	/* socket-group: the group given the VMs' sockets and their
-	 * directory (0: none, sockets keep the daemon's umask) */
+	/* socket-group: the group given the VMs' sockets and socket-dir
+	 * ("": none, sockets keep the daemon's umask) */
 	char socket_group[33];
 	gid_t socket_gid;
 	uint32_t busy_poll_us;		/* 0: wait for doorbells only */
