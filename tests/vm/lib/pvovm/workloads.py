@@ -229,6 +229,18 @@ class IntegrityResult:
         return self.pair.ok and self.summary is not None and self.failures == 0
 
 
+def integrity_job(rg, server, client, port, seconds, prefix="integrity"):
+    """pvo-integrity from client to server for seconds, started in the
+    background (rg.start_pair; rg.finish_pair collects it), e.g. across a
+    migration: the job named PREFIX-CLIENT-SERVER."""
+    return rg.start_pair(
+        server, "%s -d %s -g %d -p %d" % (INTEGRITY_PROG, server.ibdev, server.gid_index, port),
+        client, "%s -d %s -g %d -p %d -n 1 -m %d %s" % (INTEGRITY_PROG, client.ibdev,
+                                                       client.gid_index, port, seconds,
+                                                       server.ip),
+        "%s-%s-%s" % (prefix, client.name, server.name), timeout=400, ready=rdma.tcp(port))
+
+
 def integrity(rg, server, client, port, label, rounds=1, client_args="", server_args="",
               timeout=300, per_op=True):
     """pvo-integrity (RC; every byte and the guards checked) from client to
