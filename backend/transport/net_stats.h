@@ -27,6 +27,8 @@ enum pvo_drop {
 	PVO_DROP_THREAD_BUSY,	/* the serving thread's inbox was full */
 	PVO_DROP_READ_BUSY,	/* a request behind READ responses still
 				 * going out (sent again by its requester) */
+	PVO_DROP_LOCAL_SRC,	/* a peer claiming the address of a VM
+				 * that runs here */
 	PVO_DROP_COUNT
 };
 

@@ -9,7 +9,8 @@
  * elsewhere leaves the mapping table as it was. A VTEP speaks only for
  * the tenants it serves: a peer that sends for tenant red, whose [tenant]
  * peers do not name it, is dropped (foreign_vtep), data or announcement,
- * with nothing learned. Red's announcements need red's own key.
+ * with nothing learned. Red's announcements need red's own key. No peer
+ * speaks for a VM that runs here (local_src), data or announcement.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -17,69 +18,20 @@
 #include <time.h>
 
 #include "announce.h"
-#include "encap.h"
-#include "roce.h"
 #include "t-datapath.h"
+#include "wire_forge.h"
 
 #define STRANGER "127.0.0.9" /* no VTEP of this test */
-#define MISSING_QPN 0xfffff0
 
 /* The VM a datagram goes to: VM a (blue) unless said otherwise. */
-static struct {
-	uint32_t vni;
-	const char *ip;
-	uint8_t mac[6];
-} dst = {100, "10.0.0.1", {0x52, 0x54, 0, 0, 0, 0x0a}};
+static struct wire_dst dst = {100, "10.0.0.1", {0x52, 0x54, 0, 0, 0, 0x0a}};
 
-/* An RC SEND Only from (sip, smac) to dst, to a QPN it does not have. */
-static size_t craft(uint8_t *buf, const char *sip, const uint8_t *smac)
-{
-	struct pvo_inner in = {.vni = dst.vni, .ttl = 64, .sport = 0xc0de};
-	struct pvo_roce_hdr h = { 0 };
-	size_t hl;
-
-	memcpy(in.dmac, dst.mac, 6);
-	memcpy(in.smac, smac, 6);
-	in.sip = inet_addr(sip);
-	in.dip = inet_addr(dst.ip);
-	h.opcode = PVO_OPC_SEND_ONLY;
-	h.pkey = PVO_ROCE_PKEY_DEFAULT;
-	h.dqpn = MISSING_QPN;
-	h.psn = 0x42;
-	h.payload_len = 16;
-	hl = pvo_roce_encode(buf + PVO_ENCAP_LEN, &h);
-	memset(buf + PVO_ENCAP_LEN + hl, 0x5a, 16);
-	return pvo_encap_seal(buf, &in, hl + 16);
-}
-
-/* Sends n crafted datagrams from address from (any port) to host 1. */
+/* Sends n forged datagrams from address from to host 1 (wire_forge.h). */
 static bool inject(const char *from, const char *sip0, unsigned int n,
 		   const uint8_t *smac)
 {
-	struct sockaddr_in la = { .sin_family = AF_INET };
-	struct sockaddr_in to = { .sin_family = AF_INET };
-	uint8_t buf[256];
-	unsigned int i;
-	bool ok;
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-
-	la.sin_addr.s_addr = inet_addr(from);
-	to.sin_addr.s_addr = inet_addr("127.0.0.1");
-	to.sin_port = htons(overlay_port);
-	ok = fd >= 0 && !bind(fd, (struct sockaddr *)&la, sizeof(la));
-	for (i = 0; ok && i < n; i++) {
-		struct in_addr sip = { inet_addr(sip0) };
-		size_t len;
-
-		/* sip0, sip0 + 1, ...: each datagram another sender */
-		sip.s_addr = htonl(ntohl(sip.s_addr) + i);
-		len = craft(buf, inet_ntoa(sip), smac);
-		ok = sendto(fd, buf, len, 0, (struct sockaddr *)&to,
-			    sizeof(to)) == (ssize_t)len;
-	}
-	if (fd >= 0)
-		close(fd);
-	return ok;
+	return wire_inject(from, "127.0.0.1", overlay_port, &dst, sip0, n,
+			   smac);
 }
 
 /* A counter of a VM on host 1 (show's "vm name=..." line). */
@@ -288,6 +240,42 @@ static void test_speaks_for(const char *vtep_b)
 	       vtep_b, fd0, v);
 }
 
+/*
+ * No peer speaks for a VM served here: b's VTEP, a peer of blue, sending
+ * as VM a (10.0.0.1, running on host 1) to a, and announcing a behind
+ * itself with blue's key. Both are dropped as local_src and map nothing.
+ */
+static void test_local_src(const char *vtep_b)
+{
+	static const uint8_t mac_a[6] = {0x52, 0x54, 0, 0, 0, 0x0a};
+	unsigned long long ls0, uq0, v, d0;
+	uint8_t key[128];
+	char line[512];
+	size_t keylen = read_key(migration_key, key, sizeof(key));
+	bool sent;
+
+	ls0 = vm_a(" drop_local_src=");
+	uq0 = vm_a(" drop_unknown_qp=");
+	inject(vtep_b, "10.0.0.1", 1, mac_a);
+	v = wait_for(" drop_local_src=", ls0 + 1);
+	tap_ok(v == ls0 + 1 && vm_a(" drop_unknown_qp=") == uq0 &&
+		   !map_line("10.0.0.1", line, sizeof(line)),
+	       "ingress: the peer VTEP %s sending as VM a, which runs on "
+	       "host 1, is dropped as drop_local_src (%llu -> %llu) before "
+	       "any QP, and not learned",
+	       vtep_b, ls0, v);
+
+	d0 = daemon_drops("local_src");
+	sent = announce(100, "10.0.0.1", vtep_b, key, keylen);
+	v = wait_drops("local_src", d0);
+	tap_ok(keylen && sent && v == d0 + 1 &&
+		   !map_line("10.0.0.1", line, sizeof(line)),
+	       "ingress: an announcement with blue's key moving VM a, which "
+	       "runs on host 1, behind %s is dropped as drop_local_src "
+	       "(%llu -> %llu), the map unchanged",
+	       vtep_b, d0, v);
+}
+
 static unsigned int map_size(void)
 {
 	static char buf[65536];
@@ -376,6 +364,7 @@ void test_overlay_ingress(void)
 	       "%u entries as before plus the one learned",
 	       STRANGER, v, map_size());
 	test_speaks_for(vtep_b);
+	test_local_src(vtep_b);
 	test_tenant_keys();
 	tap_ok(backend_running(&bp), "ingress: host 1's back-end still runs");
 }

@@ -118,6 +118,24 @@ static void send_all(struct pvo_vm *vm)
 	g_array_free(t, TRUE);
 }
 
+/* A VM that runs here again is nobody else's: the entries peers made for
+ * it while it was away (learned, or announced) go, once its announcements
+ * have gone to the VTEPs they name (targets()). */
+static void forget_elsewhere(const struct pvo_vm *vm)
+{
+	const struct pvo_vm_config *vc = vm->cfg;
+	uint32_t ip;
+	int k;
+
+	for (k = 0; k < vc->num_ips; k++) {
+		if (!IN6_IS_ADDR_V4MAPPED(&vc->ips[k]))
+			continue;
+		memcpy(&ip, &vc->ips[k].s6_addr[12], 4);
+		pvo_map_del_origin(vc->tenant->vni, ip, PVO_MAP_LEARNED);
+		pvo_map_del_origin(vc->tenant->vni, ip, PVO_MAP_MOVED);
+	}
+}
+
 static void repeat(void *opaque)
 {
 	struct pvo_vm *vm = opaque;
@@ -134,6 +152,8 @@ static void repeat(void *opaque)
 		pvo_timer_arm(
 		    &vm->announce,
 		    repeat_usec[G_N_ELEMENTS(repeat_usec) - vm->announce_left]);
+	else
+		forget_elsewhere(vm);
 }
 
 void pvo_overlay_announce(struct pvo_vm *vm)
@@ -152,6 +172,7 @@ void pvo_overlay_announce(struct pvo_vm *vm)
 			 "where: set [tenant] or [daemon] migration-key to "
 			 "announce it, or update the peers' mappings with "
 			 "pvo-ctl");
+		forget_elsewhere(vm);
 		return;
 	}
 	if (!vm->announce.fn)
@@ -247,7 +268,7 @@ enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
 	inet_ntop(AF_INET, &a.ip, ip, sizeof(ip));
 	inet_ntop(AF_INET, &a.vtep, vtep, sizeof(vtep));
 	if (!pvo_overlay_vm_elsewhere(a.vni, a.ip, a.vtep, "announced"))
-		return PVO_DROP_STALE_ANNOUNCE;
+		return PVO_DROP_LOCAL_SRC;
 	e.vni = a.vni;
 	e.ip = a.ip;
 	e.vtep = a.vtep;

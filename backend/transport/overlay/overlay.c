@@ -115,6 +115,7 @@ const char *pvo_drop_name(enum pvo_drop d)
 		[PVO_DROP_UNKNOWN_SRC] = "unknown_src",
 		[PVO_DROP_FOREIGN_VTEP] = "foreign_vtep",
 		[PVO_DROP_THREAD_BUSY] = "thread_busy",
+		[PVO_DROP_LOCAL_SRC] = "local_src",
 	};
 
 	return d < PVO_DROP_COUNT ? names[d] : "?";
@@ -643,12 +644,15 @@ static uint64_t now_us(void *opaque)
 }
 
 /* Whether the sender of a checked packet may be behind the VTEP it came
- * from (docs/overlay.md, step 5); learns it where allowed. */
+ * from (docs/overlay.md, step 5); learns it where allowed. No peer speaks
+ * for a VM that this back-end serves: while it runs here (or stands
+ * frozen here, until its move is known), its address is nobody else's. */
 static enum pvo_drop ingress(struct overlay *ov, const struct pvo_tenant *t,
 			     const struct pvo_inner *in,
 			     const struct sockaddr_in *from)
 {
 	struct ingress_ctx c = { ov, t, PVO_DROP_COUNT };
+	uint8_t sgid[16];
 	const struct pvo_map_rules rules = {
 		.may_learn = may_learn,
 		.now_us = now_us,
@@ -663,6 +667,9 @@ static enum pvo_drop ingress(struct overlay *ov, const struct pvo_tenant *t,
 	};
 	enum pvo_map_verdict v;
 
+	pvo_gid_from_ipv4(in->sip, sgid);
+	if (pvo_served_by_gid(in->vni, sgid))
+		return PVO_DROP_LOCAL_SRC;
 	memcpy(seen.mac, in->smac, 6);
 	v = pvo_map_ingress(&seen, &rules);
 	if (v == PVO_MAP_OK)
