@@ -73,11 +73,8 @@ TARGET_RATIO = 0.2
 # pauses that end this long after the migration completed still count
 # (the destination's first moments)
 AFTER_SWITCH = 1.0
-# QEMU's downtime checkpoints, timestamped (wall clock) in each QEMU's log:
-# the source stops the VM at src-downtime-start, the destination runs it
-# from dst-precopy-bh-vm-started
-QEMU_TRACE = ["-msg", "timestamp=on", "-trace", "vmstate_downtime_checkpoint"]
-CHECKPOINT = re.compile(r"^\d+@([\d.]+):vmstate_downtime_checkpoint (\S+)\s*$", re.M)
+# QEMU's downtime checkpoints in each QEMU's log (migration.checkpoint)
+QEMU_TRACE = migration.DOWNTIME_TRACE
 
 
 def say(msg):
@@ -163,17 +160,6 @@ def clock_offset(node):
     return float(out.split()[0]) - (t1 + t2) / 2, (t2 - t1) / 2 + 0.005
 
 
-def checkpoint(log, name):
-    """The wall-clock time of QEMU's last downtime checkpoint name in log,
-    on the host's monotonic clock; None if there is none."""
-    try:
-        with open(log, errors="replace") as f:
-            times = [float(t) for t, n in CHECKPOINT.findall(f.read()) if n == name]
-    except OSError:
-        return None
-    return times[-1] - (time.time() - time.monotonic()) if times else None
-
-
 def commands(writer, target, seconds, area):
     server = "%s -d %s -g %d -p %d" % (PROG, target.ibdev, target.gid_index, PORT)
     client = "%s -d %s -g %d -p %d -D %d -s %d -w %d -a %d %s" % (
@@ -226,8 +212,8 @@ def migrate_under_writes(rg, mover, area, args, settings, what):
     try:
         m = mover.guest.start_migration(progress=progress, **(settings[1] if settings else {}))
         run.stats = m.wait(timeout=args.converge_s)
-        stopped = checkpoint(source_log, "src-downtime-start")
-        started = checkpoint(mover.guest.qemu_log, "dst-precopy-bh-vm-started")
+        stopped = migration.checkpoint(source_log, "src-downtime-start")
+        started = migration.checkpoint(mover.guest.qemu_log, "dst-precopy-bh-vm-started")
         if stopped and started and run.t_migrate < stopped < started:
             run.vm_stop = (stopped, started)
     except MigrationError as e:

@@ -45,6 +45,7 @@ source QEMU, running, and raises MigrationError with QEMU's error text.
 """
 
 import os
+import re
 import threading
 import time
 
@@ -67,6 +68,25 @@ class MigrationError(GuestError):
         super().__init__(msg)
         self.stats = stats
         self.qemu_log = qemu_log
+
+
+# QEMU's downtime checkpoints, timestamped (wall clock) in a QEMU's log
+# when it runs with these arguments: the source stops the VM at
+# src-downtime-start, the destination runs it from
+# dst-precopy-bh-vm-started (checkpoint())
+DOWNTIME_TRACE = ["-msg", "timestamp=on", "-trace", "vmstate_downtime_checkpoint"]
+_CHECKPOINT = re.compile(r"^\d+@([\d.]+):vmstate_downtime_checkpoint (\S+)\s*$", re.M)
+
+
+def checkpoint(log, name):
+    """The time of QEMU's last downtime checkpoint name in log, on the
+    host's monotonic clock; None if there is none."""
+    try:
+        with open(log, errors="replace") as f:
+            times = [float(t) for t, n in _CHECKPOINT.findall(f.read()) if n == name]
+    except OSError:
+        return None
+    return times[-1] - (time.time() - time.monotonic()) if times else None
 
 
 def _mib(n):

@@ -12,6 +12,8 @@ report through `pvo-ctl show` (docs/overlay.md).
 """
 
 import os
+import threading
+import time
 
 from . import backend, hosts, rdma, tap
 
@@ -151,3 +153,52 @@ def save_impairment_stats(rg, name="impairment"):
             f.write(text)
         texts.append(text)
     return texts
+
+
+class MapWatch:
+    """Polls a back-end's map in a thread until (vni, ip) maps to vtep
+    ("A.B.C.D:port"), e.g. while a VM migrates; .at is then the time (host
+    monotonic clock, as migration.checkpoint()) of the first sample that
+    showed it, within the interval plus one `pvo-ctl show` (.resolution,
+    the longest sample).
+
+        w = MapWatch(be, 100, "10.0.57.1", "10.1.2.3:4790").start()
+        ...                      # migrate
+        at = w.wait(timeout=30)  # None if it never did
+    """
+
+    def __init__(self, be, vni, ip, vtep, interval=0.02):
+        self.be, self.vni, self.ip, self.vtep = be, vni, ip, vtep
+        self.interval = interval
+        self.at = None
+        self.resolution = 0.0
+        self.last = None
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self):
+        self._thread = threading.Thread(target=self._run, daemon=True, name="map-watch")
+        self._thread.start()
+        return self
+
+    def _run(self):
+        while not self._stop.is_set():
+            t0 = time.monotonic()
+            try:
+                recs = self.be.show()
+            except Exception:  # noqa: B902 - CtlError, OSError: sampled again
+                recs = None
+            t1 = time.monotonic()
+            self.resolution = max(self.resolution, t1 - t0 + self.interval)
+            for m in (recs or {}).get("map", []):
+                if m.get("vni") == self.vni and m.get("ip") == self.ip:
+                    self.last = m
+                    if m.get("vtep") == self.vtep:
+                        self.at = t0
+                        return
+            self._stop.wait(self.interval)
+
+    def wait(self, timeout):
+        self._thread.join(timeout)
+        self._stop.set()
+        return self.at

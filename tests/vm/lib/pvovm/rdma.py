@@ -45,7 +45,7 @@ are functions of the host index.
 import os
 import re
 
-from . import backend, devices, hosts, netdev, paths, tap
+from . import backend, devices, evpn, hosts, netdev, paths, tap
 from .guest import Guest, timeout_scale
 
 KINDS = ("pvo", "rxe")
@@ -172,8 +172,15 @@ class RdmaGuests:
 
     def __init__(self, nodes, kind=None, subnet_bits=24, vni_base=100,
                  daemon_options=None, reconnect_ms=None, shared_host=False,
-                 guest_factory=None, qemu_args=()):
+                 guest_factory=None, qemu_args=(), evpn_fabric=False):
         self.nodes = list(nodes)
+        # pvo on several hosts with the map from EVPN (evpn.py): FRR on
+        # every host, each tenant on control-plane = evpn without [remote]
+        # sections, every guest's NIC a tap on its host's tenant bridge
+        # (QEMU runs in the host's namespace): the guests' Ethernet is the
+        # fabric's VXLAN, their RDMA the back-ends' (on another port)
+        self.evpn_fabric = evpn_fabric
+        self.fabric = None
         # a function (rg, node) -> an unstarted guest in place of Guest,
         # e.g. a libvirt.LibvirtGuest; with pvo, node.sock is set by then
         self.guest_factory = guest_factory
@@ -242,8 +249,13 @@ class RdmaGuests:
                     value = value(host)
                 if value is not None:
                     text += "%s = %s\n" % (key, value)
+            if self.evpn_fabric:
+                text += "vxlan-port = %d\n" % evpn.BACKEND_VXLAN_PORT
         for i, t in enumerate(self.tenants()):
             text += "\n[tenant %s]\nvni = %d\nmtu = 1500\n" % (t, self.vni_base + i)
+            if self.evpn_fabric:
+                text += ("control-plane = evpn\nevpn-netdev = vxlan%d\nevpn-svi = br%d\n"
+                         % (self.vni_base + i, self.vni_base + i))
         for n in self.nodes:
             if not n.served_on(host):
                 continue
@@ -251,7 +263,7 @@ class RdmaGuests:
                 n.name, n.tenant, n.mac, n.ip, n.sock_on(host))
             for key, value in n.quotas.items():
                 text += "%s = %s\n" % (key, value)
-        if host is not None:
+        if host is not None and not self.evpn_fabric:
             # a [remote] behind its home host on every other host, also
             # where it is a [vm] too (for while it runs elsewhere)
             for n in self.nodes:
@@ -259,6 +271,11 @@ class RdmaGuests:
                     text += "\n[remote %s]\ntenant = %s\nmac = %s\nips = %s\nvtep = %s\n" % (
                         n.name, n.tenant, n.mac, n.ip, self.hosts.vtep(n.host))
         return text
+
+    def _subnet_of(self, vni):
+        """The /24 ("10.0.53") of the first guest of the tenant of vni."""
+        n = next(n for n in self.nodes if self.vni(n.tenant) == vni)
+        return n.ip.rsplit(".", 1)[0]
 
     def mgmt_socket(self, host):
         return os.path.join(self.work, "host%d.mgmt" % host)
@@ -269,7 +286,9 @@ class RdmaGuests:
 
     def start(self):
         self.work = paths.private_dir(paths.test_name())
-        if len(self.nodes) == 2:
+        if self.evpn_fabric:
+            nets = [None] * len(self.nodes)  # taps, below
+        elif len(self.nodes) == 2:
             nets = netdev.dgram_pair(self.work)
         else:
             self.hub = netdev.Hub(self.work, len(self.nodes))
@@ -283,6 +302,12 @@ class RdmaGuests:
         if self.overlay:
             self.hosts = hosts.Hosts(self.host_count, self.logdir,
                                      shared=self.shared_host).start()
+            if self.evpn_fabric:
+                self.fabric = evpn.Fabric(
+                    self.hosts, [self.vni(t) for t in self.tenants()], self.logdir,
+                    svi_net=lambda vni: self._subnet_of(vni)).start()
+                nets = [self.fabric.plug(n.host, self.vni(n.tenant), n.name)
+                        for n in self.nodes]
             for h in range(self.host_count):
                 self.backends.append(backend.Backend(
                     self.backend_config(h), self.logdir, self.work,
@@ -303,7 +328,8 @@ class RdmaGuests:
                 n.guest = Guest(n.name, logdir=self.logdir,
                                 ip="%s/%d" % (n.ip, self.subnet_bits), mac=n.mac, netdev=net,
                                 extra_args=extra, memory=n.memory, ram_root=n.ram_root,
-                                smp=n.smp, image=n.image)
+                                smp=n.smp, image=n.image,
+                                netns=self.hosts.name(n.host) if self.evpn_fabric else None)
             n.guest.start()
         for n in self.nodes:
             n.guest.wait_boot()
@@ -398,6 +424,9 @@ class RdmaGuests:
             be.tap_checks(status)
         self.backends = []
         self.backend = None
+        if self.fabric is not None:
+            self.fabric.stop()
+            self.fabric = None
         if self.hosts is not None:
             self.hosts.close()
             self.hosts = None
