@@ -31,7 +31,8 @@ help:
 	@echo "                T=tests/vm/t-perftest runs one test, SUITE=unit|integration|packaging|vm|fuzz one suite"
 	@echo "make demo       start a back-end and two TCG guests: the device from inside, perftest table"
 	@echo "make bench      native data-path benchmarks (ratios against memcpy and UDP, same run)"
-	@echo "make bench-migration  RDMA blackout against QEMU's downtime, guests migrating (about 3 min)"
+	@echo "make bench-migration  RDMA blackout against QEMU's downtime, guests migrating; how soon"
+	@echo "                peers follow a move, EVPN against announcements (about 6 min)"
 	@echo "make bench-hostverbs  host verbs against the overlay and plain rxe, two guests (about 10 min)"
 	@echo "make fuzz       coverage-guided fuzzing, FUZZ_SECONDS (default 60) per harness (backend/fuzz)"
 	@echo "make backend    the daemon and pvo-ctl, plain / sanitizer / profile / fuzz (build/{plain,san,prof,fuzz})"
@@ -135,6 +136,7 @@ bench: backend
 # bench (which needs no guest); bench/README.md.
 bench-migration: build
 	@bench/migration.py
+	@bench/moves.py
 
 # The host-verbs transport against the overlay and plain rdma_rxe between
 # two TCG guests with rdma_rxe (about 10 min); bench/README.md.

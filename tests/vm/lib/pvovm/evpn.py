@@ -144,8 +144,11 @@ class Fabric:
 
     def plug(self, i, vni, name):
         """A tap device on host i's bridge of vni for a guest called name;
-        the -netdev (without id=) that opens it, for a QEMU in host i."""
+        the -netdev (without id=) that opens it, for a QEMU in host i
+        (the same tap again for a guest that comes back to host i)."""
         tap = "tap-%s" % name[:10]
+        if (i, name) in self.taps:
+            return "tap,ifname=%s,script=no,downscript=no" % tap
         self._ip(i, "tuntap", "add", "dev", tap, "mode", "tap")
         self._ip(i, "link", "set", tap, "mtu", "1500", "master", "br%d" % vni, "up")
         self.taps[(i, name)] = tap

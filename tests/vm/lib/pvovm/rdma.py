@@ -172,7 +172,7 @@ class RdmaGuests:
 
     def __init__(self, nodes, kind=None, subnet_bits=24, vni_base=100,
                  daemon_options=None, reconnect_ms=None, shared_host=False,
-                 guest_factory=None, qemu_args=(), evpn_fabric=False):
+                 guest_factory=None, qemu_args=(), evpn_fabric=False, evpn_tenants=None):
         self.nodes = list(nodes)
         # pvo on several hosts with the map from EVPN (evpn.py): FRR on
         # every host, each tenant on control-plane = evpn without [remote]
@@ -180,6 +180,9 @@ class RdmaGuests:
         # (QEMU runs in the host's namespace): the guests' Ethernet is the
         # fabric's VXLAN, their RDMA the back-ends' (on another port)
         self.evpn_fabric = evpn_fabric
+        # ... the tenants on control-plane = evpn (default: all); the others
+        # keep [remote] sections (and announcements, with a migration-key)
+        self.evpn_tenants = evpn_tenants
         self.fabric = None
         # a function (rg, node) -> an unstarted guest in place of Guest,
         # e.g. a libvirt.LibvirtGuest; with pvo, node.sock is set by then
@@ -253,7 +256,7 @@ class RdmaGuests:
                 text += "vxlan-port = %d\n" % evpn.BACKEND_VXLAN_PORT
         for i, t in enumerate(self.tenants()):
             text += "\n[tenant %s]\nvni = %d\nmtu = 1500\n" % (t, self.vni_base + i)
-            if self.evpn_fabric:
+            if self._on_evpn(t):
                 text += ("control-plane = evpn\nevpn-netdev = vxlan%d\nevpn-svi = br%d\n"
                          % (self.vni_base + i, self.vni_base + i))
         for n in self.nodes:
@@ -263,14 +266,17 @@ class RdmaGuests:
                 n.name, n.tenant, n.mac, n.ip, n.sock_on(host))
             for key, value in n.quotas.items():
                 text += "%s = %s\n" % (key, value)
-        if host is not None and not self.evpn_fabric:
+        if host is not None:
             # a [remote] behind its home host on every other host, also
             # where it is a [vm] too (for while it runs elsewhere)
             for n in self.nodes:
-                if n.host != host:
+                if n.host != host and not self._on_evpn(n.tenant):
                     text += "\n[remote %s]\ntenant = %s\nmac = %s\nips = %s\nvtep = %s\n" % (
                         n.name, n.tenant, n.mac, n.ip, self.hosts.vtep(n.host))
         return text
+
+    def _on_evpn(self, tenant):
+        return self.evpn_fabric and (self.evpn_tenants is None or tenant in self.evpn_tenants)
 
     def _subnet_of(self, vni):
         """The /24 ("10.0.53") of the first guest of the tenant of vni."""
