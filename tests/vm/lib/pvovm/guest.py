@@ -114,6 +114,8 @@ class Guest:
         self.memory = memory
         self.smp = smp
         self.netns = netns
+        # source QEMUs a migration kept running ((process, dir), keep_source)
+        self.retired = []
         self.ram_root = ram_root
         self.ram_files = ram_files
         self.image = image
@@ -274,8 +276,20 @@ class Guest:
                        "(lines 'pvo-agent: ERROR')" % m.group(2))
         return self.boot_seconds
 
+    def stop_retired(self):
+        """Stops the source QEMUs of migrations that kept them
+        (keep_source=True); their exit statuses."""
+        from .migration import stop_process
+        out = []
+        for p, d in self.retired:
+            out.append(stop_process(p))
+            paths.remove_private_dir(d)
+        self.retired = []
+        return out
+
     def stop(self):
         """Kill QEMU (if running) and release sockets. Safe to call twice."""
+        self.stop_retired()
         if self._migration is not None:
             self._migration.abort("the guest is stopping")
         if self._qmp is not None:

@@ -156,7 +156,7 @@ def _last_line(path):
     return lines[-1] if lines else "(nothing)"
 
 
-def _stop_process(p, grace=5):
+def stop_process(p, grace=5):
     if p is None:
         return None
     if p.poll() is None:
@@ -190,14 +190,19 @@ class Migration:
                     every poll; False: quiet
     start_timeout   seconds for the destination QEMU to come up (scaled by
                     PVO_TIMEOUT_SCALE)
+    keep_source     leave the source QEMU (paused after the switch, its
+                    device still connected) running, as a management layer
+                    that has not destroyed it yet; guest.stop_retired()
+                    (or guest.stop()) stops it
     """
 
     POLL = 0.2
 
     def __init__(self, guest, extra_args=None, netdev=None, netns=_KEEP, rewrite=None,
                  max_bandwidth=None, downtime_limit=None, capabilities=None, progress=True,
-                 progress_every=5.0, start_timeout=30):
+                 progress_every=5.0, start_timeout=30, keep_source=False):
         self.guest = guest
+        self.keep_source = keep_source
         self.number = None
         if extra_args is None:
             self.extra_args = list(guest.extra_args)
@@ -520,12 +525,16 @@ class Migration:
         g._migration = None
         if old_qmp is not None:
             old_qmp.close()
-        status = _stop_process(old_proc)
+        if self.keep_source:
+            g.retired.append((old_proc, old_dir))
+            status = "kept running"
+        else:
+            status = stop_process(old_proc)
+            paths.remove_private_dir(old_dir)
         g.console.finish_switch(
             "migration %d completed: the source QEMU pid %d (log %s) stopped (status %s); "
             "console of the destination QEMU pid %d (log %s) from here"
             % (self.number, old_proc.pid, old_log, status, self.proc.pid, self.qemu_log))
-        paths.remove_private_dir(old_dir)
         self.state = "completed"
         stats = self._stats(info, time.monotonic() - t_done)
         g.console.note("migration %d: %s" % (self.number, stats))
@@ -563,7 +572,7 @@ class Migration:
         if self.qmp is not None:
             self.qmp.close()
             self.qmp = None
-        _stop_process(self.proc, grace=2)
+        stop_process(self.proc, grace=2)
         if g.console is not None:
             g.console.abandon_next()
         for tmp, _ in self.renames:
