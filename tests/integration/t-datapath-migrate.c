@@ -576,10 +576,13 @@ static void migrate_hosts(struct pair *p)
 	if (!move_one(p, &A, backend_vm_socket(&bp2, "a"),
 		      "a from host 3 to host 2, next to b"))
 		return;
-	tap_ok(
-	    log_has(&bp, "10.0.0.1 migrated behind VTEP 127.0.0.2", NULL) &&
-		log_has(&bp3, "10.0.0.1 migrated behind VTEP 127.0.0.2", NULL),
-	    "hosts 1 and 3 followed a to host 2");
+	/* a and b now talk locally: nothing waited for hosts 1 and 3 */
+	tap_ok(backend_log_has(&bp, "10.0.0.1 migrated behind VTEP 127.0.0.2",
+			       5000) &&
+		   backend_log_has(&bp3,
+				   "10.0.0.1 migrated behind VTEP 127.0.0.2",
+				   5000),
+	       "hosts 1 and 3 followed a to host 2");
 	{
 		unsigned long long ta = host2_tx("a"), tb = host2_tx("b");
 
