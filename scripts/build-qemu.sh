@@ -139,6 +139,11 @@ key=$({
 base="$PVO_CACHE/qemu-base-$basekey"
 final="$PVO_CACHE/qemu-$key"
 
+# tests/vm/t-libvirt's QEMU runs as an unprivileged user and opens this
+# build through build/qemu: the cache must be searchable by all, also
+# where it is a private directory (PVO_CACHE=$(mktemp -d))
+mkdir -p "$PVO_CACHE"
+chmod a+x "$PVO_CACHE"
 if [ -x "$final/build/qemu-system-x86_64" ]; then
 	point_link "$final/build"
 	log "up to date: build/qemu -> $final/build"
@@ -150,7 +155,6 @@ for tool in meson ninja patch; do
 done
 [ -x /usr/bin/python3 ] || die "/usr/bin/python3 not found: run 'make deps'"
 
-mkdir -p "$PVO_CACHE"
 # One build at a time; under the lock, a .partial dir is a leftover.
 exec 9>"$PVO_CACHE/qemu-build.lock"
 flock 9

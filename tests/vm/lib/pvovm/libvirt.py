@@ -78,7 +78,7 @@ def user_can_read(path):
 
 def emulator():
     """This build's QEMU as the daemon's user reaches it: build/qemu is a
-    link into the build cache, which is readable by all."""
+    link into the build cache, which build-qemu.sh keeps searchable by all."""
     qemu = os.path.realpath(paths.QEMU)
     if not user_can_read(qemu):
         raise RuntimeError("%s: not readable by %s, who runs libvirt's QEMU here"
