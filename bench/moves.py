@@ -96,7 +96,7 @@ def main():
         with rg:
             b1, b2, r1, r2 = rg.nodes
             for n in rg.nodes:
-                n.check("busybox arping -U -c 2 -I %s %s" % (n.nic, n.ip), timeout=30)
+                evpn.announce(n)
             time.sleep(2)
             where = {b1.name: H1, r1.name: H1}
             for i in range(args.runs):

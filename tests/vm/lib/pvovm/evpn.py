@@ -39,6 +39,13 @@ def missing():
     return None
 
 
+def announce(node):
+    """A gratuitous ARP from node's NIC (busybox arping -U), as a guest's
+    network stack sends when its address comes up: its host's bridge
+    learns the MAC and the SVI the IP, which zebra then advertises."""
+    node.check("busybox arping -U -c 2 -I %s %s" % (node.nic, node.ip), timeout=30)
+
+
 class FabricError(Exception):
     pass
 
