@@ -17,6 +17,7 @@
 #include "threads.h"
 #include "overlay.h"
 #include "overlay_map.h"
+#include "peer_alias.h"
 #include "qp.h"
 #include "vm.h"
 
@@ -131,9 +132,11 @@ static void show(GString *o)
 	const struct pvo_mgmt_daemon *d = mgmt()->daemon;
 	GPtrArray *map = pvo_map_sorted();
 	char ip[INET_ADDRSTRLEN], vtep[INET_ADDRSTRLEN];
-	unsigned int i;
+	unsigned long pairs;
+	unsigned int i, moved;
 
 	pvo_overlay_stats(os);
+	pvo_alias_count(&moved, &pairs);
 	for (i = 0; i < map->len; i++) {
 		const struct pvo_map_entry *e = g_ptr_array_index(map, i);
 		const uint8_t *m = e->mac;
@@ -152,10 +155,12 @@ static void show(GString *o)
 			       "daemon overlay=%s gso=%s gro=%s "
 			       "tx_syscalls=%" G_GUINT64_FORMAT
 			       " rx_syscalls=%" G_GUINT64_FORMAT
-			       " gso_padded=%" G_GUINT64_FORMAT,
+			       " gso_padded=%" G_GUINT64_FORMAT
+			       " moved_peers=%u peer_aliases=%lu",
 			       pvo_overlay_enabled() ? "on" : "off",
 			       os->gso ? "on" : "off", os->gro ? "on" : "off",
-			       os->tx_syscalls, os->rx_syscalls, os->gso_padded);
+			       os->tx_syscalls, os->rx_syscalls, os->gso_padded,
+			       moved, pairs);
 	put_stats(o, &os->net);
 	g_string_append_c(o, '\n');
 	if (!d)

@@ -96,17 +96,6 @@ static unsigned long long daemon_drops(const char *reason)
 	return backend_field(line, key);
 }
 
-/* The key in file path into key; its length (0 if unreadable). */
-static size_t read_key(const char *path, uint8_t *key, size_t cap)
-{
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(key, 1, cap, f) : 0;
-
-	if (f)
-		fclose(f);
-	return n;
-}
-
 /* An announcement that (vni, ip) is now behind VTEP vtep, signed with
  * key, sent from vtep to host 1; false if it could not be. */
 static bool announce(uint32_t vni, const char *ip, const char *vtep,

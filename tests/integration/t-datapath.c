@@ -469,6 +469,17 @@ struct sim_sge sge_of(struct node *n, uint64_t off, uint32_t len)
 	return s;
 }
 
+/* The key in file path into key; its length (0 if unreadable). */
+size_t read_key(const char *path, uint8_t *key, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(key, 1, cap, f) : 0;
+
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /* @off rounded up so that the buffer's virtual address there is 8-byte
  * aligned (the buffers start at page offset 0x123). */
 uint64_t al8(struct node *n, uint64_t off)
@@ -972,6 +983,8 @@ int main(void)
 		test_dirty_log();
 	if (section("migrate"))
 		test_migrate();
+	if (section("rebind"))
+		test_rebind();
 	if (section("isolation")) {
 		test_isolation();
 		if (!overlay)

@@ -106,6 +106,7 @@ bool pair_make(struct pair *p, uint8_t type, const struct sim_conn *ca,
 void pair_destroy(struct pair *p);
 struct sim_sge sge_of(struct node *n, uint64_t off, uint32_t len);
 uint64_t al8(struct node *n, uint64_t off);
+size_t read_key(const char *path, uint8_t *key, size_t cap);
 bool post_recv1(struct sim_qp *qp, struct node *n, uint64_t wr_id, uint64_t off,
 		uint32_t len);
 bool post1(struct sim_qp *qp, const struct sim_wr *wr);
@@ -191,6 +192,10 @@ void test_dirty_log(void);
 /* t-datapath-migrate.c: live migration within the back-end */
 
 void test_migrate(void);
+
+/* t-datapath-rebind.c: peers follow a moved host-verbs VM's numbers */
+
+void test_rebind(void);
 
 /* t-datapath-isolation.c: tenant isolation, per-VM quotas */
 

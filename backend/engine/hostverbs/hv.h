@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <infiniband/verbs.h>
 
 #include "ah.h"
@@ -16,6 +17,7 @@
 #include "hv_budget.h"
 #include "mr.h"
 #include "mr_alias.h"
+#include "peer_alias.h"
 #include "pvo-device.h"
 #include "qp.h"
 #include "srq.h"
@@ -126,6 +128,9 @@ struct pvo_hv_qp {
 	/* the PSN of the next send WQE handed to the host QP (from the
 	 * guest's sq_psn on), and its path MTU in bytes */
 	uint32_t next_psn, mtu;
+	/* RC / UC on the host: the peer's IPv4 (network order), by which
+	 * its guest identifiers translate after it moved (peer_alias.h) */
+	uint32_t peer_ip;
 };
 
 /* The engine's parts of the verbs objects (NULL: software only). */
@@ -178,6 +183,29 @@ struct pvo_hv_device {
 	struct pvo_watch *comp_src, *async_src;
 	GHashTable *by_qpn; /* host QPN -> guest QP (hv_qp.c) */
 };
+
+/* The IPv4 (network order) of an IPv4-mapped GID (a RoCE v2 GID of the
+ * tenant's network), 0 for another GID. */
+static inline uint32_t pvo_hv_gid_ip(const uint8_t gid[16])
+{
+	static const uint8_t v4mapped[12] = {[10] = 0xff, [11] = 0xff};
+	uint32_t ip;
+
+	if (memcmp(gid, v4mapped, 12))
+		return 0;
+	memcpy(&ip, gid + 12, 4);
+	return ip;
+}
+
+/* A peer's guest identifier as its host one (identity unless the peer
+ * moved: peer_alias.h). */
+static inline uint32_t pvo_hv_peer_host(const struct pvo_qp *qp, uint32_t ip,
+					enum pvo_alias_kind kind, uint32_t v)
+{
+	if (!pvo_alias_any() || !ip)
+		return v;
+	return pvo_alias_host(qp->vm->cfg->tenant->vni, ip, kind, v);
+}
 
 /* The device of the tenant (transport = hostverbs), or NULL. */
 struct pvo_hv_device *pvo_hv_dev(const struct pvo_tenant *t);

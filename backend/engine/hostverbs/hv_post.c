@@ -108,10 +108,20 @@ static enum pvo_wc_status ud_dest(struct pvo_qp *qp,
 	wr->wr.ud.ah = pvo_hv_host_ah(qp, ah);
 	if (!wr->wr.ud.ah)
 		return PVO_WC_LOC_QP_OP_ERR;
-	wr->wr.ud.remote_qpn = le32toh(w->u.ud.remote_qpn) & PVO_QPN_MAX;
+	wr->wr.ud.remote_qpn = pvo_hv_peer_host(
+	    qp, pvo_hv_gid_ip(ah->path.dgid), PVO_ALIAS_QPN,
+	    le32toh(w->u.ud.remote_qpn) & PVO_QPN_MAX);
 	/* IB: a Q_Key with the high bit set stands for the QP's own */
 	wr->wr.ud.remote_qkey = (qkey & 0x80000000u) ? qp->attr.qkey : qkey;
 	return PVO_WC_SUCCESS;
+}
+
+/* A one-sided WQE's rkey (little-endian) as the peer's host device knows
+ * it. */
+static uint32_t peer_rkey(const struct pvo_qp *qp, uint32_t rkey)
+{
+	return pvo_hv_peer_host(qp, to_hv_qp(qp)->peer_ip, PVO_ALIAS_RKEY,
+				le32toh(rkey));
 }
 
 /* The send WQE in buf as a host work request: PVO_WC_SUCCESS, or the
@@ -152,14 +162,14 @@ static enum pvo_wc_status send_wr(struct pvo_qp *qp, const uint8_t *buf,
 				 : IBV_WR_RDMA_WRITE_WITH_IMM;
 		wr->imm_data = w->imm_data;
 		wr->wr.rdma.remote_addr = le64toh(w->u.rdma.remote_addr);
-		wr->wr.rdma.rkey = le32toh(w->u.rdma.rkey);
+		wr->wr.rdma.rkey = peer_rkey(qp, w->u.rdma.rkey);
 		break;
 	case PVO_WR_RDMA_READ:
 		if (!rc)
 			return PVO_WC_LOC_QP_OP_ERR;
 		wr->opcode = IBV_WR_RDMA_READ;
 		wr->wr.rdma.remote_addr = le64toh(w->u.rdma.remote_addr);
-		wr->wr.rdma.rkey = le32toh(w->u.rdma.rkey);
+		wr->wr.rdma.rkey = peer_rkey(qp, w->u.rdma.rkey);
 		break;
 	case PVO_WR_ATOMIC_CMP_AND_SWP:
 	case PVO_WR_ATOMIC_FETCH_AND_ADD:
@@ -171,7 +181,7 @@ static enum pvo_wc_status send_wr(struct pvo_qp *qp, const uint8_t *buf,
 		wr->wr.atomic.remote_addr = le64toh(w->u.atomic.remote_addr);
 		wr->wr.atomic.compare_add = le64toh(w->u.atomic.compare_add);
 		wr->wr.atomic.swap = le64toh(w->u.atomic.swap);
-		wr->wr.atomic.rkey = le32toh(w->u.atomic.rkey);
+		wr->wr.atomic.rkey = peer_rkey(qp, w->u.atomic.rkey);
 		break;
 	default:
 		/* memory windows, fast-reg, SEND_WITH_INV: software only */
@@ -487,7 +497,8 @@ static void flush_rest(struct pvo_qp *qp)
  * host put the GRH, the start of the WQE's first SGE (checked as any
  * SGE); IPv4, the tenant network's, if that SGE cannot hold it.
  */
-static uint8_t ud_net_type(struct pvo_qp *qp, const struct pvo_hv_wqe *e)
+static uint8_t ud_net_type(struct pvo_qp *qp, const struct pvo_hv_wqe *e,
+			   uint32_t *src_ip)
 {
 	struct pvo_sge g = {.addr = htole64(e->addr),
 			    .length = htole32(PVO_GRH_LEN),
@@ -495,6 +506,7 @@ static uint8_t ud_net_type(struct pvo_qp *qp, const struct pvo_hv_wqe *e)
 	uint8_t grh[PVO_GRH_LEN];
 	struct pvo_dma src, dst;
 
+	*src_ip = 0;
 	if (e->length < PVO_GRH_LEN)
 		return PVO_NET_IPV4;
 	pvo_dma_init(&src, qp->vm);
@@ -504,6 +516,11 @@ static uint8_t ud_net_type(struct pvo_qp *qp, const struct pvo_hv_wqe *e)
 	    !pvo_dma_add(&dst, PVO_DMA_HOST, NULL, 0, grh, sizeof(grh)) ||
 	    !pvo_dma_copy(&dst, &src, sizeof(grh)))
 		return PVO_NET_IPV4;
+	/* RoCE v2 over IPv4: the IP header in the GRH's last 20 bytes (a
+	 * device that loops a datagram back may leave its checksum out) */
+	if (grh[20] == 0x45 && (pvo_ipv4_csum(grh + 20) == 0 ||
+				(grh[0] >> 4) != 6))
+		memcpy(src_ip, grh + 20 + 12, 4);
 	if (grh[20] == 0x45 && pvo_ipv4_csum(grh + 20) == 0)
 		return PVO_NET_IPV4;
 	return (grh[0] >> 4) == 6 ? PVO_NET_IPV6 : PVO_NET_IPV4;
@@ -546,7 +563,13 @@ static void recv_cqe(struct pvo_qp *qp, const struct ibv_wc *wc,
 	if (qp->type == PVO_QPT_UD) {
 		/* RoCE: the GRH leads every UD buffer */
 		c->flags |= PVO_WC_F_GRH;
-		c->network_hdr_type = ud_net_type(qp, e);
+		uint32_t sip;
+
+		c->network_hdr_type = ud_net_type(qp, e, &sip);
+		/* a sender that moved: the QPN its guest knows */
+		if (pvo_alias_any() && sip)
+			c->src_qp = htole32(pvo_alias_guest_qpn(
+			    qp->vm->cfg->tenant->vni, sip, wc->src_qp));
 		c->sl = wc->sl;
 	}
 }

@@ -261,7 +261,10 @@ static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = path_mtu(qp, le32toh(ga->path_mtu));
 	to_hv_qp(qp)->mtu = 128u << a.path_mtu;
-	a.dest_qp_num = le32toh(ga->dest_qp_num);
+	to_hv_qp(qp)->peer_ip = pvo_hv_gid_ip(path->dgid);
+	a.dest_qp_num = pvo_hv_peer_host(qp, to_hv_qp(qp)->peer_ip,
+					 PVO_ALIAS_QPN,
+					 le32toh(ga->dest_qp_num));
 	a.rq_psn = le32toh(ga->rq_psn);
 	a.ah_attr = ah;
 	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |

@@ -9,7 +9,7 @@
 
 #define MAGIC "PVOM"
 #define VERSION 1
-#define HMAC_LEN 32
+#define HMAC_LEN PVO_ANNOUNCE_MAC_LEN
 
 /* The authenticated body, after the inner Ethernet header. */
 struct body {
@@ -26,35 +26,57 @@ struct body {
 
 #define FRAME_LEN (PVO_VXLAN_LEN + PVO_ETH_LEN + sizeof(struct body) + HMAC_LEN)
 
-static void mac_of(const uint8_t *body, const uint8_t *key, size_t keylen,
-		   uint8_t *out)
+void pvo_announce_sign(const uint8_t *body, size_t len, const uint8_t *key,
+		       size_t keylen, uint8_t *out)
 {
 	GHmac *h = g_hmac_new(G_CHECKSUM_SHA256, key, keylen);
-	gsize n = HMAC_LEN;
+	gsize n = PVO_ANNOUNCE_MAC_LEN;
 
-	g_hmac_update(h, body, sizeof(struct body));
+	g_hmac_update(h, body, len);
 	g_hmac_get_digest(h, out, &n);
 	g_hmac_unref(h);
+}
+
+bool pvo_announce_signed(const uint8_t *body, size_t len, const uint8_t *key,
+			 size_t keylen)
+{
+	uint8_t want[PVO_ANNOUNCE_MAC_LEN], diff = 0;
+	unsigned int i;
+
+	if (keylen < PVO_ANNOUNCE_KEY_MIN)
+		return false;
+	pvo_announce_sign(body, len, key, keylen, want);
+	for (i = 0; i < PVO_ANNOUNCE_MAC_LEN; i++) /* in constant time */
+		diff |= want[i] ^ body[len + i];
+	return !diff;
+}
+
+uint8_t *pvo_announce_frame(uint8_t *buf, uint32_t vni, const uint8_t *mac)
+{
+	uint8_t *eth = buf + PVO_VXLAN_LEN;
+
+	memset(buf, 0, PVO_VXLAN_LEN);
+	buf[0] = 0x08; /* I: the VNI is valid */
+	buf[4] = vni >> 16;
+	buf[5] = vni >> 8;
+	buf[6] = vni;
+	memset(eth, 0xff, 6);
+	memcpy(eth + 6, mac, 6);
+	eth[12] = PVO_ANNOUNCE_ETHERTYPE >> 8;
+	eth[13] = PVO_ANNOUNCE_ETHERTYPE & 0xff;
+	return eth + PVO_ETH_LEN;
 }
 
 size_t pvo_announce_write(uint8_t *buf, size_t cap,
 			  const struct pvo_announce *a, const uint8_t *key,
 			  size_t keylen)
 {
-	uint8_t *eth = buf + PVO_VXLAN_LEN, *p = eth + PVO_ETH_LEN;
+	uint8_t *p = buf + PVO_VXLAN_LEN + PVO_ETH_LEN;
 	struct body b = {.version = VERSION};
 
 	if (cap < FRAME_LEN || keylen < PVO_ANNOUNCE_KEY_MIN)
 		return 0;
-	memset(buf, 0, PVO_VXLAN_LEN);
-	buf[0] = 0x08; /* I: the VNI is valid */
-	buf[4] = a->vni >> 16;
-	buf[5] = a->vni >> 8;
-	buf[6] = a->vni;
-	memset(eth, 0xff, 6);
-	memcpy(eth + 6, a->mac, 6);
-	eth[12] = PVO_ANNOUNCE_ETHERTYPE >> 8;
-	eth[13] = PVO_ANNOUNCE_ETHERTYPE & 0xff;
+	pvo_announce_frame(buf, a->vni, a->mac);
 	memcpy(b.magic, MAGIC, 4);
 	b.vni = htobe32(a->vni);
 	b.ip = a->ip;
@@ -63,7 +85,7 @@ size_t pvo_announce_write(uint8_t *buf, size_t cap,
 	b.vtep = a->vtep.s_addr;
 	b.gen = htobe64(a->gen);
 	memcpy(p, &b, sizeof(b));
-	mac_of(p, key, keylen, p + sizeof(b));
+	pvo_announce_sign(p, sizeof(b), key, keylen, p + sizeof(b));
 	return FRAME_LEN;
 }
 
@@ -72,10 +94,8 @@ enum pvo_announce_verdict pvo_announce_parse(const uint8_t *buf, size_t len,
 					     struct pvo_announce *a)
 {
 	const uint8_t *eth = buf + PVO_VXLAN_LEN, *p = eth + PVO_ETH_LEN;
-	uint8_t want[HMAC_LEN], diff = 0;
 	struct body b;
 	uint32_t vni;
-	unsigned int i;
 
 	if (len < PVO_VXLAN_LEN + PVO_ETH_LEN ||
 	    (eth[12] << 8 | eth[13]) != PVO_ANNOUNCE_ETHERTYPE)
@@ -88,12 +108,7 @@ enum pvo_announce_verdict pvo_announce_parse(const uint8_t *buf, size_t len,
 	if (memcmp(b.magic, MAGIC, 4) || b.version != VERSION ||
 	    be32toh(b.vni) != vni || memcmp(b.mac, eth + 6, 6))
 		return PVO_ANNOUNCE_MALFORMED;
-	if (keylen < PVO_ANNOUNCE_KEY_MIN)
-		return PVO_ANNOUNCE_BAD_MAC;
-	mac_of(p, key, keylen, want);
-	for (i = 0; i < HMAC_LEN; i++) /* in constant time */
-		diff |= want[i] ^ p[sizeof(b) + i];
-	if (diff)
+	if (!pvo_announce_signed(p, sizeof(b), key, keylen))
 		return PVO_ANNOUNCE_BAD_MAC;
 	a->vni = vni;
 	a->ip = b.ip;

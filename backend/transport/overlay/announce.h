@@ -21,6 +21,7 @@
 
 #define PVO_ANNOUNCE_ETHERTYPE 0x88b5 /* IEEE 802 local experimental */
 #define PVO_ANNOUNCE_KEY_MIN 16	      /* bytes of key material */
+#define PVO_ANNOUNCE_MAC_LEN 32	      /* HMAC-SHA256 */
 /* A generation this far from the receiver's clock is refused. */
 #define PVO_ANNOUNCE_WINDOW_US (60ull * 1000000ull)
 
@@ -50,5 +51,18 @@ enum pvo_announce_verdict {
 enum pvo_announce_verdict pvo_announce_parse(const uint8_t *buf, size_t len,
 					     const uint8_t *key, size_t keylen,
 					     struct pvo_announce *a);
+
+/* The channel's VXLAN and inner Ethernet headers (broadcast from mac, the
+ * channel's EtherType) into buf; where the body goes. */
+uint8_t *pvo_announce_frame(uint8_t *buf, uint32_t vni, const uint8_t *mac);
+
+/* The HMAC-SHA256 of len bytes of body under key, into out (the
+ * channel's other messages sign the same way: rebind.h). */
+void pvo_announce_sign(const uint8_t *body, size_t len, const uint8_t *key,
+		       size_t keylen, uint8_t *out);
+/* Whether the PVO_ANNOUNCE_MAC_LEN bytes after body's len are its HMAC
+ * under key (compared in constant time); false without a key. */
+bool pvo_announce_signed(const uint8_t *body, size_t len, const uint8_t *key,
+			 size_t keylen);
 
 #endif

@@ -5,7 +5,9 @@
  * the other VTEPs it knows (announce.h), and twice more a little later in
  * case the underlay lost one; a back-end that receives a valid
  * announcement points its mapping of the VM there, and stops serving the
- * VM itself if it was the source.
+ * VM itself if it was the source. A moved host-verbs VM's new QP numbers
+ * and keys come the same way (rebind_msg.h), and are kept for the host-verbs
+ * engine (peer_alias.h).
  */
 #include <arpa/inet.h>
 #include <inttypes.h>
@@ -18,6 +20,8 @@
 #include "moves.h"
 #include "overlay.h"
 #include "overlay_map.h"
+#include "peer_alias.h"
+#include "rebind_msg.h"
 #include "transport.h"
 #include "vm.h"
 
@@ -80,6 +84,16 @@ static const uint8_t *key_of(const struct pvo_daemon_config *cfg,
 	return *len ? cfg->migration_key : NULL;
 }
 
+/* The VM's k-th address as an IPv4 (network order) into *ip, if it is
+ * one. */
+static bool vm_ipv4(const struct pvo_vm_config *vc, int k, uint32_t *ip)
+{
+	if (!IN6_IS_ADDR_V4MAPPED(&vc->ips[k]))
+		return false;
+	memcpy(ip, &vc->ips[k].s6_addr[12], 4);
+	return true;
+}
+
 static void send_all(struct pvo_vm *vm)
 {
 	const struct pvo_daemon_config *cfg = pvo_overlay_config();
@@ -101,9 +115,8 @@ static void send_all(struct pvo_vm *vm)
 	memcpy(a.mac, vc->mac, 6);
 	t = targets(cfg, vc->tenant);
 	for (k = 0; k < (unsigned int)vc->num_ips; k++) {
-		if (!IN6_IS_ADDR_V4MAPPED(&vc->ips[k]))
+		if (!vm_ipv4(vc, (int)k, &a.ip))
 			continue;
-		memcpy(&a.ip, &vc->ips[k].s6_addr[12], 4);
 		n = pvo_announce_write(buf, sizeof(buf), &a, key, key_len);
 		for (i = 0; n && i < t->len; i++)
 			sent += pvo_overlay_send_frame(
@@ -128,9 +141,8 @@ static void forget_elsewhere(const struct pvo_vm *vm)
 	int k;
 
 	for (k = 0; k < vc->num_ips; k++) {
-		if (!IN6_IS_ADDR_V4MAPPED(&vc->ips[k]))
+		if (!vm_ipv4(vc, k, &ip))
 			continue;
-		memcpy(&ip, &vc->ips[k].s6_addr[12], 4);
 		pvo_map_del_origin(vc->tenant->vni, ip, PVO_MAP_LEARNED);
 		pvo_map_del_origin(vc->tenant->vni, ip, PVO_MAP_MOVED);
 	}
@@ -156,11 +168,25 @@ static void repeat(void *opaque)
 		forget_elsewhere(vm);
 }
 
+/* A VM served here has no aliases here: its objects are this host's. */
+static void forget_aliases(const struct pvo_vm *vm)
+{
+	const struct pvo_vm_config *vc = vm->cfg;
+	uint32_t ip;
+	int k;
+
+	for (k = 0; k < vc->num_ips; k++)
+		if (vm_ipv4(vc, k, &ip))
+			pvo_alias_forget(vc->tenant->vni, ip);
+}
+
 void pvo_overlay_announce(struct pvo_vm *vm)
 {
 	const struct pvo_daemon_config *cfg = pvo_overlay_config();
 
 	size_t key_len;
+
+	forget_aliases(vm);
 
 	if (!pvo_overlay_enabled() || !cfg)
 		return;
@@ -281,4 +307,128 @@ enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
 		 "vni %u: %s migrated behind VTEP %s (generation %" PRIu64 ")",
 		 a.vni, ip, vtep, a.gen);
 	return PVO_DROP_COUNT;
+}
+
+/* Whether vtep may speak for the VM (vni, ip) of tenant t: the VTEP EVPN
+ * names for it, else one that serves the tenant; why it may not. */
+static enum pvo_drop speaks_for(const struct pvo_tenant *t, uint32_t vni,
+				uint32_t ip, struct in_addr vtep)
+{
+	struct pvo_map_entry e;
+
+	if (!t->evpn && !pvo_overlay_vtep_serves(vni, vtep))
+		return pvo_overlay_vtep_serves(0, vtep) ? PVO_DROP_FOREIGN_VTEP
+							: PVO_DROP_BAD_ANNOUNCE;
+	/* its move is known here (the announcement, or EVPN, came first) */
+	if (!pvo_map_get(vni, ip, &e) || e.vtep.s_addr != vtep.s_addr)
+		return PVO_DROP_WRONG_VTEP;
+	return PVO_DROP_COUNT;
+}
+
+enum pvo_drop pvo_overlay_rebind_input(const uint8_t *buf, size_t len,
+				       const struct sockaddr_in *from)
+{
+	static bool told_conn, told_full;
+	const struct pvo_daemon_config *cfg = pvo_overlay_config();
+	const struct pvo_tenant *t;
+	struct pvo_rebind *r;
+	struct pvo_quota q;
+	enum pvo_drop why;
+	int64_t now = g_get_real_time();
+	const uint8_t *key;
+	size_t key_len;
+	uint8_t gid[16];
+	unsigned int i, added = 0;
+
+	if (len < PVO_VXLAN_LEN)
+		return PVO_DROP_MALFORMED;
+	t = pvo_overlay_tenant(pvo_vxlan_vni(buf));
+	key = key_of(cfg, t, &key_len);
+	r = g_new(struct pvo_rebind, 1);
+	switch (pvo_rebind_parse(buf, len, key, key_len, r)) {
+	case PVO_ANNOUNCE_OK:
+		why = PVO_DROP_COUNT;
+		break;
+	case PVO_ANNOUNCE_BAD_MAC:
+		why = PVO_DROP_BAD_ANNOUNCE;
+		goto out;
+	default:
+		why = PVO_DROP_MALFORMED;
+		goto out;
+	}
+	why = PVO_DROP_BAD_ANNOUNCE;
+	/* from the VTEP it names, for a tenant on host verbs, in time */
+	if (r->vtep.s_addr != from->sin_addr.s_addr)
+		goto out;
+	why = PVO_DROP_UNKNOWN_VNI;
+	if (!t)
+		goto out;
+	why = PVO_DROP_BAD_ANNOUNCE;
+	if (!t->hostverbs)
+		goto out;
+	why = PVO_DROP_STALE_ANNOUNCE;
+	if (r->gen + PVO_ANNOUNCE_WINDOW_US < (uint64_t)now ||
+	    r->gen > (uint64_t)now + PVO_ANNOUNCE_WINDOW_US)
+		goto out;
+	why = PVO_DROP_LOCAL_SRC;
+	pvo_gid_from_ipv4(r->ip, gid);
+	if (pvo_served_by_gid(r->vni, gid))
+		goto out;
+	why = speaks_for(t, r->vni, r->ip, r->vtep);
+	if (why != PVO_DROP_COUNT)
+		goto out;
+	if (r->kind != PVO_REBIND_OFFER) {
+		why = PVO_DROP_BAD_ANNOUNCE; /* nothing here sent an offer */
+		goto out;
+	}
+	if (pvo_alias_moved(r->vni, r->ip, r->gen) == PVO_ALIAS_STALE) {
+		why = PVO_DROP_STALE_ANNOUNCE;
+		goto out;
+	}
+	pvo_quota_defaults(&q);
+	for (i = 0; i < r->count; i++) {
+		const struct pvo_rebind_entry *e = &r->e[i];
+		enum pvo_alias_verdict v;
+
+		if (e->type == PVO_REBIND_CONN) {
+			if (!told_conn)
+				pvo_info(NULL,
+					 "vni %u: a moved host-verbs VM offers "
+					 "to rebind its connections, which "
+					 "this back-end does not do yet: they "
+					 "stay broken (docs/migration.md)",
+					 r->vni);
+			told_conn = true;
+			continue;
+		}
+		v = pvo_alias_add(r->vni, r->ip, r->gen,
+				  e->type == PVO_REBIND_RKEY ? PVO_ALIAS_RKEY
+							     : PVO_ALIAS_QPN,
+				  e->guest, e->host, q.max_qp + q.max_mr);
+		if (v == PVO_ALIAS_STALE) {
+			why = PVO_DROP_STALE_ANNOUNCE;
+			goto out;
+		}
+		if (v == PVO_ALIAS_FULL && !told_full) {
+			pvo_info(NULL,
+				 "vni %u: a moved VM's numbers beyond %u "
+				 "(max-qp + max-mr) are not kept",
+				 r->vni, q.max_qp + q.max_mr);
+			told_full = true;
+		}
+		added += v == PVO_ALIAS_ADDED;
+	}
+	if (r->part == 0) {
+		char ip[INET_ADDRSTRLEN], vtep[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &r->ip, ip, sizeof(ip));
+		inet_ntop(AF_INET, &r->vtep, vtep, sizeof(vtep));
+		pvo_info(NULL,
+			 "vni %u: %s behind VTEP %s has new host numbers "
+			 "(generation %" PRIu64 ", part 1 of %u: %u pairs)",
+			 r->vni, ip, vtep, r->gen, r->parts, added);
+	}
+out:
+	g_free(r);
+	return why;
 }

@@ -22,6 +22,13 @@ void pvo_overlay_announce(struct pvo_vm *vm);
 enum pvo_drop pvo_overlay_moves_input(const uint8_t *buf, size_t len,
 				      const struct sockaddr_in *from);
 
+/* A received rebind message (rebind_msg.h) from a VTEP: an offer's
+ * pairs are kept (peer_alias.h) if its sender serves the tenant (or is
+ * the VTEP EVPN names) and is where the map has the VM, which is not
+ * served here. PVO_DROP_COUNT when taken, else why it is dropped. */
+enum pvo_drop pvo_overlay_rebind_input(const uint8_t *buf, size_t len,
+				       const struct sockaddr_in *from);
+
 /* (vni, ip) is behind vtep now, as how ("announced", "EVPN names it")
  * says: a VM served here that is frozen is the source of that move and
  * is marked moved away (local peers reach it over the overlay). False,

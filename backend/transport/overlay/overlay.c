@@ -25,6 +25,7 @@
 #include "overlay.h"
 #include "overlay_map.h"
 #include "overlay_state.h"
+#include "rebind_msg.h"
 #include "qp.h"
 #include "threads.h"
 #include "timer.h"
@@ -763,7 +764,9 @@ static void input(const uint8_t *buf, size_t len, const struct sockaddr_in *from
 	if (len >= PVO_VXLAN_LEN + PVO_ETH_LEN &&
 	    (buf[PVO_VXLAN_LEN + 12] << 8 | buf[PVO_VXLAN_LEN + 13]) ==
 		    PVO_ANNOUNCE_ETHERTYPE) {
-		why = pvo_overlay_moves_input(buf, len, from);
+		why = pvo_rebind_is_one(buf, len)
+			  ? pvo_overlay_rebind_input(buf, len, from)
+			  : pvo_overlay_moves_input(buf, len, from);
 		if (why != PVO_DROP_COUNT)
 			pvo_overlay_count_drop(NULL, NULL, why);
 		return;
