@@ -78,13 +78,18 @@ bool pvo_engines_reloadable(const struct pvo_daemon_config *cfg, char **err)
 }
 
 /*
- * Which engine runs a QP that arrives in a migration stream. Only
- * software QPs migrate: the source refuses to save a VM that holds host
- * objects (pvo_vm_migratable), so every QP of a stream ran on the
- * software engine. An engine whose QPs can move claims its QPs here.
+ * Which engine runs a QP that arrives in a migration stream: the one its
+ * VM's tenant gives such a QP here (a host-verbs VM's host QPs are made
+ * again once the stream is loaded), else the software engine.
  */
 const struct pvo_engine_ops *pvo_engine_of_loaded(const struct pvo_qp *qp)
 {
+#ifdef PVO_HOSTVERBS
+	const struct pvo_engine_ops *e = pvo_hv_engine_of_loaded(qp);
+
+	if (e)
+		return e;
+#endif
 	(void)qp;
 	return &pvo_engine_sw;
 }

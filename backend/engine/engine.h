@@ -23,6 +23,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <glib.h>
 
 #include "pvo-device.h"
 
@@ -81,6 +82,15 @@ struct pvo_engine_ops {
 
 extern const struct pvo_engine_ops pvo_engine_sw;
 
+/* A number the guest of a migrated VM knows, and the host's for it
+ * (vm engine's vm_ids): its peers translate (transport/peer_alias.h). */
+enum pvo_id_kind { PVO_ID_QPN, PVO_ID_KEY };
+
+struct pvo_id_pair {
+	enum pvo_id_kind kind;
+	uint32_t guest, host;
+};
+
 /*
  * A VM's object engine (vm->eng; NULL for VMs whose objects are all
  * software's): the verbs layer calls it as the guest makes and frees
@@ -99,6 +109,16 @@ struct pvo_vm_engine {
 	/* Whether the VM's state can be saved for a migration: false, with
 	 * a log line saying why, if it holds objects of the engine's. */
 	bool (*migratable)(struct pvo_vm *vm);
+	/* Migration (docs/migration.md): the VM's rings stopped for the
+	 * switch-over, the dirty log on (vm_freeze); they run again, the
+	 * migration failed or this is its destination (vm_thaw); a stream's
+	 * objects were loaded and the engine makes its own for them, false
+	 * (logged) if it cannot (vm_loaded); the numbers of the VM's objects
+	 * whose host ones differ, a GArray of struct pvo_id_pair (vm_ids). */
+	void (*vm_freeze)(struct pvo_vm *vm);
+	void (*vm_thaw)(struct pvo_vm *vm);
+	bool (*vm_loaded)(struct pvo_vm *vm);
+	GArray *(*vm_ids)(struct pvo_vm *vm);
 	/* What the engine holds on the host for the VM (pvo-ctl show). */
 	void (*host_use)(const struct pvo_vm *vm, struct pvo_vm_host_use *u);
 

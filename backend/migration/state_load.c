@@ -36,6 +36,7 @@ struct pvo_st_loader {
 	unsigned int recno;
 	const char *what; /* record type, for messages */
 	uint32_t handle;  /* object of the record, for messages */
+	GHashTable *keys; /* MR keys an engine chose (no slot in them) */
 };
 
 bool pvo_st_refuse(struct pvo_st_loader *l, const char *field, const char *fmt,
@@ -345,9 +346,18 @@ static bool load_mr(struct pvo_st_loader *l, const struct pvo_st_mr *m,
 	CHECK(pvo_mr_access_valid(m->access), "access", "0x%x", m->access);
 	CHECK(m->valid <= 1 && m->fast_reg <= 1, "valid", "%u/%u", m->valid,
 	      m->fast_reg);
-	CHECK(m->key >> 8 == pvo_handle_index(m->handle), "key",
-	      "0x%x does not name slot %u", m->key,
-	      pvo_handle_index(m->handle));
+	if (m->ctx != PVO_CTX_KERNEL && !m->fast_reg &&
+	    pvo_vm_engine_for(vm->cfg)) {
+		/* a key the engine's device chose: one MR each */
+		if (!l->keys)
+			l->keys = g_hash_table_new(NULL, NULL);
+		CHECK(g_hash_table_add(l->keys, GUINT_TO_POINTER(m->key)),
+		      "key", "0x%x names another MR too", m->key);
+	} else {
+		CHECK(m->key >> 8 == pvo_handle_index(m->handle), "key",
+		      "0x%x does not name slot %u", m->key,
+		      pvo_handle_index(m->handle));
+	}
 	if (m->fast_reg) {
 		CHECK(m->ctx == PVO_CTX_KERNEL && m->max_pages &&
 			  m->max_pages <= PVO_MAX_FAST_REG_PAGES,
@@ -842,12 +852,15 @@ bool pvo_state_load(struct pvo_vm *vm, const uint8_t *buf, size_t len,
 		    char **err)
 {
 	struct pvo_st_loader l = {.vm = vm, .err = err};
+	bool ok;
 
 	*err = NULL;
-	if (load(&l, buf, len))
-		return true;
-	pvo_vm_reset_guest_state(vm);
-	return false;
+	ok = load(&l, buf, len);
+	if (l.keys)
+		g_hash_table_destroy(l.keys);
+	if (!ok)
+		pvo_vm_reset_guest_state(vm);
+	return ok;
 }
 
 bool pvo_state_check(const struct pvo_vm_config *cfg, const uint8_t *buf,
@@ -865,7 +878,10 @@ void pvo_state_resume(struct pvo_vm *vm)
 	struct pvo_qp *qp;
 	uint32_t h = 0;
 
+	/* the software engine's requesters (the others: engine.h
+	 * vm_thaw) */
 	while ((h = pvo_table_next(&vm->qps, h, (void **)&qp)))
-		if (qp->state == PVO_QPS_RTS || qp->state == PVO_QPS_SQD)
+		if (qp->engine == &pvo_engine_sw &&
+		    (qp->state == PVO_QPS_RTS || qp->state == PVO_QPS_SQD))
 			pvo_req_run(qp);
 }

@@ -97,6 +97,23 @@ bool pvo_vm_migratable(struct pvo_vm *vm)
 	return !pvo_vm_eng_has(vm, migratable) || vm->eng->migratable(vm);
 }
 
+void pvo_vm_engine_freeze(struct pvo_vm *vm)
+{
+	if (pvo_vm_eng_has(vm, vm_freeze))
+		vm->eng->vm_freeze(vm);
+}
+
+void pvo_vm_engine_thaw(struct pvo_vm *vm)
+{
+	if (pvo_vm_eng_has(vm, vm_thaw))
+		vm->eng->vm_thaw(vm);
+}
+
+bool pvo_vm_engine_loaded(struct pvo_vm *vm)
+{
+	return !pvo_vm_eng_has(vm, vm_loaded) || vm->eng->vm_loaded(vm);
+}
+
 void pvo_pd_free(struct pvo_vm *vm, struct pvo_pd *pd)
 {
 	pvo_table_remove(&vm->pds, pd->handle, pd->ctx);

@@ -330,6 +330,9 @@ static void thaw(void *opaque)
 	if (!vm->frozen || !vm->connected)
 		return;
 	vm->frozen = false;
+	/* its host QPs receive before any peer learns where it is (a
+	 * datagram that finds no receive is lost) */
+	pvo_vm_engine_thaw(vm);
 	/* peers must know where it is before its first packet reaches them
 	 * (else: wrong_vtep, and a lost round trip) */
 	if (vm->announce_pending) {
@@ -366,6 +369,7 @@ static void freeze(struct pvo_vm *vm)
 		return;
 	vm->frozen = true;
 	pvo_timer_cancel(&vm->vhost->thaw);
+	pvo_vm_engine_freeze(vm);
 	pvo_info(pvo_vm_name(vm), "rings stopped while migrating: the VM's "
 		 "memory stays untouched, its RDMA traffic waits");
 }
@@ -386,6 +390,11 @@ static void apply_loaded(struct pvo_vm *vm, struct pvo_vhost *vh,
 			 "applied: %s; the guest's RDMA objects are lost",
 			 err);
 		g_free(err);
+	} else if (!pvo_vm_engine_loaded(vm)) {
+		pvo_info(pvo_vm_name(vm), "the migrated state could not be "
+			 "made again on this host's RDMA device (above); the "
+			 "guest's RDMA objects are lost");
+		pvo_vm_reset_guest_state(vm);
 	} else {
 		pvo_info(pvo_vm_name(vm), "migrated state applied: %u QPs, "
 			 "%u MRs, %u CQs", vm->qps.count, vm->mrs.count,

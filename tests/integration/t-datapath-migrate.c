@@ -8,7 +8,10 @@
  * key and QP of a keep working; bad streams and a destination without
  * state are refused while the source keeps running. With the overlay,
  * the VMs also move between three back-ends: a away from b, next to b
- * (local transport), both at once, and back.
+ * (local transport), both at once, and back. On host verbs: a with an
+ * RC connection on the device is refused; with a UD QP, an RC QP not
+ * connected and its MR, a cancelled migration, a move to host 3 and
+ * home.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -626,10 +629,11 @@ static void migrate_hosts(struct pair *p)
 }
 
 /*
- * Host verbs: a VM holding host QPs and MRs cannot move yet; saving its
- * state is refused with a message, and the source runs on.
+ * Host verbs: a VM with a connection on the host device cannot move yet;
+ * saving its state is refused with a message naming the QP, and the
+ * source runs on with the connection.
  */
-static void migrate_hostverbs(struct pair *p)
+static void migrate_hostverbs_refused(struct pair *p)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;
@@ -639,16 +643,236 @@ static void migrate_hostverbs(struct pair *p)
 		return;
 	ret = vu_frontend_save_state(A.vm->fe, &buf, &len);
 	free(buf);
-	tap_ok(ret != 0, "host verbs: saving a's state for migration is "
-			 "refused (%d)",
+	tap_ok(ret != 0,
+	       "host verbs: saving a's state with an RC connection on the "
+	       "host device is refused (%d)",
 	       ret);
 	tap_ok(log_has(&bp, "migration refused: the VM uses the host-verbs "
 			    "transport",
-		       "host objects"),
-	       "host verbs: the back-end says why (the host-verbs transport, "
-	       "its host objects)");
+		       "is connected (on the host device)"),
+	       "host verbs: the back-end says why (the QP, connected on the "
+	       "host device)");
 	tap_ok(resume_source(&A), "host verbs: a runs again");
 	xfer(p, X_WRITE, 4096, 0, 0, false, 9310);
+}
+
+/* Whether b's log has the needle within 5 s. */
+static bool wait_log(const struct backend_proc *b, const char *needle)
+{
+	int i;
+
+	for (i = 0; i < 500 && !log_has(b, needle, NULL); i++)
+		sleep_ms(10);
+	return log_has(b, needle, NULL);
+}
+
+/* A UD datagram of len bytes from `from` (its QP s, AH ah) to QPN qpn,
+ * received by `to` on r into a receive posted before (wr_id rid, at
+ * roff): its payload, and the source QPN the receiver sees. */
+static void ud_check(const char *what, struct node *from, struct sim_qp *s,
+		     uint32_t ah, uint32_t qpn, struct node *to,
+		     uint64_t rid, uint64_t roff, uint32_t want_src,
+		     uint32_t seed)
+{
+	const uint64_t so = 12 * KIB;
+	const uint32_t len = 1000;
+	struct sim_wr w = wr1(0xd100 + seed, PVO_WR_SEND, from, so, len);
+	struct pvo_cqe c;
+
+	w.ah = ah;
+	w.remote_qpn = qpn;
+	w.remote_qkey = QKEY;
+	fill_pattern(&from->buf, so, len, seed);
+	post1(s, &w);
+	expect_cqe(&from->scq, w.wr_id, PVO_WC_SEND, PVO_WC_SUCCESS, what);
+	if (!get_cqe(&to->rcq, &c, what))
+		return;
+	tap_ok(cqe_ok(&c, rid, PVO_WC_RECV, PVO_WC_SUCCESS, what) &&
+		   le32toh(c.byte_len) == 40 + len &&
+		   le32toh(c.src_qp) == want_src,
+	       "%s: received into the receive posted before, source QPN 0x%x "
+	       "(got 0x%x)",
+	       what, want_src, le32toh(c.src_qp));
+	sim_buf_fill(&to->buf, roff, GUARD_BYTE, 40); /* the GRH */
+	check_data(what, &to->buf, roff + 40, len, seed);
+}
+
+static bool post_ud_recv(struct sim_qp *q, struct node *n, uint64_t id,
+			 uint64_t off)
+{
+	prepare_dst(&n->buf, off, 40 + 1000);
+	return post_recv1(q, n, id, off, 40 + 1000);
+}
+
+/* A WRITE or READ of len bytes on q, from node `from` (at loff) to or
+ * from `to`'s MR (at roff) by the key its guest knows; the bytes
+ * checked where they land. */
+static void one_sided(struct sim_qp *q, struct node *from, struct node *to,
+		      uint8_t op, uint64_t loff, uint64_t roff, uint32_t len,
+		      uint32_t seed, const char *what)
+{
+	bool read = op == PVO_WR_RDMA_READ;
+	struct sim_wr w = wr1(seed, op, from, loff, len);
+
+	fill_pattern(read ? &to->buf : &from->buf, read ? roff : loff, len,
+		     seed);
+	prepare_dst(read ? &from->buf : &to->buf, read ? loff : roff, len);
+	w.remote_addr = to->mr.iova + roff;
+	w.rkey = to->mr.key;
+	post1(q, &w);
+	if (expect_cqe(&from->scq, w.wr_id,
+		       read ? PVO_WC_RDMA_READ : PVO_WC_RDMA_WRITE,
+		       PVO_WC_SUCCESS, what))
+		check_data(what, read ? &from->buf : &to->buf,
+			   read ? loff : roff, len, seed);
+}
+
+/* RC between a's qa and b's qb, both made before a moved: b connects to
+ * the QPN a's guest knows. WRITE and READ both ways with the keys the
+ * guests know. */
+static void rc_after_move(struct sim_qp *qa, struct sim_qp *qb,
+			  const char *what)
+{
+	struct sim_conn ca = fast, cb = fast;
+	struct sim_peer pa, pb;
+	int st;
+
+	ca.sgid_index = A.gid_v4;
+	cb.sgid_index = B.gid_v4;
+	sim_qp_peer(qb, cb.sgid_index, &pb);
+	sim_qp_peer(qa, ca.sgid_index, &pa);
+	st = sim_qp_connect(qa, &ca, &pb);
+	if (st == PVO_STATUS_OK)
+		st = sim_qp_connect(qb, &cb, &pa);
+	if (!TAP_STATUS(st, PVO_STATUS_OK,
+			"%s: RC QPs made before the move connect (b to a's "
+			"QPN 0x%x)",
+			what, qa->qpn))
+		return;
+	one_sided(qb, &B, &A, PVO_WR_RDMA_WRITE, 300 * KIB, 400 * KIB, 9000,
+		  0x3301, "host verbs: b's WRITE with a's key, after the move");
+	one_sided(qb, &B, &A, PVO_WR_RDMA_READ, 600 * KIB, 500 * KIB, 7000,
+		  0x3302, "host verbs: b's READ of a's MR, after the move");
+	one_sided(qa, &A, &B, PVO_WR_RDMA_WRITE, 700 * KIB, 800 * KIB, 5000,
+		  0x3303, "host verbs: a's WRITE with its own key, after the "
+			  "move");
+}
+
+/*
+ * Host verbs: a VM whose host QPs are UD ones and RC ones not yet
+ * connected moves. A cancelled migration first: the freeze takes a's UD
+ * host QP to ERROR, the thaw back to RTS with the receive a posted
+ * before. Then a moves to host 3 (another back-end, the same rxe
+ * device): its objects are made again there with other host numbers,
+ * its guest keeps its own, host 2 learns the pairs from the offer behind
+ * a's announcement; UD both ways (a receive posted before the move
+ * takes b's datagram), a new RC connection between QPs made before,
+ * WRITE and READ with the keys the guests know. Then a home to host 1.
+ */
+static void migrate_hostverbs(void)
+{
+	struct sim_qp_init ia = qp_init(&A, PVO_QPT_RC),
+			   ib = qp_init(&B, PVO_QPT_RC);
+	struct sim_qp qa, qb;
+	struct sim_peer peer;
+	struct ud_pair u;
+	struct pvo_av av;
+	uint32_t ah_ba = 0;
+	char err[512];
+	uint8_t *buf;
+	size_t len;
+	int old, thawed, i;
+
+	if (!ud_make(&u, &A, &B))
+		return;
+	sim_qp_peer(&u.a, A.gid_v4, &peer);
+	sim_av_to(&av, &peer, (uint8_t)B.gid_v4);
+	if (!TAP_STATUS(sim_create_ah(&B.pd, &av, &ah_ba), PVO_STATUS_OK,
+			"host verbs: an AH from b to a") ||
+	    !TAP_STATUS(sim_create_qp(&A.pd, &ia, &qa), PVO_STATUS_OK,
+			"host verbs: an RC QP on a, left in RESET") ||
+	    !TAP_STATUS(sim_create_qp(&B.pd, &ib, &qb), PVO_STATUS_OK,
+			"host verbs: an RC QP on b, left in RESET"))
+		return;
+
+	/* a migration that does not happen */
+	post_ud_recv(&u.a, &A, 0xd001, 900 * KIB);
+	thawed = log_count(&bp, THAWED);
+	if (!stop_for_migration(&A))
+		return;
+	tap_ok(resume_source(&A), "host verbs: a runs again after a "
+				  "migration that did not happen");
+	/* a UD datagram before the thaw is lost, as on any UD QP that
+	 * has no receive yet */
+	for (i = 0; i < 500 && log_count(&bp, THAWED) <= thawed; i++)
+		sleep_ms(10);
+	ud_check("host verbs: b's datagram to a, after the cancelled "
+		 "migration",
+		 &B, &u.b, ah_ba, u.a.qpn, &A, 0xd001, 900 * KIB, u.b.qpn,
+		 0x3101);
+	post_ud_recv(&u.b, &B, 0xd002, 900 * KIB);
+	ud_check("host verbs: a's datagram to b, after the cancelled "
+		 "migration",
+		 &A, &u.a, u.ah_v4, u.b.qpn, &B, 0xd002, 900 * KIB, u.a.qpn,
+		 0x3102);
+
+	/* to host 3 */
+	if (start_host3(err, sizeof(err)) != 0) {
+		tap_ok(false, "host 3's back-end starts: %s", err);
+		return;
+	}
+	post_ud_recv(&u.a, &A, 0xd003, 900 * KIB);
+	if (!leave(&A, &buf, &len, &old))
+		return;
+	tap_ok(log_has(&bp, "rings stopped while migrating", NULL),
+	       "host verbs: a's state is saved (UD QP, RC QP in RESET, MRs)");
+	if (!arrive(&A, backend_vm_socket(&bp3, "a"), buf, len,
+		    "host verbs: a to host 3")) {
+		close(old);
+		return;
+	}
+	close(old);
+	tap_ok(log_has(&bp3, "migrated state applied", NULL),
+	       "host verbs: host 3 made a's objects again on its device");
+	tap_ok(wait_log(&bp2, "10.0.0.1 behind VTEP 127.0.0.3 has new host "
+			      "numbers"),
+	       "host verbs: host 2 took a's new host numbers from host 3's "
+	       "offer");
+	{
+		char line[4096];
+
+		tap_ok(backend_mgmt_line(&bp2, "daemon", line, sizeof(line)) &&
+			   backend_field(line, " peer_aliases=") >= 2,
+		       "host verbs: host 2 translates a's UD QPN and MR key "
+		       "(%llu pairs)",
+		       backend_field(line, " peer_aliases="));
+	}
+	ud_check("host verbs: b's datagram to a's QPN, a on host 3", &B, &u.b,
+		 ah_ba, u.a.qpn, &A, 0xd003, 900 * KIB, u.b.qpn, 0x3103);
+	post_ud_recv(&u.b, &B, 0xd004, 900 * KIB);
+	ud_check("host verbs: a's datagram to b, a on host 3", &A, &u.a,
+		 u.ah_v4, u.b.qpn, &B, 0xd004, 900 * KIB, u.a.qpn, 0x3104);
+	rc_after_move(&qa, &qb, "host verbs: a on host 3");
+
+	/* home */
+	sim_destroy_qp(&qa);
+	sim_destroy_qp(&qb);
+	post_ud_recv(&u.a, &A, 0xd005, 900 * KIB);
+	old = -1;
+	if (leave(&A, &buf, &len, &old) &&
+	    arrive(&A, backend_vm_socket(&bp, "a"), buf, len,
+		   "host verbs: a back to host 1")) {
+		wait_log(&bp2, "10.0.0.1 behind VTEP 127.0.0.1 has new host "
+			       "numbers");
+		ud_check("host verbs: b's datagram to a's QPN, a home", &B,
+			 &u.b, ah_ba, u.a.qpn, &A, 0xd005, 900 * KIB, u.b.qpn,
+			 0x3105);
+	}
+	if (old >= 0)
+		close(old);
+	sim_destroy_ah(&B.ctx, ah_ba);
+	ud_destroy(&u, &A, &B);
+	drain_all();
 }
 
 void test_migrate(void)
@@ -664,9 +888,11 @@ void test_migrate(void)
 	if (!xfer(&p, X_WRITE, 4096, 0, 0, false, 9300))
 		return;
 	if (hv_dev[0]) {
-		migrate_hostverbs(&p);
+		migrate_hostverbs_refused(&p);
 		pair_destroy(&slow);
 		pair_destroy(&p);
+		drain_all();
+		migrate_hostverbs();
 		return;
 	}
 	refused_streams(&p);

@@ -22,6 +22,10 @@
  *   hv_neigh.c   destinations the host has no MAC for: refused before
  *                a call that would wait for ARP on the loop
  *
+ *   hv_migrate.c a VM's live migration: what may move, the freeze, its
+ *                objects made again where it arrives
+ *   replay_plan.c where a rebuilt RC requester restarts
+ *
  *   hv_srq.c     host SRQs: guest SRQ receives posted on them, their
  *                completions to the receiving QP's CQ
  *
@@ -39,6 +43,8 @@
 
 struct pvo_tenant;
 struct pvo_daemon_config;
+struct pvo_qp;
+struct pvo_engine_ops;
 
 /*
  * Opens [daemon] hostverbs-device at start-up if a tenant uses it. False
@@ -53,6 +59,10 @@ bool pvo_hv_reloadable(const struct pvo_daemon_config *cfg, char **err);
 /* Whether the tenant uses host verbs on a device the daemon opened: its
  * VMs then have the host-verbs object engine. */
 bool pvo_hv_serves(const struct pvo_tenant *t);
+
+/* The QP engine of a QP loaded from a migration stream that gets a host
+ * QP again where it arrives (hv_migrate.c), or NULL. */
+const struct pvo_engine_ops *pvo_hv_engine_of_loaded(const struct pvo_qp *qp);
 
 /* The object engine of such VMs (engine.h), whose QPs that talk to
  * another host run on the host-verbs QP engine. */

@@ -34,6 +34,9 @@ struct pvo_hv_vm {
 	 * it: still charged, freed when the thread is done (hv_mr.c) */
 	struct pvo_hv_mr *orphan;
 	struct pvo_timer reap;
+	/* MRs whose host key is not their guest key (made again after a
+	 * migration): receive SGEs then translate (pvo_hv_lkey) */
+	uint32_t rekeyed;
 };
 
 /* An AH's part, made when a host UD QP first sends with it: its host
@@ -57,6 +60,8 @@ struct pvo_hv_mr {
 	uint64_t bytes;		/* pinned bytes charged */
 	struct pvo_hv_pin *pin; /* its thread, in HV_MR_PIN */
 	struct ibv_pd *own_pd;	/* an orphan's PD, which the guest freed */
+	/* made again for a migrated MR, whose key stays the guest's */
+	bool remade;
 };
 
 struct pvo_hv_cq {
@@ -131,6 +136,9 @@ struct pvo_hv_qp {
 	/* RC / UC on the host: the peer's IPv4 (network order), by which
 	 * its guest identifiers translate after it moved (peer_alias.h) */
 	uint32_t peer_ip;
+	/* stopped for a migration's switch-over (hv_migrate.c): the host
+	 * QP is in ERROR, its flushed WQEs stay the guest's to post again */
+	bool frozen;
 };
 
 /* The engine's parts of the verbs objects (NULL: software only). */
@@ -284,9 +292,20 @@ struct pvo_srq;
 struct pvo_path;
 struct pvo_qp_attr;
 
-/* The VM holds host objects (a reason to refuse its migration): their
- * count, 0 if none. */
+/* The VM holds host objects: their count, 0 if none. */
 uint32_t pvo_hv_objects(const struct pvo_vm *vm);
+
+/* hv_migrate.c: the vm engine's migration hooks (engine.h). */
+bool pvo_hv_migratable(struct pvo_vm *vm);
+void pvo_hv_vm_freeze(struct pvo_vm *vm);
+void pvo_hv_vm_thaw(struct pvo_vm *vm);
+bool pvo_hv_vm_loaded(struct pvo_vm *vm);
+GArray *pvo_hv_vm_ids(struct pvo_vm *vm);
+/* hv_qp.c: the host QP through RESET to the guest QP's state (a UD QP:
+ * up to RTS with its Q_Key and sq_psn; an RC / UC QP stays in RESET until
+ * its RTR), as after a migration; an error status, logged, if the host
+ * refuses. */
+enum pvo_status pvo_hv_qp_rebuild(struct pvo_qp *qp);
 /* ATTACH_MCAST: refused on host QPs (their receives are the device's). */
 enum pvo_status pvo_hv_qp_attach_mcast(struct pvo_qp *qp);
 
@@ -302,6 +321,11 @@ enum pvo_status pvo_hv_rereg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 				struct pvo_pd *pd, uint32_t access,
 				uint64_t iova, uint64_t length,
 				const uint64_t *pages, uint32_t npages);
+/* A migrated MR's host MR, made over this host's guest memory; mr->key
+ * (the guest's) keeps naming it (hv_migrate.c). */
+enum pvo_status pvo_hv_mr_remake(struct pvo_vm *vm, struct pvo_mr *mr);
+/* The host lkey of a guest key (itself while no MR was made again). */
+uint32_t pvo_hv_lkey(struct pvo_vm *vm, uint32_t key);
 /* The MR a key names in a host-verbs VM, or NULL. */
 struct pvo_mr *pvo_hv_mr_by_key(struct pvo_vm *vm, uint32_t key);
 /* mr->key becomes its host MR's key (lkey == rkey), by which

@@ -59,21 +59,6 @@ static void hv_host_use(const struct pvo_vm *vm, struct pvo_vm_host_use *o)
 	o->mrs = u->mrs;
 }
 
-static bool hv_migratable(struct pvo_vm *vm)
-{
-	uint32_t n = pvo_hv_objects(vm);
-
-	if (!n)
-		return true;
-	pvo_log(pvo_vm_name(vm),
-		"migration refused: the VM uses the host-verbs transport (%u "
-		"host objects: QPs, MRs, CQs, PDs), whose state cannot move "
-		"yet (docs/hostverbs.md); stop its RDMA applications first, "
-		"or use transport = overlay",
-		n);
-	return false;
-}
-
 enum pvo_status pvo_hv_qp_attach_mcast(struct pvo_qp *qp)
 {
 	if (!to_hv_qp(qp))
@@ -90,7 +75,11 @@ const struct pvo_vm_engine pvo_vm_engine_hostverbs = {
     .name = "hostverbs",
     .vm_init = hv_vm_init,
     .vm_fini = hv_vm_fini,
-    .migratable = hv_migratable,
+    .migratable = pvo_hv_migratable,
+    .vm_freeze = pvo_hv_vm_freeze,
+    .vm_thaw = pvo_hv_vm_thaw,
+    .vm_loaded = pvo_hv_vm_loaded,
+    .vm_ids = pvo_hv_vm_ids,
     .host_use = hv_host_use,
     .pd_free = pvo_hv_pd_free,
     .mr_reg = pvo_hv_reg_mr,

@@ -210,10 +210,13 @@ static enum pvo_status registered(struct pvo_vm *vm, struct pvo_mr *mr,
 				  struct pvo_hv_mr *h, struct ibv_pd *pd,
 				  int err)
 {
-	/* one key for both (rdma_rxe gives rkey 0 without remote access) */
+	/* one key for both (rdma_rxe gives rkey 0 without remote access);
+	 * a new MR's key is the guest's, which must be free (a migrated
+	 * MR keeps its guest key whatever the host's) */
 	if (!h->mr || (h->mr->rkey != h->mr->lkey && h->mr->rkey) ||
-	    g_hash_table_contains(to_hv_vm(vm)->keys,
-				  GUINT_TO_POINTER(h->mr->lkey))) {
+	    (!h->remade && g_hash_table_contains(to_hv_vm(vm)->keys,
+						  GUINT_TO_POINTER(
+						      h->mr->lkey)))) {
 		err = h->mr ? EINVAL : err;
 		pvo_vm_warn(vm,
 			    "hostverbs: %s: ibv_reg_mr_iova of %" PRIu64
@@ -237,11 +240,12 @@ static enum pvo_status registered(struct pvo_vm *vm, struct pvo_mr *mr,
 
 static enum pvo_status reg_now(struct pvo_vm *vm, struct pvo_mr *mr,
 			       struct ibv_pd *pd, const uint64_t *pages,
-			       uint32_t npages)
+			       uint32_t npages, bool remade)
 {
 	struct pvo_hv_mr *h = g_new0(struct pvo_hv_mr, 1);
 	enum pvo_status st;
 
+	h->remade = remade;
 	st = alias(vm, mr, pages, npages, h);
 	if (st) {
 		g_free(h);
@@ -431,7 +435,7 @@ enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 		return PVO_STATUS_ENOSPC;
 	if (npages > HV_PAGES_PER_TURN || to_hv_mr(mr))
 		return reg_parts(vm, mr, pd, pages, npages);
-	return reg_now(vm, mr, pd, pages, npages);
+	return reg_now(vm, mr, pd, pages, npages, false);
 }
 
 void pvo_hv_dereg_mr(struct pvo_vm *vm, struct pvo_mr *mr)
@@ -455,6 +459,8 @@ void pvo_hv_dereg_mr(struct pvo_vm *vm, struct pvo_mr *mr)
 	}
 	if (g_hash_table_lookup(hv->keys, GUINT_TO_POINTER(mr->key)) == mr)
 		g_hash_table_remove(hv->keys, GUINT_TO_POINTER(mr->key));
+	if (h->mr->lkey != mr->key)
+		hv->rekeyed--;
 	if (ibv_dereg_mr(h->mr))
 		pvo_log(pvo_vm_name(vm), "hostverbs: ibv_dereg_mr key 0x%x: %s",
 			mr->key, g_strerror(errno));
@@ -519,6 +525,37 @@ enum pvo_status pvo_hv_rereg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 	pvo_hv_dereg_mr(vm, mr);
 	mr->engine_part = next.engine_part;
 	return PVO_STATUS_OK;
+}
+
+enum pvo_status pvo_hv_mr_remake(struct pvo_vm *vm, struct pvo_mr *mr)
+{
+	struct ibv_pd *pd = pvo_hv_pd(vm, mr->pd);
+	enum pvo_status st;
+	uint64_t *pages;
+	uint32_t n;
+
+	if (!pd)
+		return PVO_STATUS_ENOSPC;
+	pages = mr_pages(mr, &n);
+	st = reg_now(vm, mr, pd, pages, n, true);
+	g_free(pages);
+	if (st)
+		return st;
+	g_hash_table_insert(to_hv_vm(vm)->keys, GUINT_TO_POINTER(mr->key), mr);
+	if (to_hv_mr(mr)->mr->lkey != mr->key)
+		to_hv_vm(vm)->rekeyed++;
+	return PVO_STATUS_OK;
+}
+
+uint32_t pvo_hv_lkey(struct pvo_vm *vm, uint32_t key)
+{
+	struct pvo_mr *mr;
+
+	if (!to_hv_vm(vm)->rekeyed)
+		return key;
+	mr = pvo_hv_mr_by_key(vm, key);
+	return mr && to_hv_mr(mr) && to_hv_mr(mr)->mr ? to_hv_mr(mr)->mr->lkey
+						       : key;
 }
 
 struct pvo_mr *pvo_hv_mr_by_key(struct pvo_vm *vm, uint32_t key)

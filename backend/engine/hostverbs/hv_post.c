@@ -241,6 +241,18 @@ static void ring_broken(struct pvo_qp *qp, const char *which)
 	pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
 }
 
+/* Receive SGEs name MRs by the guest's keys: the host's after a
+ * migration made them again (the device checks them). */
+static void take_lkeys(struct pvo_vm *vm, struct ibv_sge *s, unsigned int n)
+{
+	unsigned int i;
+
+	if (!to_hv_vm(vm)->rekeyed)
+		return;
+	for (i = 0; i < n; i++)
+		s[i].lkey = pvo_hv_lkey(vm, s[i].lkey);
+}
+
 static void post_rq(struct pvo_qp *qp)
 {
 	struct pvo_hv_qp *h = to_hv_qp(qp);
@@ -276,13 +288,14 @@ static void post_rq(struct pvo_qp *qp)
 				 w->num_sge);
 		memset(&wr, 0, sizeof(wr));
 		wr.wr_id = h->rq_posted | HV_WR_RECV;
+		e = &h->rq[h->rq_posted & (qp->rq.entries - 1)];
+		e->lkey = sge[0].lkey; /* the guest's, for the GRH's read */
+		take_lkeys(qp->vm, sge, w->num_sge);
 		wr.sg_list = sge;
 		wr.num_sge = w->num_sge;
-		e = &h->rq[h->rq_posted & (qp->rq.entries - 1)];
 		e->wr_id = w->wr_id;
 		e->length = w->num_sge ? sge[0].length : 0;
 		e->addr = sge[0].addr;
-		e->lkey = sge[0].lkey;
 		err = ibv_post_recv(h->qp, &wr, &bad);
 		if (err) {
 			pvo_vm_warn(qp->vm,
@@ -608,6 +621,10 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 		srq_complete(qp, wc);
 		return;
 	}
+	/* the freeze flushed it: the guest's WQE is posted again where the
+	 * VM runs next (hv_migrate.c) */
+	if (h->frozen && wc->status == IBV_WC_WR_FLUSH_ERR)
+		return;
 	/* a WQE the back-end flushed already (flush_rest), or a QP being
 	 * destroyed */
 	if (cons - (uint32_t)wc->wr_id - 1 < entries || h->gone)
@@ -700,6 +717,8 @@ static void hv_doorbell(struct pvo_qp *qp)
 {
 	struct pvo_hv_qp *h = to_hv_qp(qp);
 
+	if (h->frozen)
+		return; /* posted again at the thaw */
 	switch (qp->state) {
 	case PVO_QPS_ERR:
 		flush_rest(qp);
@@ -732,7 +751,7 @@ static bool hv_poll(struct pvo_qp *qp)
 	uint32_t posted = h->rq_posted;
 	unsigned int got;
 
-	if (!h->active)
+	if (!h->active || h->frozen)
 		return false;
 	if (qp->state == PVO_QPS_RTR || qp->state == PVO_QPS_RTS ||
 	    qp->state == PVO_QPS_SQD)
@@ -765,6 +784,22 @@ static void hv_destroy(struct pvo_qp *qp)
 	pvo_engine_sw.destroy(qp);
 }
 
+static void hv_restore(struct pvo_qp *qp)
+{
+	pvo_engine_sw.restore(qp);
+}
+
+static void hv_save(const struct pvo_qp *qp, struct pvo_st_qp *rec)
+{
+	pvo_engine_sw.save(qp, rec);
+}
+
+static bool hv_load(struct pvo_qp *qp, const struct pvo_st_qp *rec,
+		    struct pvo_st_loader *l)
+{
+	return pvo_engine_sw.load(qp, rec, l);
+}
+
 const struct pvo_engine_ops pvo_engine_hostverbs = {
     .name = "hostverbs",
     .device_rq = true,
@@ -774,4 +809,9 @@ const struct pvo_engine_ops pvo_engine_hostverbs = {
     .poll = hv_poll,
     .flush = hv_flush,
     .destroy = hv_destroy,
+    /* the guest's counters and the software part, which the QP keeps;
+     * its host QP is made again from them (hv_migrate.c) */
+    .restore = hv_restore,
+    .save = hv_save,
+    .load = hv_load,
 };

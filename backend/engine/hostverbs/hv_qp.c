@@ -287,14 +287,14 @@ static enum pvo_status connect_host(struct pvo_qp *qp, uint32_t mask,
 
 /* A UD host QP to INIT with the guest's Q_Key: from then on it carries
  * the guest QP's work. */
-static enum pvo_status ud_init(struct pvo_qp *qp, const struct pvo_qp_attr *ga)
+static enum pvo_status ud_init(struct pvo_qp *qp, uint32_t qkey)
 {
 	struct ibv_qp_attr a = {0};
 
 	a.qp_state = IBV_QPS_INIT;
 	a.pkey_index = 0;
 	a.port_num = to_hv_qp(qp)->dev->port;
-	a.qkey = le32toh(ga->qkey);
+	a.qkey = qkey;
 	return host_modify(qp, &a,
 			   IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			       IBV_QP_QKEY,
@@ -426,7 +426,7 @@ enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
 	}
 	if (qp->type == PVO_QPT_UD && qp->state == PVO_QPS_RESET &&
 	    next == PVO_QPS_INIT) {
-		st = ud_init(qp, a);
+		st = ud_init(qp, le32toh(a->qkey));
 		if (!st)
 			h->active = true;
 		return st;
@@ -466,6 +466,35 @@ enum pvo_status pvo_hv_qp_modify(struct pvo_qp *qp, unsigned int next,
 			   : PVO_STATUS_OK;
 	}
 	return pass_modify(qp, next, mask, a, path);
+}
+
+enum pvo_status pvo_hv_qp_rebuild(struct pvo_qp *qp)
+{
+	struct pvo_hv_qp *h = to_hv_qp(qp);
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RESET};
+	enum pvo_status st;
+
+	h->active = false;
+	st = host_modify(qp, &a, IBV_QP_STATE, "RESET");
+	if (st || qp->type != PVO_QPT_UD || qp->state == PVO_QPS_RESET)
+		return st;
+	st = ud_init(qp, qp->attr.qkey);
+	if (st)
+		return st;
+	h->active = true;
+	memset(&a, 0, sizeof(a));
+	if (qp->state == PVO_QPS_INIT)
+		return PVO_STATUS_OK;
+	a.qp_state = IBV_QPS_RTR;
+	st = host_modify(qp, &a, IBV_QP_STATE, "RTR");
+	if (st || qp->state == PVO_QPS_RTR)
+		return st;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = qp->attr.sq_psn & PVO_QPN_MAX;
+	st = host_modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, "RTS");
+	if (!st)
+		h->next_psn = a.sq_psn;
+	return st;
 }
 
 void pvo_hv_qp_sync_state(struct pvo_qp *qp)

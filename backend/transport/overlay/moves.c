@@ -16,6 +16,7 @@
 
 #include "announce.h"
 #include "encap.h"
+#include "engine.h"
 #include "log.h"
 #include "moves.h"
 #include "overlay.h"
@@ -94,6 +95,62 @@ static bool vm_ipv4(const struct pvo_vm_config *vc, int k, uint32_t *ip)
 	return true;
 }
 
+/*
+ * A host-verbs VM's rebind offer (rebind_msg.h) for its address a->ip:
+ * the numbers its objects have on this host's device where the guest
+ * knows others, in parts, to the VTEPs t; the datagrams sent. A VM
+ * whose numbers all stayed sends one with none: its peers forget the
+ * ones of its last move.
+ */
+static unsigned int send_offer(struct pvo_vm *vm, const struct pvo_announce *a,
+			       const GArray *t, const uint8_t *key,
+			       size_t key_len)
+{
+	const struct pvo_daemon_config *cfg = pvo_overlay_config();
+	struct pvo_rebind *r;
+	GArray *ids;
+	uint8_t buf[1500];
+	unsigned int i, k, part, sent = 0;
+	size_t n;
+
+	if (!pvo_vm_eng_has(vm, vm_ids))
+		return 0;
+	ids = vm->eng->vm_ids(vm);
+	r = g_new0(struct pvo_rebind, 1);
+	r->kind = PVO_REBIND_OFFER;
+	r->vni = a->vni;
+	r->ip = a->ip;
+	memcpy(r->mac, a->mac, 6);
+	r->vtep = a->vtep;
+	r->gen = a->gen;
+	r->parts = (uint16_t)MAX(1u, (ids->len + PVO_REBIND_MAX_ENTRIES - 1) /
+					 PVO_REBIND_MAX_ENTRIES);
+	for (part = 0; part < r->parts; part++) {
+		r->part = (uint16_t)part;
+		r->count = 0;
+		for (k = part * PVO_REBIND_MAX_ENTRIES;
+		     k < ids->len && r->count < PVO_REBIND_MAX_ENTRIES; k++) {
+			const struct pvo_id_pair *p =
+			    &g_array_index(ids, struct pvo_id_pair, k);
+
+			r->e[r->count++] = (struct pvo_rebind_entry){
+			    .type = p->kind == PVO_ID_QPN ? PVO_REBIND_QPN
+							  : PVO_REBIND_RKEY,
+			    .guest = p->guest,
+			    .host = p->host,
+			};
+		}
+		n = pvo_rebind_write(buf, sizeof(buf), r, key, key_len);
+		for (i = 0; n && i < t->len; i++)
+			sent += pvo_overlay_send_frame(
+			    buf, n, g_array_index(t, struct in_addr, i),
+			    cfg->vxlan_port);
+	}
+	g_free(r);
+	g_array_free(ids, TRUE);
+	return sent;
+}
+
 static void send_all(struct pvo_vm *vm)
 {
 	const struct pvo_daemon_config *cfg = pvo_overlay_config();
@@ -122,6 +179,8 @@ static void send_all(struct pvo_vm *vm)
 			sent += pvo_overlay_send_frame(
 			    buf, n, g_array_index(t, struct in_addr, i),
 			    cfg->vxlan_port);
+		/* behind it (same socket, same order), its new numbers */
+		sent += send_offer(vm, &a, t, key, key_len);
 	}
 	if (!vm->announce_left)
 		pvo_info(pvo_vm_name(vm),

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Live migration of a host-verbs VM (docs/migration.md, "VMs on host
+ * verbs"). What may move today: its PDs, MRs, CQs, UD QPs and RC / UC
+ * QPs that are not connected yet; a connection on the host device, a
+ * host SRQ or an MR still being registered keeps the VM where it is (the
+ * save refuses it, saying which).
+ *
+ * At the freeze the VM's active host QPs go to ERROR, so the device
+ * writes no more into guest memory; their completions are taken (the
+ * flushed ones are not completions: their WQEs stay in the guest's rings
+ * and are posted again where the VM runs next), and every page the
+ * device may have written is marked dirty, as no write of the device
+ * passed the dirty log. At the destination, once the stream is loaded,
+ * the VM's objects are made again on its host device over this host's
+ * guest memory, keeping the numbers the guest knows (QPNs, keys): the
+ * host ones differ, and the VM's peers learn them from the rebind offer
+ * its announcement carries (hv_ids below, transport/overlay/moves.c). A
+ * migration that fails or is cancelled takes the host QPs through RESET
+ * back to where they were, same numbers.
+ */
+#include <inttypes.h>
+#include <glib.h>
+
+#include "hv.h"
+#include "log.h"
+#include "mr.h"
+#include "qp.h"
+#include "srq.h"
+#include "vm.h"
+
+/* Why the VM cannot move (NULL: it can), g_free. */
+static char *unmovable(struct pvo_vm *vm)
+{
+	uint32_t h = 0;
+	void *obj;
+
+	while ((h = pvo_table_next(&vm->srqs, h, &obj)))
+		if (to_hv_srq(obj))
+			return g_strdup_printf("SRQ 0x%x is a host SRQ",
+					       ((struct pvo_srq *)obj)->handle);
+	while ((h = pvo_table_next(&vm->mrs, h, &obj))) {
+		struct pvo_mr *mr = obj;
+
+		if (!to_hv_mr(mr))
+			continue;
+		if (!to_hv_mr(mr)->mr ||
+		    pvo_mr_npages(mr->iova, mr->length) > PVO_MR_PAGES_PER_CALL)
+			return g_strdup_printf(
+			    "MR key 0x%x (%" PRIu64 " pages) is larger than "
+			    "can be registered again in one call (%u pages)",
+			    mr->key, pvo_mr_npages(mr->iova, mr->length),
+			    PVO_MR_PAGES_PER_CALL);
+	}
+	while ((h = pvo_table_next(&vm->qps, h, &obj))) {
+		struct pvo_qp *qp = obj;
+
+		if (!to_hv_qp(qp))
+			continue;
+		if (qp->type != PVO_QPT_UD && qp->state != PVO_QPS_RESET &&
+		    qp->state != PVO_QPS_INIT)
+			return g_strdup_printf(
+			    "%s QP 0x%x is connected (%s): moving a host-verbs "
+			    "VM's connections is not built yet",
+			    qp->type == PVO_QPT_RC ? "RC" : "UC", qp->qpn,
+			    to_hv_qp(qp)->active ? "on the host device"
+						 : "to a VM of this host");
+		if (qp->type == PVO_QPT_UD && qp->state > PVO_QPS_RTS)
+			return g_strdup_printf("UD QP 0x%x is in error",
+					       qp->qpn);
+	}
+	return NULL;
+}
+
+bool pvo_hv_migratable(struct pvo_vm *vm)
+{
+	char *why = unmovable(vm);
+
+	if (!why)
+		return true;
+	pvo_log(pvo_vm_name(vm),
+		"migration refused: the VM uses the host-verbs transport and "
+		"%s (docs/migration.md); it runs on here. Stop its RDMA "
+		"connections first, or use transport = overlay",
+		why);
+	g_free(why);
+	return false;
+}
+
+/* The pages of an MR the device may write, marked dirty. */
+static void dirty_mr(struct pvo_vm *vm, struct pvo_mr *mr)
+{
+	uint64_t addr = mr->iova, end = mr->iova + mr->length, avail, gpa;
+
+	if (!(mr->access & (PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE |
+			    PVO_ACCESS_REMOTE_ATOMIC)))
+		return;
+	while (addr < end) {
+		gpa = pvo_mr_gpa(mr, addr, &avail);
+		if (!avail)
+			break;
+		avail = MIN(avail, end - addr);
+		pvo_gmem_log_dirty(vm, gpa, avail);
+		addr += avail;
+	}
+}
+
+void pvo_hv_vm_freeze(struct pvo_vm *vm)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+	char *why = unmovable(vm);
+	uint32_t h = 0;
+	void *obj;
+
+	/* one that cannot move keeps its connections: the save refuses it */
+	if (why) {
+		g_free(why);
+		return;
+	}
+	while ((h = pvo_table_next(&vm->qps, h, &obj))) {
+		struct pvo_qp *qp = obj;
+		struct pvo_hv_qp *hq = to_hv_qp(qp);
+
+		if (!hq || !hq->active)
+			continue;
+		if (ibv_modify_qp(hq->qp, &a, IBV_QP_STATE))
+			pvo_vm_warn(vm,
+				    "hostverbs: %s QP 0x%x to ERROR for "
+				    "the switch-over: %s",
+				    hv_devname(qp), qp->qpn, g_strerror(errno));
+		hq->frozen = true;
+	}
+	/* what completed before the device stopped reaches the guest (its
+	 * CQEs are logged writes); the flushes are not completions */
+	while ((h = pvo_table_next(&vm->qps, h, &obj))) {
+		struct pvo_qp *qp = obj;
+
+		if (!to_hv_qp(qp) || !to_hv_qp(qp)->frozen)
+			continue;
+		pvo_hv_cq_poll(qp->scq);
+		if (qp->rcq != qp->scq)
+			pvo_hv_cq_poll(qp->rcq);
+	}
+	while ((h = pvo_table_next(&vm->mrs, h, &obj)))
+		if (to_hv_mr((struct pvo_mr *)obj))
+			dirty_mr(vm, obj);
+}
+
+void pvo_hv_vm_thaw(struct pvo_vm *vm)
+{
+	uint32_t h = 0;
+	void *obj;
+
+	while ((h = pvo_table_next(&vm->qps, h, &obj))) {
+		struct pvo_qp *qp = obj;
+		struct pvo_hv_qp *hq = to_hv_qp(qp);
+
+		if (!hq)
+			continue;
+		/* a cancelled migration: the same host QP, from RESET */
+		if (hq->frozen) {
+			hq->frozen = false;
+			hq->sq_posted = qp->sq_cons;
+			hq->rq_posted = qp->rq_cons;
+			hq->stuck = 0;
+			if (pvo_hv_qp_rebuild(qp))
+				pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+		}
+		if (qp->engine == &pvo_engine_hostverbs)
+			qp->engine->doorbell(qp);
+	}
+}
+
+bool pvo_hv_vm_loaded(struct pvo_vm *vm)
+{
+	uint32_t h = 0, guest;
+	void *obj;
+
+	while ((h = pvo_table_next(&vm->mrs, h, &obj))) {
+		struct pvo_mr *mr = obj;
+
+		if (mr->ctx == PVO_CTX_KERNEL || mr->fast_reg)
+			continue;
+		if (pvo_hv_mr_remake(vm, mr)) {
+			pvo_log(pvo_vm_name(vm),
+				"hostverbs: the migrated MR key 0x%x could "
+				"not be registered on this host's device",
+				mr->key);
+			return false;
+		}
+	}
+	while ((h = pvo_table_next(&vm->qps, h, &obj))) {
+		struct pvo_qp *qp = obj;
+
+		if (qp->engine != &pvo_engine_hostverbs)
+			continue;
+		guest = qp->qpn;
+		if (pvo_hv_qp_create(qp) || !to_hv_qp(qp)) {
+			pvo_log(pvo_vm_name(vm),
+				"hostverbs: the migrated QP 0x%x could not "
+				"be made on this host's device",
+				guest);
+			return false;
+		}
+		/* the guest keeps its number; host completions find the QP
+		 * by the host's */
+		qp->qpn = guest;
+		if (pvo_hv_qp_rebuild(qp)) {
+			pvo_log(pvo_vm_name(vm),
+				"hostverbs: the migrated QP 0x%x could not "
+				"be brought back to its state",
+				guest);
+			return false;
+		}
+	}
+	return true;
+}
+
+GArray *pvo_hv_vm_ids(struct pvo_vm *vm)
+{
+	GArray *out = g_array_new(FALSE, FALSE, sizeof(struct pvo_id_pair));
+	uint32_t h = 0;
+	void *obj;
+
+	while ((h = pvo_table_next(&vm->qps, h, &obj))) {
+		struct pvo_qp *qp = obj;
+		struct pvo_id_pair p = {.kind = PVO_ID_QPN, .guest = qp->qpn};
+
+		if (!to_hv_qp(qp) || to_hv_qp(qp)->host_qpn == qp->qpn)
+			continue;
+		p.host = to_hv_qp(qp)->host_qpn;
+		g_array_append_val(out, p);
+	}
+	while ((h = pvo_table_next(&vm->mrs, h, &obj))) {
+		struct pvo_mr *mr = obj;
+		struct pvo_id_pair p = {.kind = PVO_ID_KEY, .guest = mr->key};
+
+		if (!to_hv_mr(mr) || !to_hv_mr(mr)->mr ||
+		    to_hv_mr(mr)->mr->lkey == mr->key ||
+		    !(mr->access &
+		      (PVO_ACCESS_REMOTE_WRITE | PVO_ACCESS_REMOTE_READ |
+		       PVO_ACCESS_REMOTE_ATOMIC)))
+			continue;
+		p.host = to_hv_mr(mr)->mr->lkey;
+		g_array_append_val(out, p);
+	}
+	return out;
+}
+
+const struct pvo_engine_ops *pvo_hv_engine_of_loaded(const struct pvo_qp *qp)
+{
+	/* the QPs that get a host QP (pvo_hv_qp_create), but those on an
+	 * SRQ: a VM with a host SRQ does not move */
+	if (!pvo_hv_serves(qp->vm->cfg->tenant) || qp->ctx == PVO_CTX_KERNEL ||
+	    qp->srq ||
+	    (qp->type != PVO_QPT_RC && qp->type != PVO_QPT_UC &&
+	     qp->type != PVO_QPT_UD))
+		return NULL;
+	return &pvo_engine_hostverbs;
+}
