@@ -83,12 +83,42 @@ struct pvo_engine_ops {
 extern const struct pvo_engine_ops pvo_engine_sw;
 
 /* A number the guest of a migrated VM knows, and the host's for it
- * (vm engine's vm_ids): its peers translate (transport/peer_alias.h). */
-enum pvo_id_kind { PVO_ID_QPN, PVO_ID_KEY };
+ * (vm engine's vm_ids): its peers translate (transport/peer_alias.h);
+ * or a connection of the VM to rebind (PVO_ID_CONN: its QP's numbers,
+ * the peer VM and QP, the PSN its responder expects next). */
+enum pvo_id_kind { PVO_ID_QPN, PVO_ID_KEY, PVO_ID_CONN };
 
 struct pvo_id_pair {
 	enum pvo_id_kind kind;
 	uint32_t guest, host;
+	uint32_t peer_ip, peer_qpn, psn; /* CONN */
+};
+
+/*
+ * One step of rebinding a connection whose one end moved (or was
+ * stopped by a migration that then failed): docs/migration.md, "VMs on
+ * host verbs". The moved end offers, the other end answers, the moved
+ * end says it is ready, the other says go.
+ */
+enum pvo_conn_kind {
+	PVO_CONN_OFFER = 1,
+	PVO_CONN_ANSWER,
+	PVO_CONN_READY,
+	PVO_CONN_GO,
+};
+
+struct pvo_conn_step {
+	enum pvo_conn_kind kind;
+	uint64_t gen;	   /* the move's */
+	uint32_t vm_ip;	   /* the VM that moved (network order) */
+	uint32_t qpn;	   /* its QP, as its guest knows it */
+	uint32_t host_qpn; /* OFFER: its host QP's number now */
+	uint32_t peer_ip;  /* the other VM (network order) */
+	uint32_t peer_qpn; /* its QP, as its guest knows it */
+	/* OFFER: the moved QP's responder's next PSN; ANSWER: the peer's
+	 * (psn) and where its requester restarts (psn2); READY: where the
+	 * moved QP's requester restarts */
+	uint32_t psn, psn2;
 };
 
 /*
@@ -111,14 +141,20 @@ struct pvo_vm_engine {
 	bool (*migratable)(struct pvo_vm *vm);
 	/* Migration (docs/migration.md): the VM's rings stopped for the
 	 * switch-over, the dirty log on (vm_freeze); they run again, the
-	 * migration failed or this is its destination (vm_thaw); a stream's
+	 * migration failed or this is its destination (vm_thaw: true if
+	 * connections wait for their peers, engine.h conn_step); a stream's
 	 * objects were loaded and the engine makes its own for them, false
 	 * (logged) if it cannot (vm_loaded); the numbers of the VM's objects
 	 * whose host ones differ, a GArray of struct pvo_id_pair (vm_ids). */
 	void (*vm_freeze)(struct pvo_vm *vm);
-	void (*vm_thaw)(struct pvo_vm *vm);
+	bool (*vm_thaw)(struct pvo_vm *vm);
 	bool (*vm_loaded)(struct pvo_vm *vm);
 	GArray *(*vm_ids)(struct pvo_vm *vm);
+	/* A rebind step for a QP of this VM (the moved one for ANSWER and
+	 * GO, the peer for OFFER and READY); what this side replies into
+	 * *reply (kind 0: nothing). */
+	void (*conn_step)(struct pvo_vm *vm, const struct pvo_conn_step *in,
+			  struct pvo_conn_step *reply);
 	/* What the engine holds on the host for the VM (pvo-ctl show). */
 	void (*host_use)(const struct pvo_vm *vm, struct pvo_vm_host_use *u);
 

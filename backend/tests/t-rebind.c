@@ -40,7 +40,8 @@ static struct pvo_rebind msg(void)
 					   .host = 0x24,
 					   .peer_ip = inet_addr("10.0.0.1"),
 					   .peer_qpn = 0x31,
-					   .psn = 0xabcdef};
+					   .psn = 0xabcdef,
+					   .psn2 = 0x123456};
 	return r;
 }
 
@@ -143,6 +144,9 @@ static bool spoil(unsigned int i, struct pvo_rebind *r, const char **what)
 		CASE(10, "a connection without a peer", r->e[2].peer_ip = 0);
 		CASE(11, "a connection's PSN over 24 bits",
 		     r->e[2].psn = 1u << 24);
+		CASE(12, "a connection's second PSN over 24 bits",
+		     r->e[2].psn2 = 1u << 24);
+		CASE(13, "a key pair with a second PSN", r->e[1].psn2 = 1);
 #undef CASE
 	}
 	return false;

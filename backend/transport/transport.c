@@ -4,6 +4,7 @@
 
 #include "mcast.h"
 #include "overlay.h"
+#include "overlay_map.h"
 #include "qp.h"
 #include "transport.h"
 #include "vm.h"
@@ -100,4 +101,11 @@ bool pvo_transport_load_qp(struct pvo_qp *qp, const struct pvo_st_qp *rec,
 		    !transports[i]->load_qp(qp, rec, l))
 			return false;
 	return true;
+}
+
+bool pvo_transport_vm_of_ours(uint32_t vni, uint32_t ip)
+{
+	struct pvo_map_entry e;
+
+	return ip && pvo_map_get(vni, ip, &e);
 }

@@ -233,6 +233,10 @@ void pvo_local_routes_changed(void);
 struct pvo_vm *pvo_local_route(struct pvo_qp *qp, const uint8_t *gid);
 /* The connected VM of the tenant with this VNI that has gid installed. */
 struct pvo_vm *pvo_served_by_gid(uint32_t vni, const uint8_t *gid);
+/* Whether (vni, ip: network order) is a VM of this deployment that
+ * another back-end serves: the overlay's map has it (configured, EVPN,
+ * announced or learned). */
+bool pvo_transport_vm_of_ours(uint32_t vni, uint32_t ip);
 /* Calls fn for every QP of tenant vni on this loop that joined group gid,
  * skip excepted (the sender of a datagram never gets its own copy). */
 void pvo_local_mcast_each(uint32_t vni, const uint8_t *gid,

@@ -103,10 +103,9 @@ void pvo_vm_engine_freeze(struct pvo_vm *vm)
 		vm->eng->vm_freeze(vm);
 }
 
-void pvo_vm_engine_thaw(struct pvo_vm *vm)
+bool pvo_vm_engine_thaw(struct pvo_vm *vm)
 {
-	if (pvo_vm_eng_has(vm, vm_thaw))
-		vm->eng->vm_thaw(vm);
+	return pvo_vm_eng_has(vm, vm_thaw) && vm->eng->vm_thaw(vm);
 }
 
 bool pvo_vm_engine_loaded(struct pvo_vm *vm)

@@ -98,6 +98,7 @@ struct pvo_vm {
 	uint64_t move_gen;
 	bool moved_away;
 	bool announce_pending;	/* at the thaw after a load from elsewhere */
+	bool offer_only; /* the repeats carry a rebind offer alone */
 	struct pvo_timer announce;
 	unsigned int announce_left;
 	/* Changes whenever guest RAM may be mapped differently (memory table,
@@ -166,9 +167,9 @@ void pvo_vm_set_engine(struct pvo_vm *vm);
  * log line saying why, if its engine holds objects that cannot move. */
 bool pvo_vm_migratable(struct pvo_vm *vm);
 /* The engine's part of a migration (engine.h vm_freeze, vm_thaw,
- * vm_loaded): nothing, or true, for VMs without one. */
+ * vm_loaded): nothing, or true (thaw: false), for VMs without one. */
 void pvo_vm_engine_freeze(struct pvo_vm *vm);
-void pvo_vm_engine_thaw(struct pvo_vm *vm);
+bool pvo_vm_engine_thaw(struct pvo_vm *vm);
 bool pvo_vm_engine_loaded(struct pvo_vm *vm);
 
 /* What the VM's engine holds on the host for it (pvo-ctl show): the

@@ -326,18 +326,23 @@ static void doorbell_kick(VuDev *dev, int qidx)
 static void thaw(void *opaque)
 {
 	struct pvo_vm *vm = opaque;
+	bool rebind;
 
 	if (!vm->frozen || !vm->connected)
 		return;
 	vm->frozen = false;
 	/* its host QPs receive before any peer learns where it is (a
 	 * datagram that finds no receive is lost) */
-	pvo_vm_engine_thaw(vm);
+	rebind = pvo_vm_engine_thaw(vm);
 	/* peers must know where it is before its first packet reaches them
-	 * (else: wrong_vtep, and a lost round trip) */
+	 * (else: wrong_vtep, and a lost round trip); the announcement
+	 * carries its connections' rebind offer, which a failed migration
+	 * sends alone */
 	if (vm->announce_pending) {
 		vm->announce_pending = false;
 		pvo_overlay_announce(vm);
+	} else if (rebind) {
+		pvo_overlay_offer(vm);
 	}
 	pvo_local_routes_changed();
 	pvo_state_resume(vm);

@@ -8,10 +8,10 @@
  * key and QP of a keep working; bad streams and a destination without
  * state are refused while the source keeps running. With the overlay,
  * the VMs also move between three back-ends: a away from b, next to b
- * (local transport), both at once, and back. On host verbs: a with an
- * RC connection on the device is refused; with a UD QP, an RC QP not
- * connected and its MR, a cancelled migration, a move to host 3 and
- * home.
+ * (local transport), both at once, and back. On host verbs: a with a
+ * connection to a peer that is not ours is refused; with a UD QP, an RC
+ * QP not connected and its MR, then with an RC connection and work in
+ * flight: a cancelled migration, a move to host 3 and home.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -54,6 +54,9 @@ static int log_count(const struct backend_proc *b, const char *needle)
 }
 
 #define LEFT "destination front-end left"
+/* host 2 took a's new numbers */
+#define TO_HOST3 "10.0.0.1 behind VTEP 127.0.0.3 has new host numbers"
+#define TO_HOST1 "10.0.0.1 behind VTEP 127.0.0.1 has new host numbers"
 #define THAWED "rings running again"
 
 /* The back-end dropped the last refused destination: the next may come. */
@@ -628,42 +631,161 @@ static void migrate_hosts(struct pair *p)
 	       "(hosts 1 and 3 counted no stale one)");
 }
 
+/* Whether b's log has more lines with the needle than `before` within
+ * 5 s. */
+static bool wait_log(const struct backend_proc *b, const char *needle,
+		     int before)
+{
+	int i;
+
+	for (i = 0; i < 500 && log_count(b, needle) <= before; i++)
+		sleep_ms(10);
+	return log_count(b, needle) > before;
+}
+
+/* A request line to b's management socket; whether it answered ok. */
+static bool mgmt(const struct backend_proc *b, const char *req)
+{
+	char out[512] = "";
+	int fd = backend_mgmt_connect(b);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, req, strlen(req)) == (ssize_t)strlen(req);
+	if (ok)
+		backend_mgmt_read(fd, out, sizeof(out));
+	close(fd);
+	return ok && strstr(out, "ok") != NULL;
+}
+
 /*
- * Host verbs: a VM with a connection on the host device cannot move yet;
- * saving its state is refused with a message naming the QP, and the
- * source runs on with the connection.
+ * Host verbs: a connection whose peer is not a VM of this deployment
+ * (here: b, once host 1's map no longer has it) cannot follow a move;
+ * saving a's state is refused with a message naming the QP and the
+ * peer, and the source runs on with the connection.
  */
 static void migrate_hostverbs_refused(struct pair *p)
 {
+	char add[160];
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	int ret;
 
-	if (!stop_for_migration(&A))
+	snprintf(add, sizeof(add),
+		 "map add 100 10.0.0.2 127.0.0.2:%u 52:54:00:00:00:0b\n",
+		 overlay_port);
+	if (!tap_ok(mgmt(&bp, "map del 100 10.0.0.2\n"),
+		    "host verbs: host 1 forgets where b is") ||
+	    !stop_for_migration(&A))
 		return;
 	ret = vu_frontend_save_state(A.vm->fe, &buf, &len);
 	free(buf);
 	tap_ok(ret != 0,
-	       "host verbs: saving a's state with an RC connection on the "
-	       "host device is refused (%d)",
+	       "host verbs: saving a's state with an RC connection to a peer "
+	       "that is not ours is refused (%d)",
 	       ret);
 	tap_ok(log_has(&bp, "migration refused: the VM uses the host-verbs "
 			    "transport",
-		       "is connected (on the host device)"),
-	       "host verbs: the back-end says why (the QP, connected on the "
-	       "host device)");
+		       "which is not a VM of this deployment"),
+	       "host verbs: the back-end says why (the QP, its peer)");
 	tap_ok(resume_source(&A), "host verbs: a runs again");
+	tap_ok(mgmt(&bp, add), "host verbs: host 1 maps b again");
 	xfer(p, X_WRITE, 4096, 0, 0, false, 9310);
 }
 
-/* Whether b's log has the needle within 5 s. */
-static bool wait_log(const struct backend_proc *b, const char *needle)
+/* FETCH_ADD from a to b's MR on p: the old value back, the sum there. */
+static void fetch_add(struct pair *p, uint32_t seed, const char *what)
 {
-	int i;
+	uint64_t lo = al8(&A, 60 * KIB), ro = al8(&B, 60 * KIB);
+	uint64_t was = 0x5a5a000000000000ull | seed, got = 0, now = 0;
+	struct sim_wr w = wr1(0xf000 + seed, PVO_WR_ATOMIC_FETCH_AND_ADD, &A,
+			      lo, 8);
 
-	for (i = 0; i < 500 && !log_has(b, needle, NULL); i++)
+	sim_buf_write(&B.buf, ro, &was, 8);
+	sim_buf_fill(&A.buf, lo, 0, 8);
+	w.remote_addr = B.mr.iova + ro;
+	w.rkey = B.mr.key;
+	w.compare_add = 7;
+	post1(&p->a, &w);
+	if (!expect_cqe(&A.scq, w.wr_id, PVO_WC_FETCH_ADD, PVO_WC_SUCCESS,
+			what))
+		return;
+	sim_buf_read(&A.buf, lo, &got, 8);
+	sim_buf_read(&B.buf, ro, &now, 8);
+	tap_ok(got == was && now == was + 7,
+	       "%s: the old value back, the sum in b's MR", what);
+}
+
+/* The RC and UC connections after a move: RC both ways and an atomic,
+ * UC WRITE and SEND. */
+static void conns_after(struct pair *rc, struct pair *uc, uint32_t seed,
+			const char *what)
+{
+	fetch_add(rc, seed, what);
+	tap_ok(xfer(uc, X_WRITE, 20000, 0, 0, false, seed + 1) &&
+		       xfer(uc, X_SEND, 3000, 0, 0, false, seed + 2),
+	       "%s: UC WRITE and SEND afterwards", what);
+}
+
+/*
+ * Host verbs, an RC and a UC connection between a and b on the device:
+ * a's migration that does not happen, then a to host 3 and home, then b
+ * (the peer) to host 3 and home, with work posted on both ends while
+ * the VM moving is frozen: each connection is rebound at both ends
+ * (both host QPs made again, each requester restarting where the
+ * other's responder stood), every WQE completes once, every byte lands;
+ * WRITE, READ, SEND, an atomic on RC and WRITE, SEND on UC after each.
+ */
+static void migrate_hostverbs_rc(void)
+{
+	static const char rebound[] = "follows its peer's move: rebound";
+	struct sim_conn c = {.timeout = 18}; /* 1 s, 7 retries */
+	int thawed = log_count(&bp, THAWED), i;
+	int on2 = log_count(&bp2, rebound), on1 = log_count(&bp, rebound);
+	struct pair p, u;
+
+	c.sgid_index = fast.sgid_index;
+	if (!pair_make(&p, PVO_QPT_RC, &c, &c) ||
+	    !xfer(&p, X_WRITE, 8192, 0, 0, false, 9601))
+		return;
+	if (!pair_make(&u, PVO_QPT_UC, &c, &c)) {
+		pair_destroy(&p);
+		return;
+	}
+	prepare_dst(&A.buf, 720 * KIB, 5000);
+	post_recv1(&p.a, &A, 0xa801, 720 * KIB, 5000);
+	if (!stop_for_migration(&A))
+		return;
+	post_across(&p, 9602);
+	tap_ok(resume_source(&A), "host verbs: a with an RC connection runs "
+				  "again after a migration that did not "
+				  "happen");
+	for (i = 0; i < 500 && log_count(&bp, THAWED) <= thawed; i++)
 		sleep_ms(10);
-	return log_has(b, needle, NULL);
+	check_across(9602);
+	tap_ok(wait_log(&bp2, rebound, on2),
+	       "host verbs: host 2 rebound b's QP to a's (same) host QP");
+	traffic_after(&p, "host verbs: RC after the cancelled migration");
+	conns_after(&p, &u, 9610, "host verbs: after the cancelled migration");
+	if (move_one(&p, &A, backend_vm_socket(&bp3, "a"),
+		     "host verbs: a with its connections to host 3"))
+		conns_after(&p, &u, 9620, "host verbs: a on host 3");
+	if (move_one(&p, &A, backend_vm_socket(&bp, "a"),
+		     "host verbs: a with its connections home"))
+		conns_after(&p, &u, 9630, "host verbs: a home");
+	/* the peer moves: host 1 rebinds a's QPs */
+	if (move_one(&p, &B, backend_vm_socket(&bp3, "b"),
+		     "host verbs: b with its connections to host 3"))
+		conns_after(&p, &u, 9640, "host verbs: b on host 3");
+	if (move_one(&p, &B, backend_vm_socket(&bp2, "b"),
+		     "host verbs: b with its connections home"))
+		conns_after(&p, &u, 9650, "host verbs: b home");
+	tap_ok(wait_log(&bp, rebound, on1),
+	       "host verbs: host 1 rebound a's QPs to b's");
+	pair_destroy(&u);
+	pair_destroy(&p);
+	drain_all();
 }
 
 /* A UD datagram of len bytes from `from` (its QP s, AH ah) to QPN qpn,
@@ -781,7 +903,7 @@ static void migrate_hostverbs(void)
 	char err[512];
 	uint8_t *buf;
 	size_t len;
-	int old, thawed, i;
+	int old, thawed, i, on1, on3;
 
 	if (!ud_make(&u, &A, &B))
 		return;
@@ -822,6 +944,7 @@ static void migrate_hostverbs(void)
 		return;
 	}
 	post_ud_recv(&u.a, &A, 0xd003, 900 * KIB);
+	on3 = log_count(&bp2, TO_HOST3);
 	if (!leave(&A, &buf, &len, &old))
 		return;
 	tap_ok(log_has(&bp, "rings stopped while migrating", NULL),
@@ -834,8 +957,7 @@ static void migrate_hostverbs(void)
 	close(old);
 	tap_ok(log_has(&bp3, "migrated state applied", NULL),
 	       "host verbs: host 3 made a's objects again on its device");
-	tap_ok(wait_log(&bp2, "10.0.0.1 behind VTEP 127.0.0.3 has new host "
-			      "numbers"),
+	tap_ok(wait_log(&bp2, TO_HOST3, on3),
 	       "host verbs: host 2 took a's new host numbers from host 3's "
 	       "offer");
 	{
@@ -858,12 +980,12 @@ static void migrate_hostverbs(void)
 	sim_destroy_qp(&qa);
 	sim_destroy_qp(&qb);
 	post_ud_recv(&u.a, &A, 0xd005, 900 * KIB);
+	on1 = log_count(&bp2, TO_HOST1);
 	old = -1;
 	if (leave(&A, &buf, &len, &old) &&
 	    arrive(&A, backend_vm_socket(&bp, "a"), buf, len,
 		   "host verbs: a back to host 1")) {
-		wait_log(&bp2, "10.0.0.1 behind VTEP 127.0.0.1 has new host "
-			       "numbers");
+		wait_log(&bp2, TO_HOST1, on1);
 		ud_check("host verbs: b's datagram to a's QPN, a home", &B,
 			 &u.b, ah_ba, u.a.qpn, &A, 0xd005, 900 * KIB, u.b.qpn,
 			 0x3105);
@@ -893,6 +1015,7 @@ void test_migrate(void)
 		pair_destroy(&p);
 		drain_all();
 		migrate_hostverbs();
+		migrate_hostverbs_rc();
 		return;
 	}
 	refused_streams(&p);

@@ -19,6 +19,7 @@
 #include "mr_alias.h"
 #include "peer_alias.h"
 #include "pvo-device.h"
+#include "replay_plan.h"
 #include "qp.h"
 #include "srq.h"
 #include "vm.h"
@@ -139,6 +140,23 @@ struct pvo_hv_qp {
 	/* stopped for a migration's switch-over (hv_migrate.c): the host
 	 * QP is in ERROR, its flushed WQEs stay the guest's to post again */
 	bool frozen;
+	/* its connection being rebound (hv_rebind.c): the step it took
+	 * last, for the move of generation rb_gen; what it replied (rb_psn,
+	 * rb_psn2); a peer's: the moved QP's host QPN. hold: the sends wait
+	 * for the peer's go. */
+	uint8_t rb_step;
+	bool hold;
+	uint64_t rb_gen;
+	uint32_t rb_psn, rb_psn2, rb_host_qpn;
+};
+
+/* Where a QP's rebind stands (pvo_hv_qp rb_step). */
+enum {
+	HV_RB_NONE,
+	HV_RB_OFFERED,	/* moved end: its offer is out */
+	HV_RB_READY,	/* moved end: ready sent, sends held */
+	HV_RB_ANSWERED, /* peer end: its answer is out */
+	HV_RB_DONE,
 };
 
 /* The engine's parts of the verbs objects (NULL: software only). */
@@ -298,9 +316,27 @@ uint32_t pvo_hv_objects(const struct pvo_vm *vm);
 /* hv_migrate.c: the vm engine's migration hooks (engine.h). */
 bool pvo_hv_migratable(struct pvo_vm *vm);
 void pvo_hv_vm_freeze(struct pvo_vm *vm);
-void pvo_hv_vm_thaw(struct pvo_vm *vm);
+bool pvo_hv_vm_thaw(struct pvo_vm *vm);
 bool pvo_hv_vm_loaded(struct pvo_vm *vm);
 GArray *pvo_hv_vm_ids(struct pvo_vm *vm);
+/* hv_post.c: the QP's send WQEs from its consumer index to the guest's
+ * producer, for the replay plan, PSNs from first (g_free; NULL with *n 0
+ * if there are none or the ring cannot be read), *next the PSN after
+ * them. */
+struct pvo_replay_wqe *pvo_hv_sq_pending(struct pvo_qp *qp, uint32_t first,
+					 uint32_t *n, uint32_t *next);
+/* Completes the n oldest send WQEs as on their ACK (a CQE if signaled);
+ * with status, the next one with it and the QP to error. */
+void pvo_hv_sq_complete_oldest(struct pvo_qp *qp, uint32_t n, uint8_t status);
+/* hv_qp.c: the host QP from RESET to RTS again with the guest QP's
+ * attributes, to host QP dest_qpn, its responder at rq_psn, its requester
+ * at sq_psn; an error status, logged, if the host refuses. */
+enum pvo_status pvo_hv_qp_reconnect(struct pvo_qp *qp, uint32_t dest_qpn,
+				    uint32_t rq_psn, uint32_t sq_psn);
+/* hv_rebind.c: the vm engine's conn_step (engine.h). */
+void pvo_hv_conn_step(struct pvo_vm *vm, const struct pvo_conn_step *in,
+		      struct pvo_conn_step *out);
+
 /* hv_qp.c: the host QP through RESET to the guest QP's state (a UD QP:
  * up to RTS with its Q_Key and sq_psn; an RC / UC QP stays in RESET until
  * its RTR), as after a migration; an error status, logged, if the host

@@ -80,6 +80,7 @@ const struct pvo_vm_engine pvo_vm_engine_hostverbs = {
     .vm_thaw = pvo_hv_vm_thaw,
     .vm_loaded = pvo_hv_vm_loaded,
     .vm_ids = pvo_hv_vm_ids,
+    .conn_step = pvo_hv_conn_step,
     .host_use = hv_host_use,
     .pd_free = pvo_hv_pd_free,
     .mr_reg = pvo_hv_reg_mr,

@@ -27,6 +27,7 @@
 #include "mr.h"
 #include "qp.h"
 #include "srq.h"
+#include "transport.h"
 #include "vm.h"
 
 /* Why the VM cannot move (NULL: it can), g_free. */
@@ -58,13 +59,24 @@ static char *unmovable(struct pvo_vm *vm)
 		if (!to_hv_qp(qp))
 			continue;
 		if (qp->type != PVO_QPT_UD && qp->state != PVO_QPS_RESET &&
-		    qp->state != PVO_QPS_INIT)
+		    qp->state != PVO_QPS_INIT && qp->state != PVO_QPS_ERR &&
+		    !to_hv_qp(qp)->active)
 			return g_strdup_printf(
-			    "%s QP 0x%x is connected (%s): moving a host-verbs "
-			    "VM's connections is not built yet",
+			    "%s QP 0x%x is connected to a VM of this back-end "
+			    "(in software): such connections cannot move yet",
+			    qp->type == PVO_QPT_RC ? "RC" : "UC", qp->qpn);
+		if (to_hv_qp(qp)->active && qp->type != PVO_QPT_UD &&
+		    !pvo_transport_vm_of_ours(
+			vm->cfg->tenant->vni,
+			pvo_hv_gid_ip(qp->attr.path.dgid))) {
+			char gid[64];
+
+			return g_strdup_printf(
+			    "%s QP 0x%x is connected to %s, which is not a VM "
+			    "of this deployment: that peer could not follow",
 			    qp->type == PVO_QPT_RC ? "RC" : "UC", qp->qpn,
-			    to_hv_qp(qp)->active ? "on the host device"
-						 : "to a VM of this host");
+			    pvo_gid_str(qp->attr.path.dgid, gid, sizeof(gid)));
+		}
 		if (qp->type == PVO_QPT_UD && qp->state > PVO_QPS_RTS)
 			return g_strdup_printf("UD QP 0x%x is in error",
 					       qp->qpn);
@@ -141,13 +153,40 @@ void pvo_hv_vm_freeze(struct pvo_vm *vm)
 		if (qp->rcq != qp->scq)
 			pvo_hv_cq_poll(qp->rcq);
 	}
+	/* where each connection's responder stood: the stream carries it
+	 * to the rebind (hv_rebind.c) */
+	while ((h = pvo_table_next(&vm->qps, h, &obj))) {
+		struct pvo_qp *qp = obj;
+		struct ibv_qp_init_attr init;
+
+		if (!to_hv_qp(qp) || !to_hv_qp(qp)->frozen ||
+		    qp->type == PVO_QPT_UD)
+			continue;
+		if (!ibv_query_qp(to_hv_qp(qp)->qp, &a, IBV_QP_RQ_PSN, &init))
+			qp->attr.rq_psn = a.rq_psn & PVO_QPN_MAX;
+	}
 	while ((h = pvo_table_next(&vm->mrs, h, &obj)))
 		if (to_hv_mr((struct pvo_mr *)obj))
 			dirty_mr(vm, obj);
 }
 
-void pvo_hv_vm_thaw(struct pvo_vm *vm)
+/* A connection stopped by the freeze: its rebind starts (a migration
+ * that failed: the same host QP, from RESET). */
+static void to_offer(struct pvo_qp *qp)
 {
+	struct pvo_hv_qp *h = to_hv_qp(qp);
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RESET};
+
+	ibv_modify_qp(h->qp, &a, IBV_QP_STATE);
+	h->active = false;
+	h->frozen = true; /* nothing posted until READY */
+	h->rb_step = HV_RB_OFFERED;
+	h->rb_gen = qp->vm->move_gen;
+}
+
+bool pvo_hv_vm_thaw(struct pvo_vm *vm)
+{
+	bool offers = false, bumped = false;
 	uint32_t h = 0;
 	void *obj;
 
@@ -157,8 +196,28 @@ void pvo_hv_vm_thaw(struct pvo_vm *vm)
 
 		if (!hq)
 			continue;
-		/* a cancelled migration: the same host QP, from RESET */
+		if (hq->frozen && qp->type != PVO_QPT_UD &&
+		    hq->rb_step == HV_RB_NONE) {
+			/* the source again: peers tell this rebind from
+			 * the last by a newer generation */
+			if (!bumped)
+				vm->move_gen = MAX(vm->move_gen + 1,
+						   (uint64_t)g_get_real_time());
+			bumped = true;
+			to_offer(qp);
+		}
+		if (hq->rb_step == HV_RB_OFFERED) {
+			hq->rb_gen = vm->move_gen;
+			offers = true;
+			continue;
+		}
+		/* a UD QP of a cancelled migration: the same host QP, from
+		 * RESET; the flushes the device made after the freeze are
+		 * not completions either */
 		if (hq->frozen) {
+			pvo_hv_cq_poll(qp->scq);
+			if (qp->rcq != qp->scq)
+				pvo_hv_cq_poll(qp->rcq);
 			hq->frozen = false;
 			hq->sq_posted = qp->sq_cons;
 			hq->rq_posted = qp->rq_cons;
@@ -169,6 +228,7 @@ void pvo_hv_vm_thaw(struct pvo_vm *vm)
 		if (qp->engine == &pvo_engine_hostverbs)
 			qp->engine->doorbell(qp);
 	}
+	return offers;
 }
 
 bool pvo_hv_vm_loaded(struct pvo_vm *vm)
@@ -205,6 +265,11 @@ bool pvo_hv_vm_loaded(struct pvo_vm *vm)
 		/* the guest keeps its number; host completions find the QP
 		 * by the host's */
 		qp->qpn = guest;
+		if (qp->type != PVO_QPT_UD && qp->state >= PVO_QPS_RTR &&
+		    qp->state != PVO_QPS_ERR) {
+			to_offer(qp);
+			continue;
+		}
 		if (pvo_hv_qp_rebuild(qp)) {
 			pvo_log(pvo_vm_name(vm),
 				"hostverbs: the migrated QP 0x%x could not "
@@ -229,6 +294,18 @@ GArray *pvo_hv_vm_ids(struct pvo_vm *vm)
 		if (!to_hv_qp(qp) || to_hv_qp(qp)->host_qpn == qp->qpn)
 			continue;
 		p.host = to_hv_qp(qp)->host_qpn;
+		g_array_append_val(out, p);
+	}
+	while ((h = pvo_table_next(&vm->qps, h, &obj))) {
+		struct pvo_qp *qp = obj;
+		struct pvo_id_pair p = {.kind = PVO_ID_CONN, .guest = qp->qpn};
+
+		if (!to_hv_qp(qp) || to_hv_qp(qp)->rb_step != HV_RB_OFFERED)
+			continue;
+		p.host = to_hv_qp(qp)->host_qpn;
+		p.peer_ip = pvo_hv_gid_ip(qp->attr.path.dgid);
+		p.peer_qpn = qp->attr.dest_qpn;
+		p.psn = qp->attr.rq_psn & PVO_QPN_MAX;
 		g_array_append_val(out, p);
 	}
 	while ((h = pvo_table_next(&vm->mrs, h, &obj))) {

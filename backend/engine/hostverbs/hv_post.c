@@ -401,7 +401,7 @@ static uint32_t psns_of(const struct pvo_qp *qp, const struct ibv_send_wr *wr)
 		return 1;
 	for (i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
-	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
+	return pvo_packets(len, mtu);
 }
 
 static void post_sq(struct pvo_qp *qp)
@@ -444,6 +444,108 @@ static void post_sq(struct pvo_qp *qp)
 	}
 	if (h->stuck && qp->sq_cons == h->sq_posted)
 		complete_stuck(qp);
+}
+
+/* ---- rebinding (hv_rebind.c) ---- */
+
+/* A send WQE's PSNs on the wire as psns_of counts them, read from the
+ * guest's ring: false if it cannot be read. */
+static bool ring_wqe(struct pvo_qp *qp, uint32_t idx, struct pvo_replay_wqe *r,
+		     uint64_t *wr_id, uint8_t *opcode, bool *signaled)
+{
+	uint8_t buf[sizeof(struct pvo_send_wqe) +
+		    MAX(PVO_DEV_MAX_SGE * sizeof(struct pvo_sge),
+			PVO_DEV_MAX_INLINE)] __attribute__((aligned(8)));
+	const struct pvo_send_wqe *w = (const void *)buf;
+	const struct pvo_sge *g = (const void *)(buf + sizeof(*w));
+	uint32_t mtu = to_hv_qp(qp)->mtu ? to_hv_qp(qp)->mtu : 256;
+	uint64_t len = 0;
+	unsigned int i;
+
+	if (!pvo_ring_read_wqe(qp->vm, &qp->sq, idx, buf, sizeof(*w),
+			       send_tail))
+		return false;
+	*wr_id = w->wr_id;
+	*opcode = w->opcode;
+	*signaled = qp->sq_sig_all || (w->flags & PVO_WQE_F_SIGNALED);
+	if (w->flags & PVO_WQE_F_INLINE)
+		len = le32toh(w->inline_len);
+	else
+		for (i = 0; i < w->num_sge && i < PVO_DEV_MAX_SGE; i++)
+			len += le32toh(g[i].length);
+	switch (w->opcode) {
+	case PVO_WR_RDMA_WRITE:
+	case PVO_WR_RDMA_WRITE_WITH_IMM:
+		r->op = PVO_REPLAY_WRITE;
+		break;
+	case PVO_WR_RDMA_READ:
+		r->op = PVO_REPLAY_READ;
+		break;
+	case PVO_WR_ATOMIC_CMP_AND_SWP:
+	case PVO_WR_ATOMIC_FETCH_AND_ADD:
+		r->op = PVO_REPLAY_ATOMIC;
+		len = 0;
+		break;
+	default:
+		r->op = PVO_REPLAY_SEND;
+		break;
+	}
+	r->npsn = pvo_packets(len, mtu);
+	return true;
+}
+
+struct pvo_replay_wqe *pvo_hv_sq_pending(struct pvo_qp *qp, uint32_t first,
+					 uint32_t *n, uint32_t *next)
+{
+	int64_t k = published(qp, &qp->sq, qp->sq_cons, qp->sq_cons);
+	struct pvo_replay_wqe *r;
+	uint64_t wr_id;
+	uint8_t op;
+	bool sig;
+	uint32_t i;
+
+	*n = 0;
+	*next = first & PVO_QPN_MAX;
+	if (k <= 0)
+		return NULL;
+	r = g_new0(struct pvo_replay_wqe, k);
+	for (i = 0; i < k; i++) {
+		if (!ring_wqe(qp, qp->sq_cons + i, &r[i], &wr_id, &op, &sig)) {
+			g_free(r);
+			return NULL;
+		}
+		r[i].psn = *next;
+		*next = pvo_psn_add(*next, r[i].npsn);
+	}
+	*n = (uint32_t)k;
+	return r;
+}
+
+void pvo_hv_sq_complete_oldest(struct pvo_qp *qp, uint32_t n, uint8_t status)
+{
+	struct pvo_replay_wqe r;
+	struct pvo_cqe c;
+	uint64_t wr_id;
+	uint8_t op;
+	bool sig;
+
+	while (n || status) {
+		if (!ring_wqe(qp, qp->sq_cons, &r, &wr_id, &op, &sig))
+			return;
+		qp->sq_cons++;
+		pvo_ring_store(qp->vm, &qp->sq, PVO_RING_CONS, qp->sq_cons);
+		memset(&c, 0, sizeof(c));
+		c.wr_id = wr_id;
+		c.opcode = pvo_wc_opcode_of(op);
+		c.status = n ? PVO_WC_SUCCESS : status;
+		if (sig || c.status != PVO_WC_SUCCESS)
+			put_cqe(qp, qp->scq, &c);
+		if (!n) {
+			pvo_qp_set_error(qp, 0, false);
+			return;
+		}
+		n--;
+	}
 }
 
 /* ---- completions ---- */
@@ -734,7 +836,8 @@ static void hv_doorbell(struct pvo_qp *qp)
 		if (!h->active)
 			break;
 		post_rq(qp);
-		if (qp->state == PVO_QPS_RTS)
+		/* a rebound connection sends once its peer is ready */
+		if (qp->state == PVO_QPS_RTS && !h->hold)
 			post_sq(qp);
 		break;
 	default:

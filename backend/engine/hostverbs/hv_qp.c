@@ -475,6 +475,8 @@ enum pvo_status pvo_hv_qp_rebuild(struct pvo_qp *qp)
 	enum pvo_status st;
 
 	h->active = false;
+	if (qp->attr.path_mtu)
+		h->mtu = 128u << path_mtu(qp, qp->attr.path_mtu);
 	st = host_modify(qp, &a, IBV_QP_STATE, "RESET");
 	if (st || qp->type != PVO_QPT_UD || qp->state == PVO_QPS_RESET)
 		return st;
@@ -494,6 +496,75 @@ enum pvo_status pvo_hv_qp_rebuild(struct pvo_qp *qp)
 	st = host_modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, "RTS");
 	if (!st)
 		h->next_psn = a.sq_psn;
+	return st;
+}
+
+enum pvo_status pvo_hv_qp_reconnect(struct pvo_qp *qp, uint32_t dest_qpn,
+				    uint32_t rq_psn, uint32_t sq_psn)
+{
+	struct pvo_hv_qp *h = to_hv_qp(qp);
+	const struct pvo_qp_attrs *g = &qp->attr;
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RESET};
+	enum pvo_status st;
+	bool rc = qp->type == PVO_QPT_RC;
+	int mask;
+
+	h->active = false;
+	h->peer_ip = pvo_hv_gid_ip(g->path.dgid);
+	st = host_modify(qp, &a, IBV_QP_STATE, "RESET");
+	if (!st) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IBV_QPS_INIT;
+		a.port_num = h->dev->port;
+		a.qp_access_flags = g->access & (IBV_ACCESS_REMOTE_WRITE |
+						 IBV_ACCESS_REMOTE_READ |
+						 IBV_ACCESS_REMOTE_ATOMIC);
+		if (!rc)
+			a.qp_access_flags &= IBV_ACCESS_REMOTE_WRITE;
+		st = host_modify(qp, &a,
+				 IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+				 "INIT");
+	}
+	if (!st) {
+		memset(&a, 0, sizeof(a));
+		st = host_av(qp, &g->path, &a.ah_attr);
+	}
+	if (st)
+		return st;
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = path_mtu(qp, g->path_mtu);
+	h->mtu = 128u << a.path_mtu;
+	a.dest_qp_num = dest_qpn;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = g->max_dest_rd_atomic;
+	a.min_rnr_timer = g->min_rnr_timer;
+	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+	       IBV_QP_RQ_PSN;
+	if (rc)
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	st = host_modify(qp, &a, mask, "RTR");
+	if (st)
+		return st;
+	h->active = true;
+	if (qp->state == PVO_QPS_RTR)
+		return st;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = g->timeout;
+	a.retry_cnt = g->retry_cnt;
+	a.rnr_retry = g->rnr_retry;
+	a.max_rd_atomic = g->max_rd_atomic;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (rc)
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	st = host_modify(qp, &a, mask, "RTS");
+	if (!st) {
+		h->next_psn = sq_psn;
+		qp->attr.sq_psn = sq_psn;
+	}
 	return st;
 }
 

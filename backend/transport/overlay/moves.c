@@ -134,10 +134,14 @@ static unsigned int send_offer(struct pvo_vm *vm, const struct pvo_announce *a,
 			    &g_array_index(ids, struct pvo_id_pair, k);
 
 			r->e[r->count++] = (struct pvo_rebind_entry){
-			    .type = p->kind == PVO_ID_QPN ? PVO_REBIND_QPN
-							  : PVO_REBIND_RKEY,
+			    .type = p->kind == PVO_ID_QPN   ? PVO_REBIND_QPN
+				    : p->kind == PVO_ID_KEY ? PVO_REBIND_RKEY
+							    : PVO_REBIND_CONN,
 			    .guest = p->guest,
 			    .host = p->host,
+			    .peer_ip = p->peer_ip,
+			    .peer_qpn = p->peer_qpn,
+			    .psn = p->psn,
 			};
 		}
 		n = pvo_rebind_write(buf, sizeof(buf), r, key, key_len);
@@ -174,7 +178,9 @@ static void send_all(struct pvo_vm *vm)
 	for (k = 0; k < (unsigned int)vc->num_ips; k++) {
 		if (!vm_ipv4(vc, (int)k, &a.ip))
 			continue;
-		n = pvo_announce_write(buf, sizeof(buf), &a, key, key_len);
+		n = vm->offer_only ? 0
+				   : pvo_announce_write(buf, sizeof(buf), &a,
+							key, key_len);
 		for (i = 0; n && i < t->len; i++)
 			sent += pvo_overlay_send_frame(
 			    buf, n, g_array_index(t, struct in_addr, i),
@@ -184,8 +190,11 @@ static void send_all(struct pvo_vm *vm)
 	}
 	if (!vm->announce_left)
 		pvo_info(pvo_vm_name(vm),
-			 "announced its new VTEP to %u VTEPs "
-			 "(generation %" PRIu64 ", %u datagrams)",
+			 "%s to %u VTEPs (generation %" PRIu64
+			 ", %u datagrams)",
+			 vm->offer_only ? "offered its peers to rebind its "
+					  "connections"
+					: "announced its new VTEP",
 			 t->len, vm->move_gen, sent);
 	g_array_free(t, TRUE);
 }
@@ -223,7 +232,7 @@ static void repeat(void *opaque)
 		pvo_timer_arm(
 		    &vm->announce,
 		    repeat_usec[G_N_ELEMENTS(repeat_usec) - vm->announce_left]);
-	else
+	else if (!vm->offer_only)
 		forget_elsewhere(vm);
 }
 
@@ -239,6 +248,17 @@ static void forget_aliases(const struct pvo_vm *vm)
 			pvo_alias_forget(vc->tenant->vni, ip);
 }
 
+/* Now, and again at each of repeat_usec. */
+static void send_repeated(struct pvo_vm *vm)
+{
+	if (!vm->announce.fn)
+		pvo_timer_init(&vm->announce, repeat, vm);
+	vm->announce_left = 0;
+	send_all(vm);
+	vm->announce_left = G_N_ELEMENTS(repeat_usec);
+	pvo_timer_arm(&vm->announce, repeat_usec[0]);
+}
+
 void pvo_overlay_announce(struct pvo_vm *vm)
 {
 	const struct pvo_daemon_config *cfg = pvo_overlay_config();
@@ -249,8 +269,16 @@ void pvo_overlay_announce(struct pvo_vm *vm)
 
 	if (!pvo_overlay_enabled() || !cfg)
 		return;
-	if (vm->cfg->tenant->evpn)
-		return; /* its peers follow EVPN (evpn.c) */
+	if (vm->cfg->tenant->evpn) {
+		/* its peers follow EVPN (evpn.c); a host-verbs VM's new
+		 * numbers still go in its offer */
+		if (pvo_vm_eng_has(vm, vm_ids) &&
+		    key_of(cfg, vm->cfg->tenant, &key_len)) {
+			vm->offer_only = true;
+			send_repeated(vm);
+		}
+		return;
+	}
 	if (!key_of(cfg, vm->cfg->tenant, &key_len)) {
 		pvo_info(pvo_vm_name(vm),
 			 "migrated in, but no peer learns "
@@ -260,12 +288,26 @@ void pvo_overlay_announce(struct pvo_vm *vm)
 		forget_elsewhere(vm);
 		return;
 	}
-	if (!vm->announce.fn)
-		pvo_timer_init(&vm->announce, repeat, vm);
-	vm->announce_left = 0;
-	send_all(vm);
-	vm->announce_left = G_N_ELEMENTS(repeat_usec);
-	pvo_timer_arm(&vm->announce, repeat_usec[0]);
+	vm->offer_only = false;
+	send_repeated(vm);
+}
+
+void pvo_overlay_offer(struct pvo_vm *vm)
+{
+	const struct pvo_daemon_config *cfg = pvo_overlay_config();
+	size_t key_len;
+
+	if (!pvo_overlay_enabled() || !cfg)
+		return;
+	if (!key_of(cfg, vm->cfg->tenant, &key_len)) {
+		pvo_info(pvo_vm_name(vm),
+			 "its connections wait for their peers, but no "
+			 "peer can be told: set [tenant] or [daemon] "
+			 "migration-key");
+		return;
+	}
+	vm->offer_only = true;
+	send_repeated(vm);
 }
 
 bool pvo_overlay_vm_elsewhere(uint32_t vni, uint32_t ip, struct in_addr vtep,
@@ -384,20 +426,137 @@ static enum pvo_drop speaks_for(const struct pvo_tenant *t, uint32_t vni,
 	return PVO_DROP_COUNT;
 }
 
+/* An offer's QPN and key pairs, kept for the host-verbs engine; why
+ * it is dropped, or PVO_DROP_COUNT. */
+static enum pvo_drop take_pairs(const struct pvo_rebind *r)
+{
+	static bool told_full;
+	struct pvo_quota q;
+	unsigned int i, added = 0;
+
+	if (pvo_alias_moved(r->vni, r->ip, r->gen) == PVO_ALIAS_STALE)
+		return PVO_DROP_STALE_ANNOUNCE;
+	pvo_quota_defaults(&q);
+	for (i = 0; i < r->count; i++) {
+		const struct pvo_rebind_entry *e = &r->e[i];
+		enum pvo_alias_verdict v;
+
+		if (e->type == PVO_REBIND_CONN)
+			continue;
+		v = pvo_alias_add(r->vni, r->ip, r->gen,
+				  e->type == PVO_REBIND_RKEY ? PVO_ALIAS_RKEY
+							     : PVO_ALIAS_QPN,
+				  e->guest, e->host, q.max_qp + q.max_mr);
+		if (v == PVO_ALIAS_STALE)
+			return PVO_DROP_STALE_ANNOUNCE;
+		if (v == PVO_ALIAS_FULL && !told_full) {
+			pvo_info(NULL,
+				 "vni %u: a moved VM's numbers beyond %u "
+				 "(max-qp + max-mr) are not kept",
+				 r->vni, q.max_qp + q.max_mr);
+			told_full = true;
+		}
+		added += v == PVO_ALIAS_ADDED;
+	}
+	if (r->part == 0) {
+		char ip[INET_ADDRSTRLEN], vtep[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &r->ip, ip, sizeof(ip));
+		inet_ntop(AF_INET, &r->vtep, vtep, sizeof(vtep));
+		pvo_info(NULL,
+			 "vni %u: %s behind VTEP %s has new host numbers "
+			 "(generation %" PRIu64 ", part 1 of %u: %u pairs)",
+			 r->vni, ip, vtep, r->gen, r->parts, added);
+	}
+	return PVO_DROP_COUNT;
+}
+
+static const enum pvo_conn_kind conn_kind[] = {
+    [PVO_REBIND_OFFER] = PVO_CONN_OFFER,
+    [PVO_REBIND_ANSWER] = PVO_CONN_ANSWER,
+    [PVO_REBIND_READY] = PVO_CONN_READY,
+    [PVO_REBIND_GO] = PVO_CONN_GO,
+};
+
+/*
+ * The connection entries of r, each a step of the VM of this host it
+ * names (the moved VM `here` for an answer or a go, the peer VM for an
+ * offer or ready); the replies go back to the sender in one message.
+ * This runs in the thread of r's tenant (overlay.c hands a tenant's
+ * datagrams to it), which owns the VM.
+ */
+static void take_conns(const struct pvo_rebind *r, struct pvo_vm *here)
+{
+	const struct pvo_daemon_config *cfg = pvo_overlay_config();
+	const struct pvo_tenant *t = pvo_overlay_tenant(r->vni);
+	struct pvo_rebind *out = g_new0(struct pvo_rebind, 1);
+	struct pvo_conn_step in, rep;
+	const uint8_t *key;
+	size_t key_len, n;
+	uint8_t gid[16], buf[1500];
+	unsigned int i;
+
+	*out = (struct pvo_rebind){.vni = r->vni, .ip = r->ip, .gen = r->gen,
+				   .vtep = cfg->vtep, .parts = 1};
+	memcpy(out->mac, r->mac, 6);
+	for (i = 0; i < r->count; i++) {
+		const struct pvo_rebind_entry *e = &r->e[i];
+		struct pvo_vm *vm = here;
+
+		if (e->type != PVO_REBIND_CONN)
+			continue;
+		if (!vm) {
+			pvo_gid_from_ipv4(e->peer_ip, gid);
+			vm = pvo_served_by_gid(r->vni, gid);
+		} else if (speaks_for(t, r->vni, e->peer_ip, r->vtep) !=
+			   PVO_DROP_COUNT) {
+			vm = NULL; /* its peer is not behind the sender */
+		}
+		if (!vm || !pvo_vm_eng_has(vm, conn_step))
+			continue;
+		in = (struct pvo_conn_step){.kind = conn_kind[r->kind],
+					    .gen = r->gen,
+					    .vm_ip = r->ip,
+					    .qpn = e->guest,
+					    .host_qpn = e->host,
+					    .peer_ip = e->peer_ip,
+					    .peer_qpn = e->peer_qpn,
+					    .psn = e->psn,
+					    .psn2 = e->psn2};
+		vm->eng->conn_step(vm, &in, &rep);
+		if (!rep.kind)
+			continue;
+		out->kind = (uint8_t)rep.kind; /* the same numbers */
+		out->e[out->count++] = (struct pvo_rebind_entry){
+		    .type = PVO_REBIND_CONN,
+		    .guest = rep.qpn,
+		    .peer_ip = rep.peer_ip,
+		    .peer_qpn = rep.peer_qpn,
+		    .psn = rep.psn,
+		    .psn2 = rep.psn2};
+	}
+	key = key_of(cfg, t, &key_len);
+	if (out->count && key) {
+		n = pvo_rebind_write(buf, sizeof(buf), out, key, key_len);
+		if (n)
+			pvo_overlay_send_frame(buf, n, r->vtep,
+					       cfg->vxlan_port);
+	}
+	g_free(out);
+}
+
 enum pvo_drop pvo_overlay_rebind_input(const uint8_t *buf, size_t len,
 				       const struct sockaddr_in *from)
 {
-	static bool told_conn, told_full;
 	const struct pvo_daemon_config *cfg = pvo_overlay_config();
 	const struct pvo_tenant *t;
 	struct pvo_rebind *r;
-	struct pvo_quota q;
+	struct pvo_vm *here;
 	enum pvo_drop why;
 	int64_t now = g_get_real_time();
 	const uint8_t *key;
 	size_t key_len;
 	uint8_t gid[16];
-	unsigned int i, added = 0;
 
 	if (len < PVO_VXLAN_LEN)
 		return PVO_DROP_MALFORMED;
@@ -429,64 +588,29 @@ enum pvo_drop pvo_overlay_rebind_input(const uint8_t *buf, size_t len,
 	if (r->gen + PVO_ANNOUNCE_WINDOW_US < (uint64_t)now ||
 	    r->gen > (uint64_t)now + PVO_ANNOUNCE_WINDOW_US)
 		goto out;
-	why = PVO_DROP_LOCAL_SRC;
 	pvo_gid_from_ipv4(r->ip, gid);
-	if (pvo_served_by_gid(r->vni, gid))
+	here = pvo_served_by_gid(r->vni, gid);
+	if (r->kind == PVO_REBIND_ANSWER || r->kind == PVO_REBIND_GO) {
+		/* to the moved VM, which runs here; each entry's sender
+		 * checked against its peer (take_conns) */
+		why = PVO_DROP_UNKNOWN_DST;
+		if (!here)
+			goto out;
+		why = PVO_DROP_COUNT;
+		take_conns(r, here);
+		goto out;
+	}
+	/* from the moved VM's VTEP */
+	why = PVO_DROP_LOCAL_SRC;
+	if (here)
 		goto out;
 	why = speaks_for(t, r->vni, r->ip, r->vtep);
 	if (why != PVO_DROP_COUNT)
 		goto out;
-	if (r->kind != PVO_REBIND_OFFER) {
-		why = PVO_DROP_BAD_ANNOUNCE; /* nothing here sent an offer */
-		goto out;
-	}
-	if (pvo_alias_moved(r->vni, r->ip, r->gen) == PVO_ALIAS_STALE) {
-		why = PVO_DROP_STALE_ANNOUNCE;
-		goto out;
-	}
-	pvo_quota_defaults(&q);
-	for (i = 0; i < r->count; i++) {
-		const struct pvo_rebind_entry *e = &r->e[i];
-		enum pvo_alias_verdict v;
-
-		if (e->type == PVO_REBIND_CONN) {
-			if (!told_conn)
-				pvo_info(NULL,
-					 "vni %u: a moved host-verbs VM offers "
-					 "to rebind its connections, which "
-					 "this back-end does not do yet: they "
-					 "stay broken (docs/migration.md)",
-					 r->vni);
-			told_conn = true;
-			continue;
-		}
-		v = pvo_alias_add(r->vni, r->ip, r->gen,
-				  e->type == PVO_REBIND_RKEY ? PVO_ALIAS_RKEY
-							     : PVO_ALIAS_QPN,
-				  e->guest, e->host, q.max_qp + q.max_mr);
-		if (v == PVO_ALIAS_STALE) {
-			why = PVO_DROP_STALE_ANNOUNCE;
-			goto out;
-		}
-		if (v == PVO_ALIAS_FULL && !told_full) {
-			pvo_info(NULL,
-				 "vni %u: a moved VM's numbers beyond %u "
-				 "(max-qp + max-mr) are not kept",
-				 r->vni, q.max_qp + q.max_mr);
-			told_full = true;
-		}
-		added += v == PVO_ALIAS_ADDED;
-	}
-	if (r->part == 0) {
-		char ip[INET_ADDRSTRLEN], vtep[INET_ADDRSTRLEN];
-
-		inet_ntop(AF_INET, &r->ip, ip, sizeof(ip));
-		inet_ntop(AF_INET, &r->vtep, vtep, sizeof(vtep));
-		pvo_info(NULL,
-			 "vni %u: %s behind VTEP %s has new host numbers "
-			 "(generation %" PRIu64 ", part 1 of %u: %u pairs)",
-			 r->vni, ip, vtep, r->gen, r->parts, added);
-	}
+	if (r->kind == PVO_REBIND_OFFER)
+		why = take_pairs(r);
+	if (why == PVO_DROP_COUNT)
+		take_conns(r, NULL);
 out:
 	g_free(r);
 	return why;

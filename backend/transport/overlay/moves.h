@@ -15,6 +15,10 @@ struct pvo_vm;
 /* The VM was migrated in: announce its VTEP (now and twice later). */
 void pvo_overlay_announce(struct pvo_vm *vm);
 
+/* A failed migration stopped the VM's connections: the rebind offer
+ * alone goes to its peers (now and twice later). */
+void pvo_overlay_offer(struct pvo_vm *vm);
+
 /* A received announcement (VXLAN header onwards) from a VTEP. It is
  * followed only from a VTEP that serves its tenant (overlay.c, [tenant]
  * peers) and names itself. PVO_DROP_COUNT when the mapping follows,

@@ -31,7 +31,7 @@ struct entry {
 	uint8_t reserved[3];
 	uint32_t guest, host;
 	uint32_t peer_ip; /* network order */
-	uint32_t peer_qpn, psn;
+	uint32_t peer_qpn, psn, psn2;
 } __attribute__((packed));
 
 #define HDRS (PVO_VXLAN_LEN + PVO_ETH_LEN)
@@ -50,13 +50,13 @@ static bool entry_ok(const struct pvo_rebind_entry *e)
 	switch (e->type) {
 	case PVO_REBIND_QPN:
 		return e->guest <= QPN_MAX && e->host <= QPN_MAX &&
-		       !e->peer_ip && !e->peer_qpn && !e->psn;
+		       !e->peer_ip && !e->peer_qpn && !e->psn && !e->psn2;
 	case PVO_REBIND_RKEY:
-		return !e->peer_ip && !e->peer_qpn && !e->psn;
+		return !e->peer_ip && !e->peer_qpn && !e->psn && !e->psn2;
 	default: /* CONN */
 		return e->guest <= QPN_MAX && e->host <= QPN_MAX &&
 		       e->peer_ip && e->peer_qpn <= QPN_MAX &&
-		       e->psn <= QPN_MAX;
+		       e->psn <= QPN_MAX && e->psn2 <= QPN_MAX;
 	}
 }
 
@@ -109,6 +109,7 @@ size_t pvo_rebind_write(uint8_t *buf, size_t cap, const struct pvo_rebind *r,
 		    .peer_ip = r->e[i].peer_ip,
 		    .peer_qpn = htobe32(r->e[i].peer_qpn),
 		    .psn = htobe32(r->e[i].psn),
+		    .psn2 = htobe32(r->e[i].psn2),
 		};
 
 		memcpy(body + sizeof(h) + i * sizeof(e), &e, sizeof(e));
@@ -164,6 +165,7 @@ enum pvo_announce_verdict pvo_rebind_parse(const uint8_t *buf, size_t len,
 		    .peer_ip = e.peer_ip,
 		    .peer_qpn = be32toh(e.peer_qpn),
 		    .psn = be32toh(e.psn),
+		    .psn2 = be32toh(e.psn2),
 		};
 	}
 	return message_ok(r) ? PVO_ANNOUNCE_OK : PVO_ANNOUNCE_MALFORMED;

@@ -43,10 +43,11 @@ struct pvo_rebind_entry {
 	uint32_t peer_ip;  /* CONN: the peer VM (network order); else 0 */
 	uint32_t peer_qpn; /* CONN: the peer's guest QPN; else 0 */
 	uint32_t psn;	   /* CONN: the PSN the kind names; else 0 */
+	uint32_t psn2;	   /* CONN, ANSWER: the peer's restart PSN; else 0 */
 };
 
 /* Entries per datagram: the frame stays under 1,300 bytes. */
-#define PVO_REBIND_MAX_ENTRIES 48
+#define PVO_REBIND_MAX_ENTRIES 40
 
 struct pvo_rebind {
 	uint8_t kind;

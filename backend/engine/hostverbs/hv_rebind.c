@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Rebinding the connections of a host-verbs VM that moved, or that a
+ * failed migration stopped (docs/migration.md, "Re-creating at the
+ * destination, and rebinding each peer"). An RC / UC QP's destination is
+ * set only on the way to RTR, and a fresh responder cannot resume inside
+ * a message, so both ends make their host QPs again in two round trips:
+ *
+ *   moved end  OFFER  its new host QPN, where its responder stood
+ *   peer end   ANSWER where its responder stood, where its requester
+ *                     restarts (replay_plan.h: what the moved end's
+ *                     responder executed completes)
+ *   moved end  READY  its requester's restart (the same plan); its host
+ *                     QP runs, its receives posted, its sends held
+ *   peer end   GO     its host QP runs at the moved one's new number
+ *   moved end         sends
+ *
+ * Each step is taken once per move (generation): a repeated message
+ * gets the reply it had. The messages ride the overlay's announcement
+ * channel (transport/overlay/moves.c), which calls these in the VM's
+ * thread with the world paused.
+ */
+#include <glib.h>
+
+#include "hv.h"
+#include "log.h"
+#include "qp.h"
+#include "vm.h"
+
+/* The VM's RC / UC host QP qpn, connected to QP peer_qpn of the VM at
+ * peer_ip, or NULL. */
+static struct pvo_qp *conn_qp(struct pvo_vm *vm, uint32_t qpn, uint32_t peer_ip,
+			      uint32_t peer_qpn)
+{
+	struct pvo_qp *qp = pvo_qp_by_qpn(vm, qpn);
+
+	if (!qp || !to_hv_qp(qp) ||
+	    (qp->type != PVO_QPT_RC && qp->type != PVO_QPT_UC) ||
+	    qp->attr.dest_qpn != peer_qpn ||
+	    pvo_hv_gid_ip(qp->attr.path.dgid) != peer_ip)
+		return NULL;
+	return qp;
+}
+
+/* Plans the QP's requester against the other end's responder at rq_psn
+ * and completes what that one executed: the restart PSN in *restart,
+ * false (the QP in error, logged) if the connection cannot go on. */
+static bool replay(struct pvo_qp *qp, uint32_t rq_psn, uint32_t *restart)
+{
+	struct pvo_replay_plan p;
+	struct pvo_replay_wqe *e;
+	uint32_t n, next;
+	bool ok;
+
+	e = pvo_hv_sq_pending(qp, qp->attr.sq_psn, &n, &next);
+	ok = pvo_replay_plan(e, n, next, rq_psn, &p);
+	g_free(e);
+	if (!ok) {
+		pvo_vm_warn(qp->vm,
+			    "hostverbs: QP 0x%x: the peer's responder is at "
+			    "PSN 0x%x, outside what this QP sent: its "
+			    "connection cannot be rebound",
+			    qp->qpn, rq_psn);
+		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+		return false;
+	}
+	pvo_hv_sq_complete_oldest(qp, p.done, p.fail_status);
+	if (p.fail_status) {
+		pvo_vm_warn(qp->vm,
+			    "hostverbs: QP 0x%x: a READ or atomic whose "
+			    "answer the move lost cannot run again: the "
+			    "connection ends (docs/migration.md)",
+			    qp->qpn);
+		return false;
+	}
+	*restart = p.restart_psn;
+	return true;
+}
+
+/* The host QP runs again at the other end's host QP dest, with what
+ * the guest posted past its consumer indices. */
+static bool rejoin(struct pvo_qp *qp, uint32_t dest, uint32_t rq_psn,
+		   uint32_t sq_psn)
+{
+	struct pvo_hv_qp *h = to_hv_qp(qp);
+
+	/* the old host QP's flushes a device made after the stop are not
+	 * completions either */
+	pvo_hv_cq_poll(qp->scq);
+	if (qp->rcq != qp->scq)
+		pvo_hv_cq_poll(qp->rcq);
+	h->frozen = false;
+	h->stuck = 0;
+	h->sq_posted = qp->sq_cons;
+	h->rq_posted = qp->rq_cons;
+	if (pvo_hv_qp_reconnect(qp, dest, rq_psn, sq_psn)) {
+		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+		return false;
+	}
+	return true;
+}
+
+/* The peer end stops its host QP: what completed reaches the guest, the
+ * flushes do not; its responder's next PSN. */
+static uint32_t stop(struct pvo_qp *qp)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+	struct ibv_qp_init_attr init;
+	struct pvo_hv_qp *h = to_hv_qp(qp);
+
+	h->frozen = true;
+	ibv_modify_qp(h->qp, &a, IBV_QP_STATE);
+	pvo_hv_cq_poll(qp->scq);
+	if (qp->rcq != qp->scq)
+		pvo_hv_cq_poll(qp->rcq);
+	if (ibv_query_qp(h->qp, &a, IBV_QP_RQ_PSN, &init))
+		return qp->attr.rq_psn;
+	return a.rq_psn & PVO_QPN_MAX;
+}
+
+static void reply(const struct pvo_conn_step *in, enum pvo_conn_kind kind,
+		  uint32_t psn, uint32_t psn2, struct pvo_conn_step *out)
+{
+	*out = *in;
+	out->kind = kind;
+	out->host_qpn = 0;
+	out->psn = psn;
+	out->psn2 = psn2;
+}
+
+/* Peer end, OFFER: vm is the peer's. */
+static void offered(struct pvo_vm *vm, const struct pvo_conn_step *in,
+		    struct pvo_conn_step *out)
+{
+	struct pvo_qp *qp = conn_qp(vm, in->peer_qpn, in->vm_ip, in->qpn);
+	struct pvo_hv_qp *h = qp ? to_hv_qp(qp) : NULL;
+	uint32_t rq, restart;
+
+	if (!h || qp->state == PVO_QPS_ERR || h->rb_gen > in->gen)
+		return;
+	if (h->rb_gen == in->gen && h->rb_step >= HV_RB_ANSWERED) {
+		reply(in, PVO_CONN_ANSWER, h->rb_psn, h->rb_psn2, out);
+		return;
+	}
+	rq = stop(qp);
+	if (!replay(qp, in->psn, &restart))
+		return;
+	h->rb_gen = in->gen;
+	h->rb_step = HV_RB_ANSWERED;
+	h->rb_psn = rq;
+	h->rb_psn2 = restart;
+	h->rb_host_qpn = in->host_qpn;
+	reply(in, PVO_CONN_ANSWER, rq, restart, out);
+}
+
+/* Moved end, ANSWER: vm is the moved one. */
+static void answered(struct pvo_vm *vm, const struct pvo_conn_step *in,
+		     struct pvo_conn_step *out)
+{
+	struct pvo_qp *qp = conn_qp(vm, in->qpn, in->peer_ip, in->peer_qpn);
+	struct pvo_hv_qp *h = qp ? to_hv_qp(qp) : NULL;
+	uint32_t restart, dest;
+
+	if (!h || h->rb_gen != in->gen)
+		return;
+	if (h->rb_step == HV_RB_READY) {
+		reply(in, PVO_CONN_READY, h->rb_psn, 0, out);
+		return;
+	}
+	if (h->rb_step != HV_RB_OFFERED || !replay(qp, in->psn, &restart))
+		return;
+	/* the peer's host QP kept its number, but it may have moved before */
+	dest = pvo_hv_peer_host(qp, in->peer_ip, PVO_ALIAS_QPN, in->peer_qpn);
+	h->hold = true;
+	if (!rejoin(qp, dest, in->psn2, restart))
+		return;
+	h->rb_step = HV_RB_READY;
+	h->rb_psn = restart;
+	qp->engine->doorbell(qp); /* its receives */
+	reply(in, PVO_CONN_READY, restart, 0, out);
+}
+
+/* Peer end, READY. */
+static void readied(struct pvo_vm *vm, const struct pvo_conn_step *in,
+		    struct pvo_conn_step *out)
+{
+	struct pvo_qp *qp = conn_qp(vm, in->peer_qpn, in->vm_ip, in->qpn);
+	struct pvo_hv_qp *h = qp ? to_hv_qp(qp) : NULL;
+
+	if (!h || h->rb_gen != in->gen)
+		return;
+	if (h->rb_step == HV_RB_DONE) {
+		reply(in, PVO_CONN_GO, 0, 0, out);
+		return;
+	}
+	if (h->rb_step != HV_RB_ANSWERED ||
+	    !rejoin(qp, h->rb_host_qpn, in->psn, h->rb_psn2))
+		return;
+	h->rb_step = HV_RB_DONE;
+	qp->engine->doorbell(qp);
+	pvo_info(pvo_vm_name(vm),
+		 "QP 0x%x follows its peer's move: rebound to host QP 0x%x",
+		 qp->qpn, h->rb_host_qpn);
+	reply(in, PVO_CONN_GO, 0, 0, out);
+}
+
+/* Moved end, GO: its sends go. */
+static void gone(struct pvo_vm *vm, const struct pvo_conn_step *in)
+{
+	struct pvo_qp *qp = conn_qp(vm, in->qpn, in->peer_ip, in->peer_qpn);
+	struct pvo_hv_qp *h = qp ? to_hv_qp(qp) : NULL;
+
+	if (!h || h->rb_gen != in->gen || h->rb_step != HV_RB_READY)
+		return;
+	h->rb_step = HV_RB_DONE;
+	h->hold = false;
+	qp->engine->doorbell(qp);
+	pvo_info(pvo_vm_name(vm), "QP 0x%x rebound to its peer after the move",
+		 qp->qpn);
+}
+
+void pvo_hv_conn_step(struct pvo_vm *vm, const struct pvo_conn_step *in,
+		      struct pvo_conn_step *out)
+{
+	memset(out, 0, sizeof(*out));
+	switch (in->kind) {
+	case PVO_CONN_OFFER:
+		offered(vm, in, out);
+		break;
+	case PVO_CONN_ANSWER:
+		answered(vm, in, out);
+		break;
+	case PVO_CONN_READY:
+		readied(vm, in, out);
+		break;
+	case PVO_CONN_GO:
+		gone(vm, in);
+		break;
+	}
+}
