@@ -112,7 +112,8 @@ struct pvo_conn_step {
 	uint64_t gen;	   /* the move's */
 	uint32_t vm_ip;	   /* the VM that moved (network order) */
 	uint32_t qpn;	   /* its QP, as its guest knows it */
-	uint32_t host_qpn; /* OFFER: its host QP's number now */
+	uint32_t host_qpn; /* OFFER: its host QP's number now; ANSWER: the
+			    * peer's */
 	uint32_t peer_ip;  /* the other VM (network order) */
 	uint32_t peer_qpn; /* its QP, as its guest knows it */
 	/* OFFER: the moved QP's responder's next PSN; ANSWER: the peer's

@@ -730,12 +730,13 @@ static void conns_after(struct pair *rc, struct pair *uc, uint32_t seed,
 
 /*
  * Host verbs, an RC and a UC connection between a and b on the device:
- * a's migration that does not happen, then a to host 3 and home, then b
- * (the peer) to host 3 and home, with work posted on both ends while
- * the VM moving is frozen: each connection is rebound at both ends
- * (both host QPs made again, each requester restarting where the
- * other's responder stood), every WQE completes once, every byte lands;
- * WRITE, READ, SEND, an atomic on RC and WRITE, SEND on UC after each.
+ * a's migration that does not happen, then a to host 3 and home, b (the
+ * peer) to host 3 and home, a next to b and home, with work posted on
+ * both ends while the VM moving is frozen: each connection is rebound
+ * at both ends (both host QPs made again, each requester restarting
+ * where the other's responder stood), every WQE completes once, every
+ * byte lands; WRITE, READ, SEND, an atomic on RC and WRITE, SEND on UC
+ * after each.
  */
 static void migrate_hostverbs_rc(void)
 {
@@ -783,6 +784,13 @@ static void migrate_hostverbs_rc(void)
 		conns_after(&p, &u, 9650, "host verbs: b home");
 	tap_ok(wait_log(&bp, rebound, on1),
 	       "host verbs: host 1 rebound a's QPs to b's");
+	/* next to its peer: both ends rebound by one back-end */
+	if (move_one(&p, &A, backend_vm_socket(&bp2, "a"),
+		     "host verbs: a with its connections next to b"))
+		conns_after(&p, &u, 9660, "host verbs: a next to b");
+	if (move_one(&p, &A, backend_vm_socket(&bp, "a"),
+		     "host verbs: a with its connections home from b's host"))
+		conns_after(&p, &u, 9670, "host verbs: a home from b's host");
 	pair_destroy(&u);
 	pair_destroy(&p);
 	drain_all();

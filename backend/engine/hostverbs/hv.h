@@ -223,14 +223,34 @@ static inline uint32_t pvo_hv_gid_ip(const uint8_t gid[16])
 	return ip;
 }
 
-/* A peer's guest identifier as its host one (identity unless the peer
- * moved: peer_alias.h). */
+/* The IPv4-mapped GID of ip (network order). */
+static inline void pvo_hv_ip_gid(uint32_t ip, uint8_t gid[16])
+{
+	memset(gid, 0, 10);
+	gid[10] = gid[11] = 0xff;
+	memcpy(gid + 12, &ip, 4);
+}
+
+/* hv_migrate.c: the host number of a guest number v of the VM at ip
+ * if this back-end serves it and made it again from a stream (else v). */
+uint32_t pvo_hv_local_host(const struct pvo_qp *qp, uint32_t ip,
+			   enum pvo_alias_kind kind, uint32_t v);
+
+/* A peer's guest identifier as its host one: identity unless the peer
+ * moved (elsewhere: peer_alias.h; here: its own objects). */
 static inline uint32_t pvo_hv_peer_host(const struct pvo_qp *qp, uint32_t ip,
 					enum pvo_alias_kind kind, uint32_t v)
 {
-	if (!pvo_alias_any() || !ip)
+	uint32_t h;
+
+	if (!ip)
 		return v;
-	return pvo_alias_host(qp->vm->cfg->tenant->vni, ip, kind, v);
+	if (pvo_alias_any()) {
+		h = pvo_alias_host(qp->vm->cfg->tenant->vni, ip, kind, v);
+		if (h != v)
+			return h;
+	}
+	return pvo_hv_local_host(qp, ip, kind, v);
 }
 
 /* The device of the tenant (transport = hostverbs), or NULL. */

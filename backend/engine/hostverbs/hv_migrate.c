@@ -22,6 +22,7 @@
 #include <inttypes.h>
 #include <glib.h>
 
+#include "hostverbs.h"
 #include "hv.h"
 #include "log.h"
 #include "mr.h"
@@ -231,11 +232,40 @@ bool pvo_hv_vm_thaw(struct pvo_vm *vm)
 	return offers;
 }
 
+/* Whether a VM was made again here from a stream: its guest's numbers
+ * then differ from its host objects' (g_atomic; it stays set). */
+static int moved_here;
+
+uint32_t pvo_hv_local_host(const struct pvo_qp *qp, uint32_t ip,
+			   enum pvo_alias_kind kind, uint32_t v)
+{
+	struct pvo_vm *vm;
+	struct pvo_mr *mr;
+	struct pvo_qp *q;
+	uint8_t gid[16];
+
+	if (!g_atomic_int_get(&moved_here))
+		return v;
+	pvo_hv_ip_gid(ip, gid);
+	vm = pvo_served_by_gid(qp->vm->cfg->tenant->vni, gid);
+	if (!vm || vm->eng != &pvo_vm_engine_hostverbs)
+		return v;
+	if (kind == PVO_ALIAS_RKEY) {
+		mr = pvo_hv_mr_by_key(vm, v);
+		return mr && to_hv_mr(mr) && to_hv_mr(mr)->mr
+			   ? to_hv_mr(mr)->mr->rkey
+			   : v;
+	}
+	q = pvo_qp_by_qpn(vm, v);
+	return q && to_hv_qp(q) ? to_hv_qp(q)->host_qpn : v;
+}
+
 bool pvo_hv_vm_loaded(struct pvo_vm *vm)
 {
 	uint32_t h = 0, guest;
 	void *obj;
 
+	g_atomic_int_set(&moved_here, 1);
 	while ((h = pvo_table_next(&vm->mrs, h, &obj))) {
 		struct pvo_mr *mr = obj;
 

@@ -678,13 +678,18 @@ static void recv_cqe(struct pvo_qp *qp, const struct ibv_wc *wc,
 	if (qp->type == PVO_QPT_UD) {
 		/* RoCE: the GRH leads every UD buffer */
 		c->flags |= PVO_WC_F_GRH;
+		struct pvo_qp *src;
 		uint32_t sip;
 
 		c->network_hdr_type = ud_net_type(qp, e, &sip);
-		/* a sender that moved: the QPN its guest knows */
+		/* a sender that moved: the QPN its guest knows (one served
+		 * here knows it by its own QP) */
 		if (pvo_alias_any() && sip)
 			c->src_qp = htole32(pvo_alias_guest_qpn(
 			    qp->vm->cfg->tenant->vni, sip, wc->src_qp));
+		src = pvo_hv_qp_by_host_qpn(to_hv_qp(qp)->dev, wc->src_qp);
+		if (src)
+			c->src_qp = htole32(src->qpn);
 		c->sl = wc->sl;
 	}
 }

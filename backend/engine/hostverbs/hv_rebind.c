@@ -7,9 +7,9 @@
  * a message, so both ends make their host QPs again in two round trips:
  *
  *   moved end  OFFER  its new host QPN, where its responder stood
- *   peer end   ANSWER where its responder stood, where its requester
- *                     restarts (replay_plan.h: what the moved end's
- *                     responder executed completes)
+ *   peer end   ANSWER its host QPN, where its responder stood, where
+ *                     its requester restarts (replay_plan.h: what the
+ *                     moved end's responder executed completes)
  *   moved end  READY  its requester's restart (the same plan); its host
  *                     QP runs, its receives posted, its sends held
  *   peer end   GO     its host QP runs at the moved one's new number
@@ -140,6 +140,7 @@ static void offered(struct pvo_vm *vm, const struct pvo_conn_step *in,
 		return;
 	if (h->rb_gen == in->gen && h->rb_step >= HV_RB_ANSWERED) {
 		reply(in, PVO_CONN_ANSWER, h->rb_psn, h->rb_psn2, out);
+		out->host_qpn = h->host_qpn;
 		return;
 	}
 	rq = stop(qp);
@@ -151,6 +152,7 @@ static void offered(struct pvo_vm *vm, const struct pvo_conn_step *in,
 	h->rb_psn2 = restart;
 	h->rb_host_qpn = in->host_qpn;
 	reply(in, PVO_CONN_ANSWER, rq, restart, out);
+	out->host_qpn = h->host_qpn;
 }
 
 /* Moved end, ANSWER: vm is the moved one. */
@@ -169,8 +171,11 @@ static void answered(struct pvo_vm *vm, const struct pvo_conn_step *in,
 	}
 	if (h->rb_step != HV_RB_OFFERED || !replay(qp, in->psn, &restart))
 		return;
-	/* the peer's host QP kept its number, but it may have moved before */
-	dest = pvo_hv_peer_host(qp, in->peer_ip, PVO_ALIAS_QPN, in->peer_qpn);
+	/* the peer's host QP, as the answer names it (the peer may have
+	 * moved before, and may be served here now) */
+	dest = in->host_qpn ? in->host_qpn
+			    : pvo_hv_peer_host(qp, in->peer_ip, PVO_ALIAS_QPN,
+					       in->peer_qpn);
 	h->hold = true;
 	if (!rejoin(qp, dest, in->psn2, restart))
 		return;

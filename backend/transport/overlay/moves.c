@@ -96,6 +96,38 @@ static bool vm_ipv4(const struct pvo_vm_config *vc, int k, uint32_t *ip)
 }
 
 /*
+ * A connection of vm whose peer this back-end serves too (the VM moved
+ * next to it): the four steps at once, here, in the tenant's thread
+ * that serves both. False if the peer is not here.
+ */
+static bool rebind_here(struct pvo_vm *vm, const struct pvo_announce *a,
+			const struct pvo_id_pair *p)
+{
+	struct pvo_conn_step in = {.kind = PVO_CONN_OFFER,
+				   .gen = a->gen,
+				   .vm_ip = a->ip,
+				   .qpn = p->guest,
+				   .host_qpn = p->host,
+				   .peer_ip = p->peer_ip,
+				   .peer_qpn = p->peer_qpn,
+				   .psn = p->psn},
+			     out;
+	struct pvo_vm *peer, *at;
+	uint8_t gid[16];
+
+	pvo_gid_from_ipv4(p->peer_ip, gid);
+	peer = pvo_served_by_gid(a->vni, gid);
+	if (!peer || peer == vm || !pvo_vm_eng_has(peer, conn_step))
+		return false;
+	/* offer and ready to the peer, answer and go to the VM */
+	for (at = peer; in.kind; at = at == peer ? vm : peer) {
+		at->eng->conn_step(at, &in, &out);
+		in = out;
+	}
+	return true;
+}
+
+/*
  * A host-verbs VM's rebind offer (rebind_msg.h) for its address a->ip:
  * the numbers its objects have on this host's device where the guest
  * knows others, in parts, to the VTEPs t; the datagrams sent. A VM
@@ -132,6 +164,9 @@ static unsigned int send_offer(struct pvo_vm *vm, const struct pvo_announce *a,
 		     k < ids->len && r->count < PVO_REBIND_MAX_ENTRIES; k++) {
 			const struct pvo_id_pair *p =
 			    &g_array_index(ids, struct pvo_id_pair, k);
+
+			if (p->kind == PVO_ID_CONN && rebind_here(vm, a, p))
+				continue;
 
 			r->e[r->count++] = (struct pvo_rebind_entry){
 			    .type = p->kind == PVO_ID_QPN   ? PVO_REBIND_QPN
@@ -530,6 +565,7 @@ static void take_conns(const struct pvo_rebind *r, struct pvo_vm *here)
 		out->e[out->count++] = (struct pvo_rebind_entry){
 		    .type = PVO_REBIND_CONN,
 		    .guest = rep.qpn,
+		    .host = rep.host_qpn,
 		    .peer_ip = rep.peer_ip,
 		    .peer_qpn = rep.peer_qpn,
 		    .psn = rep.psn,
