@@ -289,6 +289,9 @@ struct ibv_cq *pvo_hv_cq(struct pvo_vm *vm, struct pvo_cq *cq);
 bool pvo_hv_cq_grow(struct pvo_vm *vm, struct pvo_cq *cq, uint32_t more);
 /* Takes every completion the host CQ of cq holds (none: nothing). */
 unsigned int pvo_hv_cq_poll(struct pvo_cq *cq);
+/* Takes every completion the host CQs of qp hold (send, then receive):
+ * how many. */
+unsigned int pvo_hv_qp_poll(struct pvo_qp *qp);
 /* Guest SGEs (little-endian) as host ones, n of them. */
 void pvo_hv_take_sges(struct ibv_sge *s, const struct pvo_sge *g,
 		      unsigned int n);

@@ -88,6 +88,15 @@ unsigned int pvo_hv_cq_poll(struct pvo_cq *cq)
 	return to_hv_cq(cq) ? poll_cq(to_hv_cq(cq)->dev, to_hv_cq(cq)->cq) : 0;
 }
 
+unsigned int pvo_hv_qp_poll(struct pvo_qp *qp)
+{
+	unsigned int got = pvo_hv_cq_poll(qp->scq);
+
+	if (qp->rcq != qp->scq)
+		got += pvo_hv_cq_poll(qp->rcq);
+	return got;
+}
+
 void pvo_hv_cq_events(struct pvo_hv_device *d)
 {
 	struct ibv_cq *c;

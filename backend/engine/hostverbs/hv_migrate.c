@@ -150,9 +150,7 @@ void pvo_hv_vm_freeze(struct pvo_vm *vm)
 
 		if (!to_hv_qp(qp) || !to_hv_qp(qp)->frozen)
 			continue;
-		pvo_hv_cq_poll(qp->scq);
-		if (qp->rcq != qp->scq)
-			pvo_hv_cq_poll(qp->rcq);
+		pvo_hv_qp_poll(qp);
 	}
 	/* where each connection's responder stood: the stream carries it
 	 * to the rebind (hv_rebind.c) */
@@ -216,9 +214,7 @@ bool pvo_hv_vm_thaw(struct pvo_vm *vm)
 		 * RESET; the flushes the device made after the freeze are
 		 * not completions either */
 		if (hq->frozen) {
-			pvo_hv_cq_poll(qp->scq);
-			if (qp->rcq != qp->scq)
-				pvo_hv_cq_poll(qp->rcq);
+			pvo_hv_qp_poll(qp);
 			hq->frozen = false;
 			hq->sq_posted = qp->sq_cons;
 			hq->rq_posted = qp->rq_cons;

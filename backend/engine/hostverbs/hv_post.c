@@ -592,9 +592,7 @@ static void flush_rest(struct pvo_qp *qp)
 	    h->flushing)
 		return;
 	h->flushing = true;
-	pvo_hv_cq_poll(qp->scq);
-	if (qp->rcq != qp->scq)
-		pvo_hv_cq_poll(qp->rcq);
+	pvo_hv_qp_poll(qp);
 	h->flushing = false;
 	h->stuck = 0;
 	pvo_qp_flush_sq(qp);
@@ -864,9 +862,7 @@ static bool hv_poll(struct pvo_qp *qp)
 	if (qp->state == PVO_QPS_RTR || qp->state == PVO_QPS_RTS ||
 	    qp->state == PVO_QPS_SQD)
 		post_rq(qp);
-	got = pvo_hv_cq_poll(qp->scq);
-	if (qp->rcq != qp->scq)
-		got += pvo_hv_cq_poll(qp->rcq);
+	got = pvo_hv_qp_poll(qp);
 	return got || h->rq_posted != posted;
 }
 

@@ -164,9 +164,7 @@ void pvo_hv_qp_free(struct pvo_qp *qp)
 	 * consumed. A VM that went frees its CQs next. */
 	h->gone = true;
 	if (qp->vm->connected) {
-		pvo_hv_cq_poll(qp->scq);
-		if (qp->rcq != qp->scq)
-			pvo_hv_cq_poll(qp->rcq);
+		pvo_hv_qp_poll(qp);
 	}
 	g_hash_table_remove(h->dev->by_qpn, GUINT_TO_POINTER(h->host_qpn));
 	to_hv_cq(qp->scq)->need -= qp->sq.entries;

@@ -86,9 +86,7 @@ static bool rejoin(struct pvo_qp *qp, uint32_t dest, uint32_t rq_psn,
 
 	/* the old host QP's flushes a device made after the stop are not
 	 * completions either */
-	pvo_hv_cq_poll(qp->scq);
-	if (qp->rcq != qp->scq)
-		pvo_hv_cq_poll(qp->rcq);
+	pvo_hv_qp_poll(qp);
 	h->frozen = false;
 	h->stuck = 0;
 	h->sq_posted = qp->sq_cons;
@@ -110,9 +108,7 @@ static uint32_t stop(struct pvo_qp *qp)
 
 	h->frozen = true;
 	ibv_modify_qp(h->qp, &a, IBV_QP_STATE);
-	pvo_hv_cq_poll(qp->scq);
-	if (qp->rcq != qp->scq)
-		pvo_hv_cq_poll(qp->rcq);
+	pvo_hv_qp_poll(qp);
 	if (ibv_query_qp(h->qp, &a, IBV_QP_RQ_PSN, &init))
 		return qp->attr.rq_psn;
 	return a.rq_psn & PVO_QPN_MAX;
