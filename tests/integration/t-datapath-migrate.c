@@ -794,9 +794,6 @@ static void migrate_hostverbs_rc(void)
 	pair_destroy(&u);
 	pair_destroy(&p);
 	drain_all();
-	/* the last repeats of a's announcement, after which host 1 forgets
-	 * where peers had a (the sections after this one expect it) */
-	sleep_ms(1300);
 }
 
 /* A UD datagram of len bytes from `from` (its QP s, AH ah) to QPN qpn,
@@ -1008,6 +1005,86 @@ static void migrate_hostverbs(void)
 	drain_all();
 }
 
+/*
+ * Host verbs, a peer that takes no step: b's back-end is stopped while a
+ * moves to host 3 with an RC connection to b. a's end waits for b's
+ * answer as long as its requester would wait for an ACK (at least 3 s),
+ * then ends the connection as if b were gone: the oldest send
+ * RETRY_EXC_ERR, the next flushed, nothing else. Once b's back-end runs
+ * again it answers the offer it missed and waits for a's ready, which
+ * never comes: b's QP ends too (QP_FATAL, its receive flushed).
+ */
+static void migrate_hostverbs_give_up(void)
+{
+	static const char gave_up[] = "took no step to rebind the connection";
+	struct sim_conn c = {.timeout = 14}; /* 67 ms, 7 retries: 0.5 s */
+	int on3 = log_count(&bp3, gave_up), on2 = log_count(&bp2, gave_up);
+	struct sim_wr w;
+	struct pair g;
+	uint8_t *buf;
+	size_t len;
+	int old, ev;
+
+	c.sgid_index = fast.sgid_index;
+	if (!pair_make(&g, PVO_QPT_RC, &c, &c) ||
+	    !xfer(&g, X_WRITE, 8192, 0, 0, false, 9701))
+		return;
+	post_recv1(&g.b, &B, 0xb901, 720 * KIB, 5000);
+	sim_vm_drop_events(B.vm, 0);
+	sim_vm_drop_events(A.vm, 0);
+	if (!tap_ok(kill(bp2.pid, SIGSTOP) == 0,
+		    "host verbs: b's back-end stopped (SIGSTOP)") ||
+	    !leave(&A, &buf, &len, &old)) {
+		kill(bp2.pid, SIGCONT);
+		return;
+	}
+	fill_pattern(&A.buf, 96 * KIB, 30000, 9702);
+	w = write_wr(0xa901, 96 * KIB, 30000, B.mr.iova + 840 * KIB,
+		     B.mr.key);
+	post1(&g.a, &w);
+	w = wr1(0xa902, PVO_WR_SEND, &A, 64 * KIB, 100);
+	post1(&g.a, &w);
+	if (!arrive(&A, backend_vm_socket(&bp3, "a"), buf, len,
+		    "host verbs: a to host 3, b's back-end stopped")) {
+		close(old);
+		kill(bp2.pid, SIGCONT);
+		return;
+	}
+	close(old);
+	tap_ok(wait_log(&bp3, gave_up, on3),
+	       "host verbs: host 3 says a's QP waited for b in vain, and "
+	       "what to check");
+	expect_cqe(&A.scq, 0xa901, PVO_WC_RDMA_WRITE, PVO_WC_RETRY_EXC_ERR,
+		   "host verbs: a's oldest send after b did not answer");
+	expect_cqe(&A.scq, 0xa902, -1, PVO_WC_WR_FLUSH_ERR,
+		   "host verbs: a's next send, flushed");
+	expect_no_cqe(&A.scq, 100, "host verbs: a's QP after giving up");
+	expect_state(&g.a, PVO_QPS_ERR, "host verbs: a gave up on b");
+	tap_ok(kill(bp2.pid, SIGCONT) == 0,
+	       "host verbs: b's back-end runs again");
+	tap_ok(wait_log(&bp2, gave_up, on2),
+	       "host verbs: host 2 answered the offer it missed, then "
+	       "waited for a's ready in vain");
+	ev = sim_vm_expect_events(B.vm, PVO_EV_QP_FATAL, g.b.handle, 1,
+				  timeout_ms, 30);
+	tap_ok(ev == 1, "host verbs: b's QP gets one QP_FATAL event (%d)",
+	       ev);
+	expect_cqe(&B.rcq, 0xb901, -1, PVO_WC_WR_FLUSH_ERR,
+		   "host verbs: b's receive, flushed");
+	expect_state(&g.b, PVO_QPS_ERR, "host verbs: b gave up on a");
+	pair_destroy(&g);
+	drain_all();
+	old = -1;
+	if (leave(&A, &buf, &len, &old))
+		arrive(&A, backend_vm_socket(&bp, "a"), buf, len,
+		       "host verbs: a home after the connection ended");
+	if (old >= 0)
+		close(old);
+	/* the last repeats of a's announcement, after which host 1 forgets
+	 * where peers had a (the sections after this one expect it) */
+	sleep_ms(1300);
+}
+
 void test_migrate(void)
 {
 	/* ACK timeout 22: 4.096 us x 2^22 = 17 s */
@@ -1027,6 +1104,7 @@ void test_migrate(void)
 		drain_all();
 		migrate_hostverbs();
 		migrate_hostverbs_rc();
+		migrate_hostverbs_give_up();
 		return;
 	}
 	refused_streams(&p);

@@ -22,6 +22,7 @@
 #include "replay_plan.h"
 #include "qp.h"
 #include "srq.h"
+#include "timer.h"
 #include "vm.h"
 
 /* The VM's part: MR key -> MR for the MRs whose keys the host device
@@ -148,6 +149,9 @@ struct pvo_hv_qp {
 	bool hold;
 	uint64_t rb_gen;
 	uint32_t rb_psn, rb_psn2, rb_host_qpn;
+	/* a rebind waiting for the other end's next step ends the
+	 * connection when it fires (hv_rebind.c) */
+	struct pvo_timer rb_timer;
 };
 
 /* Where a QP's rebind stands (pvo_hv_qp rb_step). */
@@ -359,6 +363,14 @@ enum pvo_status pvo_hv_qp_reconnect(struct pvo_qp *qp, uint32_t dest_qpn,
 /* hv_rebind.c: the vm engine's conn_step (engine.h). */
 void pvo_hv_conn_step(struct pvo_vm *vm, const struct pvo_conn_step *in,
 		      struct pvo_conn_step *out);
+/* The QP's rebind waits for the other end from now: if that one takes
+ * no step within the QP's own retry time (at least
+ * HV_RB_GIVE_UP_MIN_USEC), the connection ends as if the peer were gone
+ * (in the calling thread's loop: the VM's). */
+void pvo_hv_rebind_wait(struct pvo_qp *qp);
+void pvo_hv_rebind_cancel(struct pvo_qp *qp);
+/* longer than the announcement's repeats (0, 0.2, 1.2 s: moves.c) */
+#define HV_RB_GIVE_UP_MIN_USEC 3000000u
 
 /* hv_qp.c: the host QP through RESET to the guest QP's state (a UD QP:
  * up to RTS with its Q_Key and sq_psn; an RC / UC QP stays in RESET until

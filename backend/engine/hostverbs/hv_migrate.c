@@ -134,7 +134,11 @@ void pvo_hv_vm_freeze(struct pvo_vm *vm)
 		struct pvo_qp *qp = obj;
 		struct pvo_hv_qp *hq = to_hv_qp(qp);
 
-		if (!hq || !hq->active)
+		if (!hq)
+			continue;
+		/* a rebind in progress waits again from the thaw */
+		pvo_hv_rebind_cancel(qp);
+		if (!hq->active)
 			continue;
 		if (ibv_modify_qp(hq->qp, &a, IBV_QP_STATE))
 			pvo_vm_warn(vm,
@@ -208,6 +212,7 @@ bool pvo_hv_vm_thaw(struct pvo_vm *vm)
 		if (hq->rb_step == HV_RB_OFFERED) {
 			hq->rb_gen = vm->move_gen;
 			offers = true;
+			pvo_hv_rebind_wait(qp);
 			continue;
 		}
 		/* a UD QP of a cancelled migration: the same host QP, from

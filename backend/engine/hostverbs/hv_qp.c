@@ -157,6 +157,7 @@ void pvo_hv_qp_free(struct pvo_qp *qp)
 
 	if (!h)
 		return;
+	pvo_timer_destroy(&h->rb_timer);
 	host_qp_destroy(h->qp);
 	/* Its completions still in CQs that stay are taken now, while it
 	 * still has its number, and write no CQE (h->gone): a new host QP

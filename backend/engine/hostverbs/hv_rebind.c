@@ -16,15 +16,20 @@
  *   moved end         sends
  *
  * Each step is taken once per move (generation): a repeated message
- * gets the reply it had. The messages ride the overlay's announcement
+ * gets the reply it had. An end that waits for the other's next step
+ * longer than the QP's own retry time would wait for an ACK gives up:
+ * the other end is stopped, gone or was never told, and the connection
+ * ends as it would if the peer had vanished. The messages ride the overlay's announcement
  * channel (transport/overlay/moves.c), which calls these in the VM's
  * thread with the world paused.
  */
+#include <arpa/inet.h>
 #include <glib.h>
 
 #include "hv.h"
 #include "log.h"
 #include "qp.h"
+#include "timer.h"
 #include "vm.h"
 
 /* The VM's RC / UC host QP qpn, connected to QP peer_qpn of the VM at
@@ -40,6 +45,19 @@ static struct pvo_qp *conn_qp(struct pvo_vm *vm, uint32_t qpn, uint32_t peer_ip,
 	    pvo_hv_gid_ip(qp->attr.path.dgid) != peer_ip)
 		return NULL;
 	return qp;
+}
+
+/* How long an end waits for the other's next step: as long as its
+ * requester would retry an unanswered packet (RC), at least the span of
+ * the offer's repeats and a margin. */
+static uint64_t give_up_usec(const struct pvo_qp *qp)
+{
+	uint64_t t = 0;
+
+	if (qp->type == PVO_QPT_RC)
+		t = pvo_ack_timeout_usec(qp->attr.timeout) *
+		    (qp->attr.retry_cnt + 1u);
+	return MAX(t, HV_RB_GIVE_UP_MIN_USEC);
 }
 
 /* Plans the QP's requester against the other end's responder at rq_psn
@@ -114,6 +132,59 @@ static uint32_t stop(struct pvo_qp *qp)
 	return a.rq_psn & PVO_QPN_MAX;
 }
 
+/* The wait for the other end ran out: the oldest send of an RC QP
+ * completes with RETRY_EXC_ERR (what an application sees when its peer
+ * vanished), the rest flush; with no send to carry the error, the QP's
+ * IBV_EVENT_QP_FATAL tells it. */
+static void give_up(void *opaque)
+{
+	struct pvo_qp *qp = opaque;
+	struct pvo_hv_qp *h = to_hv_qp(qp);
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+	uint32_t n = 0, next;
+	struct pvo_replay_wqe *e;
+	char ip[INET_ADDRSTRLEN];
+
+	if (!h || h->rb_step == HV_RB_NONE || h->rb_step == HV_RB_DONE ||
+	    qp->state == PVO_QPS_ERR)
+		return;
+	inet_ntop(AF_INET, &(struct in_addr){pvo_hv_gid_ip(qp->attr.path.dgid)},
+		  ip, sizeof(ip));
+	pvo_vm_warn(qp->vm,
+		    "hostverbs: QP 0x%x: its peer (QP 0x%x at %s) took no "
+		    "step to rebind the connection after the move within "
+		    "%u ms: the connection ends (is the peer's back-end "
+		    "running, and does it share the tenant's migration key?)",
+		    qp->qpn, qp->attr.dest_qpn, ip,
+		    (unsigned int)(give_up_usec(qp) / 1000));
+	ibv_modify_qp(h->qp, &a, IBV_QP_STATE);
+	/* what the host QP flushes now is the guest's to complete, once */
+	pvo_hv_qp_poll(qp);
+	h->frozen = false;
+	h->hold = false;
+	h->rb_step = HV_RB_NONE;
+	e = pvo_hv_sq_pending(qp, qp->attr.sq_psn, &n, &next);
+	g_free(e);
+	if (qp->type == PVO_QPT_RC && n)
+		pvo_hv_sq_complete_oldest(qp, 0, PVO_WC_RETRY_EXC_ERR);
+	else
+		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+}
+
+void pvo_hv_rebind_wait(struct pvo_qp *qp)
+{
+	struct pvo_hv_qp *h = to_hv_qp(qp);
+
+	if (!h->rb_timer.fn)
+		pvo_timer_init(&h->rb_timer, give_up, qp);
+	pvo_timer_arm(&h->rb_timer, give_up_usec(qp));
+}
+
+void pvo_hv_rebind_cancel(struct pvo_qp *qp)
+{
+	pvo_timer_cancel(&to_hv_qp(qp)->rb_timer);
+}
+
 static void reply(const struct pvo_conn_step *in, enum pvo_conn_kind kind,
 		  uint32_t psn, uint32_t psn2, struct pvo_conn_step *out)
 {
@@ -147,6 +218,7 @@ static void offered(struct pvo_vm *vm, const struct pvo_conn_step *in,
 	h->rb_psn = rq;
 	h->rb_psn2 = restart;
 	h->rb_host_qpn = in->host_qpn;
+	pvo_hv_rebind_wait(qp);
 	reply(in, PVO_CONN_ANSWER, rq, restart, out);
 	out->host_qpn = h->host_qpn;
 }
@@ -177,6 +249,7 @@ static void answered(struct pvo_vm *vm, const struct pvo_conn_step *in,
 		return;
 	h->rb_step = HV_RB_READY;
 	h->rb_psn = restart;
+	pvo_hv_rebind_wait(qp);
 	qp->engine->doorbell(qp); /* its receives */
 	reply(in, PVO_CONN_READY, restart, 0, out);
 }
@@ -198,6 +271,7 @@ static void readied(struct pvo_vm *vm, const struct pvo_conn_step *in,
 	    !rejoin(qp, h->rb_host_qpn, in->psn, h->rb_psn2))
 		return;
 	h->rb_step = HV_RB_DONE;
+	pvo_hv_rebind_cancel(qp);
 	qp->engine->doorbell(qp);
 	pvo_info(pvo_vm_name(vm),
 		 "QP 0x%x follows its peer's move: rebound to host QP 0x%x",
@@ -215,6 +289,7 @@ static void gone(struct pvo_vm *vm, const struct pvo_conn_step *in)
 		return;
 	h->rb_step = HV_RB_DONE;
 	h->hold = false;
+	pvo_hv_rebind_cancel(qp);
 	qp->engine->doorbell(qp);
 	pvo_info(pvo_vm_name(vm), "QP 0x%x rebound to its peer after the move",
 		 qp->qpn);
