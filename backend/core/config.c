@@ -200,6 +200,8 @@ static const char *const yes_no[] = { "yes", "no", NULL };
 static const char *const transports[] = { "overlay", "hostverbs", NULL };
 /* evpn = 1: stored in pvo_tenant.evpn */
 static const char *const control_planes[] = { "static", "evpn", NULL };
+/* error = 1: stored in pvo_vm_config.hv_migration_error */
+static const char *const hv_migrations[] = { "refuse", "error", NULL };
 
 static bool parse_peers(struct parser *p, int line, const struct key *k,
 			void *base, const char *val);
@@ -405,6 +407,13 @@ static const struct key vm_keys[] = {
 		 "page for a ring; beyond it the command fails with ENOSPC. "
 		 "The default holds 32M runs: 128 GiB registered on "
 		 "scattered 4 KiB pages (docs/security.md)" },
+	{ "hostverbs-migration", ENUM(VM, hv_migration_error, hv_migrations),
+	  .expect = "refuse or error", .def = "refuse",
+	  .doc = "hostverbs: a live migration while the VM has an RC / UC "
+		 "connection to a peer that is not a VM of this deployment "
+		 "(which cannot follow): refuse it, the VM running on here, "
+		 "or migrate and end those connections (their QPs go to "
+		 "error with IBV_EVENT_QP_FATAL; docs/migration.md)" },
 };
 
 static const struct key remote_keys[] = {

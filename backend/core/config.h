@@ -78,6 +78,9 @@ struct pvo_vm_config {
 	struct in6_addr ips[PVO_MAX_IPS];	/* IPv4 as ::ffff:a.b.c.d */
 	char socket_path[108];			/* sun_path size */
 	struct pvo_quota quota;
+	/* hostverbs-migration = error: a migration ends the connections to
+	 * peers that are not ours instead of being refused */
+	bool hv_migration_error;
 	/* [remote NAME] only: the VTEP the VM is behind */
 	struct in_addr vtep;
 	uint16_t vtep_port;

@@ -27,6 +27,7 @@ static const char good[] =
 	"max-mr-size = 65536\n"
 	"max-host-mappings = 300\n"
 	"max-pinned = 1048576\n"
+	"hostverbs-migration = error\n"
 	"[vm red-1]\n"
 	"tenant = red\n"
 	"mac = 52:54:00:00:01:01\n"
@@ -96,6 +97,8 @@ static const struct {
 	  "t.conf:2: learn-age-s '0': expected seconds between 1 and 86400" },
 	{ "[tenant a]\nvni=1\nlearn = sometimes\n",
 	  "t.conf:3: learn 'sometimes': expected yes or no" },
+	{ "[tenant a]\nvni=1\n[vm v]\nhostverbs-migration = maybe\n",
+	  "t.conf:4: hostverbs-migration 'maybe': expected refuse or error" },
 	{ "[tenant a]\nvni=1\ntransport = roce\n",
 	  "t.conf:3: transport 'roce': expected overlay" },
 	{ "[tenant a]\nvni=1\ntransport = hostverbs\nhostverbs-netdev = e0\n",
@@ -247,7 +250,7 @@ int main(void)
 	char *unknown[] = { "green-9", NULL };
 	size_t i;
 
-	tap_plan(38 + G_N_ELEMENTS(bad));
+	tap_plan(39 + G_N_ELEMENTS(bad));
 
 	cfg = pvo_config_parse("t.conf", good, &err);
 	tap_ok(cfg != NULL, "good config parses (%s)", err ? err : "");
@@ -274,6 +277,9 @@ int main(void)
 		       pvo_config_find_vm(cfg, "red-1")->quota.max_pinned ==
 			   32ull << 30,
 	       "hostverbs bounds default to 16384 mappings, 32 GiB pinned");
+	tap_ok(vm->hv_migration_error &&
+		       !pvo_config_find_vm(cfg, "red-1")->hv_migration_error,
+	       "hostverbs-migration = error; refuse by default");
 	tap_is(vm->quota.max_qp, 4096, "default quota");
 	tap_is(vm->quota.max_ucontexts, 1024, "default max-ucontexts");
 	tap_ok(strcmp(vm->socket_path, "/run/test/blue-1.sock") == 0,

@@ -1006,6 +1006,84 @@ static void migrate_hostverbs(void)
 }
 
 /*
+ * Host verbs, hostverbs-migration = error: a with an RC connection to b,
+ * which neither host 1 nor host 3 maps (not ours), migrates to host 3
+ * instead of being refused; there the connection ends: QP_FATAL for a's
+ * QP, its WRITE posted while frozen and its receive flushed.
+ */
+static void migrate_hostverbs_orphan(void)
+{
+	static const char ended[] = "cannot follow the move: the connection "
+				    "ends";
+	struct sim_conn c = {.timeout = 14};
+	int on3 = log_count(&bp3, ended), ev;
+	char add[160];
+	struct sim_wr w;
+	struct pair g;
+	uint8_t *buf;
+	size_t len;
+	int old;
+
+	snprintf(add, sizeof(add),
+		 "map add 100 10.0.0.2 127.0.0.2:%u 52:54:00:00:00:0b\n",
+		 overlay_port);
+	c.sgid_index = fast.sgid_index;
+	if (!pair_make(&g, PVO_QPT_RC, &c, &c) ||
+	    !xfer(&g, X_WRITE, 8192, 0, 0, false, 9751))
+		return;
+	if (!tap_ok(reload_vm_a("hostverbs-migration = error\n"),
+		    "host verbs: host 1 reloads a with hostverbs-migration "
+		    "= error") ||
+	    !tap_ok(mgmt(&bp, "map del 100 10.0.0.2\n") &&
+			mgmt(&bp3, "map del 100 10.0.0.2\n"),
+		    "host verbs: hosts 1 and 3 forget where b is")) {
+		pair_destroy(&g);
+		return;
+	}
+	post_recv1(&g.a, &A, 0xa951, 720 * KIB, 5000);
+	sim_vm_drop_events(A.vm, 0);
+	if (leave(&A, &buf, &len, &old)) {
+		w = write_wr(0xa952, 96 * KIB, 3000, B.mr.iova + 840 * KIB,
+			     B.mr.key);
+		post1(&g.a, &w);
+		if (arrive(&A, backend_vm_socket(&bp3, "a"), buf, len,
+			   "host verbs: a with a connection to a peer not "
+			   "ours, hostverbs-migration = error, to host 3")) {
+			tap_ok(wait_log(&bp3, ended, on3),
+			       "host verbs: host 3 says the connection to b "
+			       "ends, and why");
+			ev = sim_vm_expect_events(A.vm, PVO_EV_QP_FATAL,
+						  g.a.handle, 1, timeout_ms,
+						  30);
+			tap_ok(ev == 1,
+			       "host verbs: a's QP gets one QP_FATAL event "
+			       "(%d)",
+			       ev);
+			expect_cqe(&A.scq, 0xa952, -1, PVO_WC_WR_FLUSH_ERR,
+				   "host verbs: a's WRITE posted while frozen, "
+				   "flushed");
+			expect_cqe(&A.rcq, 0xa951, -1, PVO_WC_WR_FLUSH_ERR,
+				   "host verbs: a's receive, flushed");
+			expect_state(&g.a, PVO_QPS_ERR,
+				     "host verbs: a's connection to a peer "
+				     "not ours after the move");
+		}
+		close(old);
+	}
+	tap_ok(mgmt(&bp, add) && mgmt(&bp3, add),
+	       "host verbs: hosts 1 and 3 map b again");
+	tap_ok(reload_vm_a(NULL), "host verbs: a's config as it was");
+	pair_destroy(&g);
+	drain_all();
+	old = -1;
+	if (leave(&A, &buf, &len, &old))
+		arrive(&A, backend_vm_socket(&bp, "a"), buf, len,
+		       "host verbs: a home after its connection ended");
+	if (old >= 0)
+		close(old);
+}
+
+/*
  * Host verbs, a peer that takes no step: b's back-end is stopped while a
  * moves to host 3 with an RC connection to b. a's end waits for b's
  * answer as long as its requester would wait for an ACK (at least 3 s),
@@ -1104,6 +1182,7 @@ void test_migrate(void)
 		drain_all();
 		migrate_hostverbs();
 		migrate_hostverbs_rc();
+		migrate_hostverbs_orphan();
 		migrate_hostverbs_give_up();
 		return;
 	}

@@ -31,6 +31,15 @@
 #include "transport.h"
 #include "vm.h"
 
+/* A connection on the host device to a peer that cannot follow a move:
+ * one the tenant's map does not place behind a VTEP of ours. */
+static bool peer_not_ours(const struct pvo_qp *qp)
+{
+	return qp->type != PVO_QPT_UD &&
+	       !pvo_transport_vm_of_ours(qp->vm->cfg->tenant->vni,
+					 pvo_hv_gid_ip(qp->attr.path.dgid));
+}
+
 /* Why the VM cannot move (NULL: it can), g_free. */
 static char *unmovable(struct pvo_vm *vm)
 {
@@ -66,10 +75,8 @@ static char *unmovable(struct pvo_vm *vm)
 			    "%s QP 0x%x is connected to a VM of this back-end "
 			    "(in software): such connections cannot move yet",
 			    qp->type == PVO_QPT_RC ? "RC" : "UC", qp->qpn);
-		if (to_hv_qp(qp)->active && qp->type != PVO_QPT_UD &&
-		    !pvo_transport_vm_of_ours(
-			vm->cfg->tenant->vni,
-			pvo_hv_gid_ip(qp->attr.path.dgid))) {
+		if (to_hv_qp(qp)->active && !vm->cfg->hv_migration_error &&
+		    peer_not_ours(qp)) {
 			char gid[64];
 
 			return g_strdup_printf(
@@ -187,6 +194,27 @@ static void to_offer(struct pvo_qp *qp)
 	h->rb_gen = qp->vm->move_gen;
 }
 
+/* A connection whose peer cannot follow (hostverbs-migration = error):
+ * it ends, the guest told by IBV_EVENT_QP_FATAL and the flushes. */
+static void orphan(struct pvo_qp *qp)
+{
+	struct pvo_hv_qp *h = to_hv_qp(qp);
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+	char gid[64];
+
+	pvo_vm_warn(qp->vm,
+		    "hostverbs: %s QP 0x%x: its peer %s is not a VM of this "
+		    "deployment and cannot follow the move: the connection "
+		    "ends (hostverbs-migration = error)",
+		    qp->type == PVO_QPT_RC ? "RC" : "UC", qp->qpn,
+		    pvo_gid_str(qp->attr.path.dgid, gid, sizeof(gid)));
+	ibv_modify_qp(h->qp, &a, IBV_QP_STATE);
+	pvo_hv_qp_poll(qp);
+	h->frozen = false;
+	h->rb_step = HV_RB_NONE;
+	pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+}
+
 bool pvo_hv_vm_thaw(struct pvo_vm *vm)
 {
 	bool offers = false, bumped = false;
@@ -199,6 +227,11 @@ bool pvo_hv_vm_thaw(struct pvo_vm *vm)
 
 		if (!hq)
 			continue;
+		if ((hq->frozen || hq->rb_step == HV_RB_OFFERED) &&
+		    qp->state != PVO_QPS_ERR && peer_not_ours(qp)) {
+			orphan(qp);
+			continue;
+		}
 		if (hq->frozen && qp->type != PVO_QPT_UD &&
 		    hq->rb_step == HV_RB_NONE) {
 			/* the source again: peers tell this rebind from
