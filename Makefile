@@ -33,7 +33,7 @@ help:
 	@echo "make bench      native data-path benchmarks (ratios against memcpy and UDP, same run)"
 	@echo "make bench-migration  RDMA blackout against QEMU's downtime, guests migrating; how soon"
 	@echo "                peers follow a move, EVPN against announcements (about 6 min)"
-	@echo "make bench-hostverbs  host verbs against the overlay and plain rxe, two guests (about 10 min)"
+	@echo "make bench-hostverbs  host verbs against the overlay and plain rxe, and a host-verbs VM's migration blackout (about 15 min)"
 	@echo "make fuzz       coverage-guided fuzzing, FUZZ_SECONDS (default 60) per harness (backend/fuzz)"
 	@echo "make backend    the daemon and pvo-ctl, plain / sanitizer / profile / fuzz (build/{plain,san,prof,fuzz})"
 	@echo "make qemu       QEMU 10.0 with -device pvrdma-overlay (build/qemu)"

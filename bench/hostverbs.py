@@ -24,9 +24,23 @@ and plain rxe's half round trip swung between 0.5 and 1.2 ms from run to
 run. Pinned, runs agree within a few per cent.
 
 Targets: hostverbs >= 90 % of plain rxe's
-bandwidth, its half round trip within 10 % of plain rxe's. The table
-also goes to build/test-logs/hostverbs.py/bench.md, the runs' logs next
-to it.
+bandwidth, its half round trip within 10 % of plain rxe's.
+
+The migration part (--parts migration) runs the data-path suite's
+migrate section in timing mode (build/plain/bench/pvo-bench-datapath,
+T_MIGRATE_BENCH) in host guest h1, three back-ends on its rxe0: VM a
+with an RC connection to b moves between host 1 and host 3, and for
+each move the bench reports the switch-over as the front-end sees it
+(a frozen -> running at its destination: what QEMU reports as downtime)
+next to the connection's blackout both ways (a frozen -> a WRITE of b
+posted while a was frozen, and one of a posted as it runs, complete),
+and at each place WRITE bandwidth both ways and a 64-byte WRITE's round
+trip: a on host 3 pays the translation of its numbers (b's WQEs name
+a's guest numbers, translated by host 2's alias table), a before any
+move does not. Target: blackout - downtime at most 0.2 x the downtime.
+
+The tables also go to build/test-logs/hostverbs.py/bench.md, the runs'
+logs next to it.
 """
 
 import argparse
@@ -45,6 +59,7 @@ from pvovm.hostverbs import end  # noqa: E402
 from pvovm.rdma import Node, RdmaGuests  # noqa: E402
 
 XHOST = os.path.join(PLAIN, "bench", "pvo-bench-xhost")
+DATAPATH = os.path.join(PLAIN, "bench", "pvo-bench-datapath")
 
 
 def measure(rg, server, client, name, iters, server_env="", client_env=""):
@@ -87,10 +102,16 @@ def main():
                     help="rounds of the four rows; the table shows each one's best")
     ap.add_argument("--no-pin", action="store_true",
                     help="leave the host guests' QEMUs to the host scheduler")
+    ap.add_argument("--parts", default="transports,migration",
+                    help="transports (the four rows), migration (host-verbs moves)")
+    ap.add_argument("--moves", type=int, default=3,
+                    help="round trips host 1 -> host 3 -> host 1 of the migration part")
     args = ap.parse_args()
+    parts = args.parts.split(",")
     missing = rdma.missing("rxe")
-    if not os.access(XHOST, os.X_OK):
-        missing.append("%s (make backend)" % XHOST)
+    for exe in (XHOST, DATAPATH):
+        if not os.access(exe, os.X_OK):
+            missing.append("%s (make backend)" % exe)
     if missing:
         sys.exit("bench-hostverbs: missing: " + "; ".join(missing))
     nodes = [Node("h1", "10.0.72.1", memory=2048, smp=args.smp),
@@ -108,6 +129,12 @@ def main():
                  ("T_XHOST_BUSY_POLL_US=200",) * 2),
                 ("overlay", ("vm", "-", "-", "10.7.0.9"), ("vm", "-", "-", "10.7.0.1"),
                  (overlay % (h2.ip, h1.ip, "10.7.0.1"), overlay % (h1.ip, h2.ip, "10.7.0.9")))]
+        text = ""
+        if "migration" in parts:
+            text += migration(h1, args.moves, max(50, args.iters // 10))
+        if "transports" not in parts:
+            write_md(rg.logdir, text)
+            return
         best = {}
         for r in range(args.rounds):
             for name, server, client, (senv, cenv) in runs:
@@ -117,10 +144,64 @@ def main():
                 if got:
                     bw, lat = best.get(name, (0.0, float("inf")))
                     best[name] = (max(bw, got[0]), min(lat, got[1]))
-        table(best, rg.logdir)
+        write_md(rg.logdir, table(best) + "\n\n" + text)
 
 
-def table(best, logdir):
+def write_md(logdir, text):
+    with open(os.path.join(logdir, "bench.md"), "w") as f:
+        f.write(text + "\n")
+
+
+def migration(h, moves, iters):
+    """The migrate section's timing mode in h: its tables (markdown)."""
+    hostverbs.datapath_addresses(h)
+    env = ("T_DATAPATH_HOSTVERBS=rxe0:{nic} T_DATAPATH_ONLY=migrate "
+           "T_MIGRATE_BENCH={m} T_MIGRATE_BENCH_ITERS={i} PVO_BUILD={b} "
+           "PVO_BACKEND={b}/backend/pvrdma-overlayd PVO_TEST_TIMEOUT_MS=20000"
+           ).format(nic=h.nic, m=moves, i=iters, b=PLAIN)
+    print("bench-hostverbs: a on host verbs moves %d times to host 3 and back "
+          "(its RC connection to b timed)" % moves, flush=True)
+    rc, out = h.run("cd /tmp && %s timeout -k 5 900 %s 2>&1" % (env, DATAPATH), timeout=960)
+    failed = [l for l in out.splitlines() if l.startswith("not ok")]
+    if rc != 0 or failed:
+        print("bench: the migration part failed (exit %d):\n%s"
+              % (rc, "\n".join(failed or out.splitlines()[-30:])), flush=True)
+    moves_t = ["| move | downtime | blackout b -> a | blackout a -> b "
+               "| blackout - downtime (worse) | / downtime |",
+               "|---|---:|---:|---:|---:|---:|"]
+    places = {}
+    for line in out.splitlines():
+        f = dict(re.findall(r"(\w+)=([\w.]+)", line)) if "bench: " in line else {}
+        if "move" in f:
+            down = float(f["downtime_ms"])
+            worst = max(float(f["blackout_b_ms"]), float(f["blackout_a_ms"]))
+            moves_t.append("| to %s | %.1f ms | %.1f ms | %.1f ms | %+.1f ms | %.2f |"
+                           % (f["move"], down, float(f["blackout_b_ms"]),
+                              float(f["blackout_a_ms"]), worst - down,
+                              (worst - down) / down if down else 0))
+            print("bench: %s" % line.split("bench: ", 1)[1], flush=True)
+        elif "place" in f:
+            places.setdefault(f["place"], []).append(
+                (float(f["write_ab_MBps"]), float(f["write_ba_MBps"]), float(f["rtt_us"])))
+            print("bench: %s" % line.split("bench: ", 1)[1], flush=True)
+    place_t = ["| a | runs | WRITE a -> b, MB/s | WRITE b -> a, MB/s | round trip 64 B, us |",
+               "|---|---:|---:|---:|---:|"]
+    for name, what in (("home_unmoved", "on host 1, before any move"),
+                       ("on_host3", "on host 3 (peers translate its numbers)"),
+                       ("home", "on host 1 again")):
+        rows = places.get(name)
+        if not rows:
+            continue
+        n = len(rows)
+        place_t.append("| %s | %d | %.1f | %.1f | %.1f |"
+                       % (what, n, sum(r[0] for r in rows) / n,
+                          sum(r[1] for r in rows) / n, sum(r[2] for r in rows) / n))
+    text = "\n".join(moves_t) + "\n\n" + "\n".join(place_t)
+    print("\n" + text, flush=True)
+    return text
+
+
+def table(best):
     base = best.get("plain rxe")
     lines = ["| between two TCG guests (rdma_rxe) | WRITE 64 KiB, MB/s | of plain rxe "
              "| half RTT 64 B, us | of plain rxe |",
@@ -141,8 +222,7 @@ def table(best, logdir):
             print("bench: %s: bandwidth %.0f %% of plain rxe (target >= 90 %%), "
                   "half round trip %.0f %% (target <= 110 %%)"
                   % (name, 100 * bw / base[0], 100 * lat / base[1]))
-    with open(os.path.join(logdir, "bench.md"), "w") as f:
-        f.write(text + "\n")
+    return text
 
 
 if __name__ == "__main__":

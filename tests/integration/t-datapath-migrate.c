@@ -16,7 +16,10 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <time.h>
 
 #include "announce.h"
 #include "encap.h"
@@ -1163,6 +1166,200 @@ static void migrate_hostverbs_give_up(void)
 	sleep_ms(1300);
 }
 
+/*
+ * T_MIGRATE_BENCH=N (make bench-hostverbs, bench/hostverbs.py): instead
+ * of the section's checks, N round trips of a on host verbs between host
+ * 1 and host 3 with an RC connection to b, timed:
+ *   - each move: the switch-over as the front-end sees it (a frozen ->
+ *     running at its destination: QEMU's downtime here), and the
+ *     blackout of the connection in each direction (a frozen -> the
+ *     first WRITE of b, posted while a was frozen, and of a, posted as it
+ *     runs, completes);
+ *   - at each place: WRITE bandwidth both ways (64 KiB, 16 in flight)
+ *     and the round trip of a 64-byte WRITE, so the translation's cost
+ *     (b's WQEs to a moved VM go through host 2's alias table; host 3
+ *     looks up its local peers) shows against the same connection
+ *     before a moved.
+ * Every WQE's status and the bytes of each stream are checked. Lines
+ * "# bench: ..." carry the figures.
+ */
+#define BENCH_LEN (64 * KIB)
+#define BENCH_DEPTH 16
+#define BENCH_SRC (128 * KIB)
+#define BENCH_DST (512 * KIB)
+
+static long long mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000ll + ts.tv_nsec / 1000;
+}
+
+static struct sim_wr bench_write(struct node *from, struct node *to,
+				 uint64_t id, uint32_t len)
+{
+	struct sim_wr w = wr1(id, PVO_WR_RDMA_WRITE, from, BENCH_SRC, len);
+
+	w.remote_addr = to->mr.iova + BENCH_DST;
+	w.rkey = to->mr.key;
+	return w;
+}
+
+/* n WRITEs of 64 KiB from `from` on q, BENCH_DEPTH in flight: MB/s, or
+ * a negative value if one failed. */
+static double bench_bw(struct sim_qp *q, struct node *from, struct node *to,
+		       int n, uint32_t seed)
+{
+	struct pvo_cqe c[BENCH_DEPTH];
+	int posted = 0, done = 0, k, i;
+	long long t0;
+
+	fill_pattern(&from->buf, BENCH_SRC, BENCH_LEN, seed);
+	prepare_dst(&to->buf, BENCH_DST, BENCH_LEN);
+	t0 = mono_us();
+	while (done < n) {
+		while (posted < n && posted - done < BENCH_DEPTH) {
+			struct sim_wr w =
+			    bench_write(from, to, 0xbe000 + posted, BENCH_LEN);
+
+			if (!post1(q, &w))
+				return -1;
+			posted++;
+		}
+		k = sim_wait_cq(&from->scq, c, BENCH_DEPTH, timeout_ms);
+		if (k <= 0)
+			return -1;
+		for (i = 0; i < k; i++)
+			if (c[i].status != PVO_WC_SUCCESS) {
+				tap_diag("bench: %s", cqe_str(&c[i]));
+				return -1;
+			}
+		done += k;
+	}
+	t0 = mono_us() - t0;
+	if (!data_ok("bench: the WRITEs' bytes", &to->buf, BENCH_DST,
+		     BENCH_LEN, seed, 0))
+		return -1;
+	return (double)n * BENCH_LEN / (double)(t0 ? t0 : 1);
+}
+
+/* The mean round trip of a 64-byte WRITE from a, in us (negative if one
+ * failed). */
+static double bench_rtt(struct sim_qp *q, int n)
+{
+	struct pvo_cqe c;
+	long long t0 = mono_us();
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct sim_wr w = bench_write(&A, &B, 0xbf000 + i, 64);
+
+		if (!post1(q, &w) || sim_wait_cq(&A.scq, &c, 1, timeout_ms) != 1 ||
+		    c.status != PVO_WC_SUCCESS)
+			return -1;
+	}
+	return (double)(mono_us() - t0) / n;
+}
+
+static void bench_place(struct pair *p, const char *where, int n)
+{
+	double ab = bench_bw(&p->a, &A, &B, n, 9811);
+	double ba = bench_bw(&p->b, &B, &A, n, 9812);
+	double rtt = bench_rtt(&p->a, n);
+
+	if (tap_ok(ab > 0 && ba > 0 && rtt > 0,
+		   "bench: WRITE streams and round trips with a %s, every "
+		   "WQE successful and the bytes checked",
+		   where))
+		tap_diag("bench: place=%s write_ab_MBps=%.1f write_ba_MBps=%.1f "
+			 "rtt_us=%.1f",
+			 where, ab, ba, rtt);
+}
+
+/* a to the back-end serving `to`, timed (see above). */
+static bool bench_move(struct pair *p, const char *to, const char *what)
+{
+	long long t0, t1, tb = 0, ta = 0;
+	struct sim_wr wb, wa;
+	struct pvo_cqe c;
+	uint8_t *buf;
+	size_t len;
+	int old;
+
+	fill_pattern(&B.buf, BENCH_SRC, 4096, 9821);
+	fill_pattern(&A.buf, BENCH_SRC, 4096, 9822);
+	prepare_dst(&A.buf, BENCH_DST, 4096);
+	prepare_dst(&B.buf, BENCH_DST, 4096);
+	t0 = mono_us();
+	if (!leave(&A, &buf, &len, &old))
+		return false;
+	wb = bench_write(&B, &A, 0xbd01, 4096);
+	post1(&p->b, &wb);
+	if (!arrive(&A, to, buf, len, what)) {
+		close(old);
+		return false;
+	}
+	t1 = mono_us();
+	wa = bench_write(&A, &B, 0xad01, 4096);
+	post1(&p->a, &wa);
+	while ((!tb || !ta) && mono_us() - t1 < timeout_ms * 1000ll) {
+		if (!tb && sim_poll_cq(&B.scq, &c, 1) == 1)
+			tb = c.status == PVO_WC_SUCCESS ? mono_us() : -1;
+		if (!ta && sim_poll_cq(&A.scq, &c, 1) == 1)
+			ta = c.status == PVO_WC_SUCCESS ? mono_us() : -1;
+		if (!tb || !ta)
+			sched_yield();
+	}
+	close(old);
+	if (!tap_ok(tb > 0 && ta > 0 &&
+			data_ok("bench: b's WRITE across the move", &A.buf,
+				BENCH_DST, 4096, 9821, 0) &&
+			data_ok("bench: a's WRITE after the move", &B.buf,
+				BENCH_DST, 4096, 9822, 0),
+		    "%s: both WRITEs across the move completed, bytes checked",
+		    what))
+		return false;
+	tap_diag("bench: move=%s downtime_ms=%.1f blackout_b_ms=%.1f "
+		 "blackout_a_ms=%.1f",
+		 strstr(what, "home") ? "home" : "host3", (t1 - t0) / 1000.0,
+		 (tb - t0) / 1000.0, (ta - t0) / 1000.0);
+	return true;
+}
+
+static void migrate_hostverbs_bench(int moves)
+{
+	/* 1 s: a MiB in flight through one vCPU's rxe takes longer than
+	 * 67 ms, and retransmissions would be what the stream measures */
+	struct sim_conn c = {.timeout = 18};
+	int iters = 200, i;
+	char err[512];
+	struct pair p;
+
+	if (getenv("T_MIGRATE_BENCH_ITERS"))
+		iters = atoi(getenv("T_MIGRATE_BENCH_ITERS"));
+	if (start_host3(err, sizeof(err)) != 0) {
+		tap_ok(false, "host 3's back-end starts: %s", err);
+		return;
+	}
+	c.sgid_index = fast.sgid_index;
+	if (!pair_make(&p, PVO_QPT_RC, &c, &c))
+		return;
+	bench_place(&p, "home_unmoved", iters);
+	for (i = 0; i < moves; i++) {
+		if (!bench_move(&p, backend_vm_socket(&bp3, "a"),
+				"bench: a to host 3"))
+			break;
+		bench_place(&p, "on_host3", iters);
+		if (!bench_move(&p, backend_vm_socket(&bp, "a"),
+				"bench: a home"))
+			break;
+		bench_place(&p, "home", iters);
+	}
+	pair_destroy(&p);
+	drain_all();
+}
+
 void test_migrate(void)
 {
 	/* ACK timeout 22: 4.096 us x 2^22 = 17 s */
@@ -1175,6 +1372,13 @@ void test_migrate(void)
 		return;
 	if (!xfer(&p, X_WRITE, 4096, 0, 0, false, 9300))
 		return;
+	if (hv_dev[0] && getenv("T_MIGRATE_BENCH")) {
+		pair_destroy(&slow);
+		pair_destroy(&p);
+		drain_all();
+		migrate_hostverbs_bench(atoi(getenv("T_MIGRATE_BENCH")));
+		return;
+	}
 	if (hv_dev[0]) {
 		migrate_hostverbs_refused(&p);
 		pair_destroy(&slow);

@@ -29,6 +29,18 @@ def tenant_netdevs(rg, tenants=("blue", "red")):
                              ip=ADDRS[me.name][t], d=dev))
 
 
+def datapath_addresses(h):
+    """The addresses of t-datapath's VMs (a 10.0.0.1, b 10.0.0.2) on h's
+    NIC, whose rxe0 carries the suite's back-ends: returned once rxe0 has
+    their GIDs (it learns them from netdev events)."""
+    h.check("ip addr add 10.0.0.1/24 dev {n} && ip addr add 10.0.0.2/24 dev {n}"
+            .format(n=h.nic))
+    h.check("for t in $(seq 1 100); do "
+            "n=$(grep -lE '0000:0000:0000:0000:0000:ffff:0a00:000[12]$' "
+            "/sys/class/infiniband/rxe0/ports/1/gids/* | wc -l); "
+            "[ $n -ge 2 ] && exit 0; sleep 0.1; done; exit 1", timeout=30)
+
+
 def end(kind, host, tenant="blue"):
     """An end of t-hostverbs-xhost: (KIND, DEV, NETDEV, IP) of tenant on
     host ("h1" / "h2"); kind "vm" (a simulated VM behind a back-end) or
