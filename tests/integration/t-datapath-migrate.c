@@ -369,10 +369,21 @@ static bool arrive(struct node *n, const char *to, uint8_t *buf, size_t len,
 }
 
 /* Work that waits for the move: b's SEND to a posted receive of a, and
- * a WRITE a posts while frozen. */
+ * a WRITE, a READ and a FETCH_ADD a posts while frozen (the READ and the
+ * atomic must run once, after the move). */
+#define ACROSS_READ_SRC (400 * KIB)
+#define ACROSS_READ_DST (200 * KIB)
+#define ACROSS_ATOMIC (56 * KIB)
+
+static uint64_t across_old(uint32_t seed)
+{
+	return 0x3c3c000000000000ull | seed;
+}
+
 static void post_across(struct pair *p, uint32_t seed)
 {
 	const uint64_t woff = 840 * KIB;
+	uint64_t old = across_old(seed);
 	struct sim_wr w;
 
 	fill_pattern(&B.buf, 64 * KIB, 5000, seed);
@@ -382,12 +393,27 @@ static void post_across(struct pair *p, uint32_t seed)
 	prepare_dst(&B.buf, woff, 30000);
 	w = write_wr(0xa802, 96 * KIB, 30000, B.mr.iova + woff, B.mr.key);
 	post1(&p->a, &w);
+	fill_pattern(&B.buf, ACROSS_READ_SRC, 20000, seed + 2);
+	prepare_dst(&A.buf, ACROSS_READ_DST, 20000);
+	w = wr1(0xa803, PVO_WR_RDMA_READ, &A, ACROSS_READ_DST, 20000);
+	w.remote_addr = B.mr.iova + ACROSS_READ_SRC;
+	w.rkey = B.mr.key;
+	post1(&p->a, &w);
+	sim_buf_write(&B.buf, al8(&B, ACROSS_ATOMIC), &old, 8);
+	sim_buf_fill(&A.buf, al8(&A, ACROSS_ATOMIC), 0, 8);
+	w = wr1(0xa804, PVO_WR_ATOMIC_FETCH_AND_ADD, &A, al8(&A, ACROSS_ATOMIC),
+		8);
+	w.remote_addr = B.mr.iova + al8(&B, ACROSS_ATOMIC);
+	w.rkey = B.mr.key;
+	w.compare_add = 5;
+	post1(&p->a, &w);
 }
 
-/* The work of post_across completed, every byte where it belongs. */
+/* The work of post_across completed once, every byte where it belongs. */
 static void check_across(uint32_t seed)
 {
 	const uint64_t roff = 720 * KIB, woff = 840 * KIB;
+	uint64_t got = 0, now = 0;
 	struct pvo_cqe c;
 
 	expect_cqe(&B.scq, 0xb801, PVO_WC_SEND, PVO_WC_SUCCESS,
@@ -400,6 +426,18 @@ static void check_across(uint32_t seed)
 		   "a's WRITE posted while frozen, sent from its new host");
 	check_data("WRITE from a after the move", &B.buf, woff, 30000,
 		   seed + 1);
+	expect_cqe(&A.scq, 0xa803, PVO_WC_RDMA_READ, PVO_WC_SUCCESS,
+		   "a's READ posted while frozen");
+	check_data("READ by a after the move", &A.buf, ACROSS_READ_DST, 20000,
+		   seed + 2);
+	expect_cqe(&A.scq, 0xa804, PVO_WC_FETCH_ADD, PVO_WC_SUCCESS,
+		   "a's FETCH_ADD posted while frozen");
+	sim_buf_read(&A.buf, al8(&A, ACROSS_ATOMIC), &got, 8);
+	sim_buf_read(&B.buf, al8(&B, ACROSS_ATOMIC), &now, 8);
+	tap_ok(got == across_old(seed) && now == across_old(seed) + 5,
+	       "a's FETCH_ADD across the move ran once: the old value back "
+	       "(0x%llx), the sum in b's MR (0x%llx)",
+	       (unsigned long long)got, (unsigned long long)now);
 }
 
 static bool traffic_after(struct pair *p, const char *what)
