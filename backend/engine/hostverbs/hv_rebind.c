@@ -17,11 +17,11 @@
  *
  * Each step is taken once per move (generation): a repeated message
  * gets the reply it had. An end that waits for the other's next step
- * longer than the QP's own retry time would wait for an ACK gives up:
- * the other end is stopped, gone or was never told, and the connection
- * ends as it would if the peer had vanished. The messages ride the overlay's announcement
- * channel (transport/overlay/moves.c), which calls these in the VM's
- * thread with the world paused.
+ * longer than its requester would wait for an ACK gives up: the other
+ * end is stopped, gone or was never told, and the connection ends as it
+ * would if the peer had vanished. The messages ride the overlay's
+ * announcement channel (transport/overlay/moves.c), which calls these
+ * in the thread of the VM's tenant.
  */
 #include <arpa/inet.h>
 #include <glib.h>
@@ -157,8 +157,10 @@ static void give_up(void *opaque)
 		    "running, and does it share the tenant's migration key?)",
 		    qp->qpn, qp->attr.dest_qpn, ip,
 		    (unsigned int)(give_up_usec(qp) / 1000));
+	/* the host QP's flushes are not completions: the guest's WQEs
+	 * flush below, each once */
+	h->frozen = true;
 	ibv_modify_qp(h->qp, &a, IBV_QP_STATE);
-	/* what the host QP flushes now is the guest's to complete, once */
 	pvo_hv_qp_poll(qp);
 	h->frozen = false;
 	h->hold = false;
