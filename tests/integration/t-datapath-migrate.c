@@ -1046,6 +1046,20 @@ static void migrate_hostverbs(void)
 	drain_all();
 }
 
+/* a back to host 1 (its source QEMU quits), after a test that left it
+ * elsewhere; what: the check's name. */
+static void a_home(const char *what)
+{
+	uint8_t *buf;
+	size_t len;
+	int old = -1;
+
+	if (leave(&A, &buf, &len, &old))
+		arrive(&A, backend_vm_socket(&bp, "a"), buf, len, what);
+	if (old >= 0)
+		close(old);
+}
+
 /*
  * Host verbs, hostverbs-migration = error: a with an RC connection to b,
  * which neither host 1 nor host 3 maps (not ours), migrates to host 3
@@ -1116,12 +1130,7 @@ static void migrate_hostverbs_orphan(void)
 	tap_ok(reload_vm_a(NULL), "host verbs: a's config as it was");
 	pair_destroy(&g);
 	drain_all();
-	old = -1;
-	if (leave(&A, &buf, &len, &old))
-		arrive(&A, backend_vm_socket(&bp, "a"), buf, len,
-		       "host verbs: a home after its connection ended");
-	if (old >= 0)
-		close(old);
+	a_home("host verbs: a home after its connection ended");
 }
 
 /*
@@ -1193,12 +1202,7 @@ static void migrate_hostverbs_give_up(void)
 	expect_state(&g.b, PVO_QPS_ERR, "host verbs: b gave up on a");
 	pair_destroy(&g);
 	drain_all();
-	old = -1;
-	if (leave(&A, &buf, &len, &old))
-		arrive(&A, backend_vm_socket(&bp, "a"), buf, len,
-		       "host verbs: a home after the connection ended");
-	if (old >= 0)
-		close(old);
+	a_home("host verbs: a home after the connection ended");
 	/* the last repeats of a's announcement, after which host 1 forgets
 	 * where peers had a (the sections after this one expect it) */
 	sleep_ms(1300);
