@@ -17,6 +17,7 @@
 
 #include "loop.h"
 #include "mcast.h"
+#include "overlay.h"
 #include "profile.h"
 #include "qp.h"
 #include "transport.h"
@@ -182,6 +183,7 @@ static const struct pvo_pkt *segment(struct pvo_qp *qp,
 	if (!off && end == len)
 		return pkt;
 	*seg = *pkt;
+	seg->psn = pvo_psn_add(pkt->psn, pkt->pkt_from);
 	seg->offset = off;
 	if (pkt->op == PVO_OP_READ) {
 		seg->va = pkt->va + off;
@@ -195,6 +197,83 @@ static const struct pvo_pkt *segment(struct pvo_qp *qp,
 	return seg;
 }
 
+/* The PSNs seg of qp's message takes. */
+static uint32_t seg_packets(struct pvo_qp *qp, const struct pvo_pkt *seg)
+{
+	uint32_t mtu = pvo_qp_mtu_bytes(qp);
+
+	switch (seg->op) {
+	case PVO_OP_SEND:
+	case PVO_OP_WRITE:
+		return pvo_packets(seg->payload_len, mtu);
+	case PVO_OP_READ:
+		return pvo_packets(seg->dma_len, mtu);
+	default:
+		return 1;
+	}
+}
+
+/*
+ * RC after a move (qp->route.resync): the requester resends from its
+ * last acknowledged PSN what its peer may have taken over the overlay
+ * before one of them moved here, the answer lost at the switch-over.
+ * The packets of seg behind the responder's rq_psn were taken, and are
+ * handled as the wire's responder does (receiver.c, duplicate()): a
+ * SEND or WRITE is acknowledged, not executed again; a READ is answered
+ * again; an atomic gets the result kept for it. The rest of a SEND or
+ * WRITE that reaches past rq_psn goes on where the responder stands.
+ * Once the two ends agree on the PSN nothing is checked any more: on one
+ * host, QPs whose PSNs disagree keep working as before.
+ * Returns what is left to execute, or NULL when *r is the answer.
+ */
+static const struct pvo_pkt *resync(struct pvo_qp *qp, struct pvo_qp *dqp,
+				    const struct pvo_pkt *seg,
+				    struct pvo_pkt *buf, struct pvo_reply *r)
+{
+	int32_t behind = pvo_psn_diff(dqp->attr.rq_psn, seg->psn);
+	uint32_t n = seg_packets(qp, seg);
+	uint64_t skip;
+
+	/* a PSN the requester never sent: not a duplicate of its own */
+	if (behind <= 0 || !pvo_resp_accepts(dqp, seg) ||
+	    pvo_psn_diff(dqp->attr.rq_psn, pvo_ov_sender_sent_end(qp)) > 0) {
+		qp->route.resync = false;
+		return seg;
+	}
+	if ((uint32_t)behind < n &&
+	    (seg->op == PVO_OP_SEND || seg->op == PVO_OP_WRITE)) {
+		/* the responder holds the message open at rq_psn */
+		skip = (uint64_t)behind * pvo_qp_mtu_bytes(qp);
+		if (seg != buf)
+			*buf = *seg;
+		buf->psn = dqp->attr.rq_psn;
+		buf->offset += skip;
+		buf->payload_len -= skip;
+		buf->first = false;
+		buf->segment = true;
+		pvo_dma_seek(buf->payload, buf->offset);
+		return buf;
+	}
+	switch (seg->op) {
+	case PVO_OP_SEND:
+	case PVO_OP_WRITE:
+		r->code = PVO_REPLY_ACK;
+		break;
+	case PVO_OP_READ:
+		pvo_resp_read(dqp, seg, r);
+		/* taken in other pieces: the responder is at its end now */
+		if (r->code == PVO_REPLY_ACK && (uint32_t)behind < n)
+			dqp->attr.rq_psn = pvo_psn_add(seg->psn, n);
+		break;
+	default:
+		/* none kept: dropped, as on the wire */
+		if (pvo_ov_atomic_saved(dqp, seg->psn, &r->atomic_orig))
+			r->code = PVO_REPLY_ACK;
+		break;
+	}
+	return NULL;
+}
+
 static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 {
 	struct pvo_pkt buf;
@@ -202,10 +281,15 @@ static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 	struct pvo_vm *dvm = pvo_local_route(qp, pkt->dgid);
 	struct pvo_reply r = {.code = PVO_REPLY_NONE};
 	struct pvo_qp *dqp;
+	uint64_t len;
 
 	pvo_prof_mark(PVO_PROF_BUILD);
-	if (!dvm)
+	if (!dvm) {
+		/* over the overlay: answered later, or never */
+		if (qp->type == PVO_QPT_RC)
+			qp->route.resync = true;
 		return false;
+	}
 	if (dvm->frozen) {
 		/* stopped for migration: as a lost packet, which RC
 		 * resends after its timeout */
@@ -214,7 +298,10 @@ static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 	}
 	dqp = pvo_qp_by_qpn(dvm, pkt->dst_qpn);
 	seg = segment(qp, pkt, &buf);
-	if (dqp)
+	len = seg->payload_len;
+	if (dqp && qp->route.resync)
+		seg = resync(qp, dqp, seg, &buf, &r);
+	if (dqp && seg)
 		pvo_resp_receive(dqp, seg, &r);
 	pkt->pkt_sent = true;
 	pvo_comp_reply(qp, &r);
@@ -222,7 +309,22 @@ static bool local_send(struct pvo_qp *qp, struct pvo_pkt *pkt)
 	 * with the NAK's status before the error flushes it. */
 	if (dqp && r.responder_error)
 		pvo_qp_set_error(dqp, r.responder_event, false);
-	pvo_prof_end(seg->payload_len);
+	pvo_prof_end(len);
+	return true;
+}
+
+static void local_reset_qp(struct pvo_qp *qp)
+{
+	qp->route.resync = false;
+}
+
+/* A migrated requester resends what its source may have sent. */
+static bool local_load_qp(struct pvo_qp *qp, const struct pvo_st_qp *rec,
+			  struct pvo_st_loader *l)
+{
+	(void)rec;
+	(void)l;
+	qp->route.resync = qp->type == PVO_QPT_RC;
 	return true;
 }
 
@@ -230,4 +332,6 @@ const struct pvo_transport_ops pvo_transport_local = {
 	.name = "local",
 	.send = local_send,
 	.send_mcast = local_send_mcast,
+	.reset_qp = local_reset_qp,
+	.load_qp = local_load_qp,
 };

@@ -47,6 +47,9 @@ struct pvo_qp_route {
 	uint64_t gen; /* routes generation it was made in; 0: none */
 	uint8_t gid[16];
 	struct pvo_vm *vm; /* NULL: not served here */
+	/* RC: the QP sent over the overlay, or came with a migration, so
+	 * its peer may have taken requests it resends here (local.c) */
+	bool resync;
 };
 
 enum pvo_pkt_op {
@@ -247,6 +250,9 @@ void pvo_local_mcast_each(uint32_t vni, const uint8_t *gid,
 /* Engine entry points the transports call. */
 void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		      struct pvo_reply *reply);
+/* Whether qp takes requests like pkt at all (its state, type, connected
+ * peer or Q_Key), as pvo_resp_receive checks first. */
+bool pvo_resp_accepts(struct pvo_qp *qp, const struct pvo_pkt *pkt);
 /* A READ request again (a duplicate, or a burst of a READ's responses):
  * checks it and points reply->data at the data, changing no responder
  * state. */

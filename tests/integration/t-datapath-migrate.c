@@ -512,13 +512,13 @@ static bool move_both(struct pair *p, const char *a_to, const char *b_to,
 	return ok && traffic_after(p, what);
 }
 
-/* The overlay packets host 2 sent for VM `vm`. */
-static unsigned long long host2_tx(const char *vm)
+/* The overlay packets back-end b sent for VM `vm`. */
+static unsigned long long vm_tx(const struct backend_proc *b, const char *vm)
 {
 	char line[4096], kind[64];
 
 	snprintf(kind, sizeof(kind), "vm name=%s ", vm);
-	if (!backend_mgmt_line(&bp2, kind, line, sizeof(line)))
+	if (!backend_mgmt_line(b, kind, line, sizeof(line)))
 		return ~0ULL;
 	return backend_field(line, " tx_packets=");
 }
@@ -551,6 +551,200 @@ static unsigned long long drops(const struct backend_proc *b,
 	if (!backend_mgmt_line(b, "daemon", line, sizeof(line)))
 		return 0;
 	return backend_field(line, key);
+}
+
+/*
+ * a moves next to b (host 3 -> host 2) owing answers it never got: b's
+ * back-end is stopped (SIGSTOP) while a's requests go out and runs again
+ * once a is frozen, taking them and answering into the void. At host 2
+ * a's requester resends over the local transport, from its last
+ * acknowledged PSN, what b took already; none of it may run twice. On
+ * connection g two SENDs b took whole (each filled a receive before the
+ * move: a third receive must stay posted), on h a FETCH_ADD (it adds
+ * once, a gets the old value), on k a SEND of 300 KiB of which b took
+ * the first window (it goes on where b stands). The connections cross
+ * the overlay again after the next move (migrate_hosts): in step.
+ */
+#define UNACKED_BIG (300 * KIB)
+#define UNACKED_SRC (1024 * KIB)
+#define UNACKED_DST (1400 * KIB)
+#define UNACKED_ATOMIC (48 * KIB)
+#define UNACKED_OLD 0x5a5a000000000007ull
+
+static bool b_took(struct pvo_cqe *got, int n, uint64_t wr_id,
+		   uint32_t len, const char *what)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (le64toh(got[i].wr_id) == wr_id)
+			return tap_ok(got[i].status == PVO_WC_SUCCESS &&
+					  got[i].opcode == PVO_WC_RECV &&
+					  le32toh(got[i].byte_len) == len,
+				      "%s: %s", what, cqe_str(&got[i]));
+	return tap_ok(false, "%s: a completion for 0x%llx", what,
+		      (unsigned long long)wr_id);
+}
+
+static void unacked_post(struct pair *g, struct pair *h, struct pair *k)
+{
+	uint64_t old = UNACKED_OLD;
+	struct sim_wr w;
+
+	prepare_dst(&B.buf, 1200 * KIB, 5000);
+	prepare_dst(&B.buf, 1210 * KIB, 4000);
+	prepare_dst(&B.buf, 1220 * KIB, 1000);
+	prepare_dst(&B.buf, UNACKED_DST, UNACKED_BIG);
+	prepare_dst(&B.buf, 1760 * KIB, 1000);
+	post_recv1(&g->b, &B, 0xb9a1, 1200 * KIB, 5000);
+	post_recv1(&g->b, &B, 0xb9a2, 1210 * KIB, 4000);
+	post_recv1(&g->b, &B, 0xb9a3, 1220 * KIB, 1000);
+	post_recv1(&k->b, &B, 0xb9b1, UNACKED_DST, UNACKED_BIG);
+	post_recv1(&k->b, &B, 0xb9b2, 1760 * KIB, 1000);
+	sim_buf_write(&B.buf, al8(&B, UNACKED_ATOMIC), &old, 8);
+	sim_buf_fill(&A.buf, al8(&A, UNACKED_ATOMIC), 0, 8);
+
+	fill_pattern(&A.buf, 1200 * KIB, 5000, 9801);
+	w = wr1(0xa9a1, PVO_WR_SEND, &A, 1200 * KIB, 5000);
+	post1(&g->a, &w);
+	fill_pattern(&A.buf, 1210 * KIB, 4000, 9802);
+	w = wr1(0xa9a2, PVO_WR_SEND, &A, 1210 * KIB, 4000);
+	post1(&g->a, &w);
+	w = wr1(0xa9c1, PVO_WR_ATOMIC_FETCH_AND_ADD, &A,
+		al8(&A, UNACKED_ATOMIC), 8);
+	w.remote_addr = B.mr.iova + al8(&B, UNACKED_ATOMIC);
+	w.rkey = B.mr.key;
+	w.compare_add = 5;
+	post1(&h->a, &w);
+	fill_pattern(&A.buf, UNACKED_SRC, UNACKED_BIG, 9803);
+	w = wr1(0xa9b1, PVO_WR_SEND, &A, UNACKED_SRC, UNACKED_BIG);
+	post1(&k->a, &w);
+}
+
+/* b's back-end, running again, took what a had sent before its freeze:
+ * g's SENDs (their receives complete), h's atomic, k's first window. */
+static bool unacked_taken(void)
+{
+	struct pvo_cqe got[2];
+	uint64_t now = 0;
+	uint8_t first = GUARD_BYTE, last = GUARD_BYTE;
+	int n = sim_wait_cq(&B.rcq, got, 2, timeout_ms);
+	long long until = now_ms() + timeout_ms;
+	bool ok;
+
+	ok = b_took(got, n, 0xb9a1, 5000,
+		    "unacked: b took a's first SEND before a moved") &
+	     b_took(got, n, 0xb9a2, 4000,
+		    "unacked: b took a's second SEND before a moved");
+	do {
+		sim_buf_read(&B.buf, al8(&B, UNACKED_ATOMIC), &now, 8);
+		sim_buf_read(&B.buf, UNACKED_DST, &first, 1);
+		if (now != UNACKED_OLD && first != GUARD_BYTE)
+			break;
+		sleep_ms(10);
+	} while (now_ms() < until);
+	sim_buf_read(&B.buf, UNACKED_DST + UNACKED_BIG - 1, &last, 1);
+	return tap_ok(ok && now == UNACKED_OLD + 5 && first != GUARD_BYTE &&
+			  last == GUARD_BYTE,
+		      "unacked: b took a's FETCH_ADD (0x%llx) and the start "
+		      "of its long SEND, not its end, before a moved",
+		      (unsigned long long)now);
+}
+
+static void unacked_check(struct pair *g, struct pair *k)
+{
+	struct pvo_cqe c[4];
+	uint64_t got = 0, now = 0;
+	int n = sim_wait_cq(&A.scq, c, 4, timeout_ms), i, good = 0;
+	struct sim_wr w;
+
+	for (i = 0; i < n; i++) {
+		uint64_t id = le64toh(c[i].wr_id);
+
+		if (c[i].status == PVO_WC_SUCCESS &&
+		    (id == 0xa9a1 || id == 0xa9a2 || id == 0xa9b1 ||
+		     id == 0xa9c1))
+			good++;
+		else
+			tap_diag("unacked: a's completion %s", cqe_str(&c[i]));
+	}
+	tap_ok(n == 4 && good == 4 &&
+		   expect_no_cqe(&A.scq, 50, "unacked: a's send queue"),
+	       "unacked: a's two SENDs, FETCH_ADD and long SEND complete "
+	       "once each, with SUCCESS (%d of 4)",
+	       good);
+	sim_buf_read(&A.buf, al8(&A, UNACKED_ATOMIC), &got, 8);
+	sim_buf_read(&B.buf, al8(&B, UNACKED_ATOMIC), &now, 8);
+	tap_ok(got == UNACKED_OLD && now == UNACKED_OLD + 5,
+	       "unacked: the FETCH_ADD b had run is answered with the result "
+	       "it kept, not run again (a got 0x%llx, b holds 0x%llx)",
+	       (unsigned long long)got, (unsigned long long)now);
+	n = sim_wait_cq(&B.rcq, c, 1, timeout_ms);
+	b_took(c, n, 0xb9b1, UNACKED_BIG,
+	       "unacked: the long SEND b had begun to take completes its "
+	       "receive");
+	check_data("unacked: the long SEND across the move", &B.buf,
+		   UNACKED_DST, UNACKED_BIG, 9803);
+	check_data("unacked: a's first SEND", &B.buf, 1200 * KIB, 5000, 9801);
+	check_data("unacked: a's second SEND", &B.buf, 1210 * KIB, 4000, 9802);
+	expect_no_cqe(&B.rcq, 100,
+		      "unacked: no SEND b took before the move fills another "
+		      "receive");
+	/* the next SENDs take the receives still posted */
+	fill_pattern(&A.buf, 1230 * KIB, 1000, 9804);
+	w = wr1(0xa9a4, PVO_WR_SEND, &A, 1230 * KIB, 1000);
+	post1(&g->a, &w);
+	fill_pattern(&A.buf, 1240 * KIB, 1000, 9805);
+	w = wr1(0xa9b2, PVO_WR_SEND, &A, 1240 * KIB, 1000);
+	post1(&k->a, &w);
+	n = sim_wait_cq(&A.scq, c, 2, timeout_ms);
+	tap_ok(n == 2 && !c[0].status && !c[1].status,
+	       "unacked: a's next SEND on g and k complete");
+	n = sim_wait_cq(&B.rcq, c, 2, timeout_ms);
+	b_took(c, n, 0xb9a3, 1000,
+	       "unacked: g's next SEND fills the receive posted third");
+	b_took(c, n, 0xb9b2, 1000,
+	       "unacked: k's next SEND fills the receive posted second");
+	check_data("unacked: g's next SEND", &B.buf, 1220 * KIB, 1000, 9804);
+	check_data("unacked: k's next SEND", &B.buf, 1760 * KIB, 1000, 9805);
+}
+
+static bool move_next_to_b_unacked(struct pair *p, struct pair *g,
+				   struct pair *h, struct pair *k)
+{
+	const char *what = "a from host 3 to host 2, next to b, owing answers";
+	unsigned long long tx = vm_tx(&bp3, "a"), sent = 0;
+	long long until;
+	uint8_t *buf;
+	size_t len;
+	int old;
+
+	if (!tap_ok(kill(bp2.pid, SIGSTOP) == 0,
+		    "unacked: b's back-end stopped (SIGSTOP)"))
+		return false;
+	unacked_post(g, h, k);
+	/* g's SENDs (9 packets), h's atomic, k's first window */
+	until = now_ms() + timeout_ms;
+	while ((sent = vm_tx(&bp3, "a") - tx) < 9 + 1 + 8 &&
+	       now_ms() < until)
+		sleep_ms(10);
+	sleep_ms(100); /* the rest of k's window */
+	sent = vm_tx(&bp3, "a") - tx;
+	tap_diag("unacked: host 3 sent %llu packets for a", sent);
+	if (!leave(&A, &buf, &len, &old)) {
+		kill(bp2.pid, SIGCONT);
+		return false;
+	}
+	if (!tap_ok(kill(bp2.pid, SIGCONT) == 0,
+		    "unacked: b's back-end runs again, a frozen") ||
+	    !unacked_taken() || !arrive(&A, backend_vm_socket(&bp2, "a"), buf,
+					len, what)) {
+		close(old);
+		return false;
+	}
+	unacked_check(g, k);
+	close(old);
+	return traffic_after(p, what);
 }
 
 /* Underlay hosts cannot move a VM: a wrong key, a replay, a VTEP that
@@ -601,6 +795,8 @@ static void forged_announcements(void)
 
 static void migrate_hosts(struct pair *p)
 {
+	struct sim_conn c = {.timeout = 18, .retry_cnt = 7};
+	struct pair g = {0}, h = {0}, k = {0};
 	char err[512];
 	int b_old = -1;
 
@@ -620,9 +816,14 @@ static void migrate_hosts(struct pair *p)
 	       "hosts 1 and 2 take the announcement's repeats as repeats "
 	       "(followed once, none counted stale)");
 	forged_announcements();
-	if (!move_one(p, &A, backend_vm_socket(&bp2, "a"),
-		      "a from host 3 to host 2, next to b"))
-		return;
+	/* slow retries: b's back-end is stopped for a while (1 s, 7) */
+	c.sgid_index = fast.sgid_index;
+	c.path_mtu = 3; /* 1024: k's first window is a part of its SEND */
+	if (!pair_make(&g, PVO_QPT_RC, &c, &c) ||
+	    !pair_make(&h, PVO_QPT_RC, &c, &c) ||
+	    !pair_make(&k, PVO_QPT_RC, &c, &c) ||
+	    !move_next_to_b_unacked(p, &g, &h, &k))
+		goto out;
 	/* a and b now talk locally: nothing waited for hosts 1 and 3 */
 	tap_ok(backend_log_has(&bp, "10.0.0.1 migrated behind VTEP 127.0.0.2",
 			       5000) &&
@@ -631,11 +832,11 @@ static void migrate_hosts(struct pair *p)
 				   5000),
 	       "hosts 1 and 3 followed a to host 2");
 	{
-		unsigned long long ta = host2_tx("a"), tb = host2_tx("b");
+		unsigned long long ta = vm_tx(&bp2, "a"), tb = vm_tx(&bp2, "b");
 
 		tap_ok(xfer(p, X_WRITE, 70000, 0, 0, false, 9510) &&
 			   xfer(p, X_SEND, 9000, 0, 0, false, 9511) &&
-			   host2_tx("a") == ta && host2_tx("b") == tb &&
+			   vm_tx(&bp2, "a") == ta && vm_tx(&bp2, "b") == tb &&
 			   ta != ~0ULL,
 		       "a and b on host 2 talk over the local transport: "
 		       "transfers both ways, no overlay packet (a sent %llu, "
@@ -647,8 +848,17 @@ static void migrate_hosts(struct pair *p)
 		       "a back to host 1 while b moves to host 3", &b_old)) {
 		if (b_old >= 0)
 			close(b_old);
-		return;
+		goto out;
 	}
+	tap_ok(xfer(&g, X_SEND, 9000, 0, 0, false, 9810) &&
+		   xfer(&h, X_WRITE, 70000, 0, 0, false, 9811) &&
+		   xfer(&k, X_READ, 30000, 0, 0, false, 9812),
+	       "g, h and k, whose requests a resent next to b, cross the "
+	       "overlay again in step (PSNs agree): SEND, WRITE, READ both "
+	       "ways");
+	pair_destroy(&g);
+	pair_destroy(&h);
+	pair_destroy(&k);
 	tap_ok(
 	    log_has(&bp3, "10.0.0.1 migrated behind VTEP 127.0.0.1", NULL) &&
 		log_has(&bp, "10.0.0.2 migrated behind VTEP 127.0.0.3", NULL),
@@ -670,6 +880,11 @@ static void migrate_hosts(struct pair *p)
 		   drops(&bp3, "stale_announce") == 0,
 	       "no back-end repeats the announcement of a VM that moved on "
 	       "(hosts 1 and 3 counted no stale one)");
+	return;
+out:
+	pair_destroy(&g);
+	pair_destroy(&h);
+	pair_destroy(&k);
 }
 
 /* Whether b's log has more lines with the needle than `before` within

@@ -413,6 +413,11 @@ static void resp_atomic(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 	r->code = PVO_REPLY_ACK;
 }
 
+bool pvo_resp_accepts(struct pvo_qp *qp, const struct pvo_pkt *pkt)
+{
+	return accepts(qp, pkt);
+}
+
 void pvo_resp_receive(struct pvo_qp *qp, const struct pvo_pkt *pkt,
 		      struct pvo_reply *r)
 {

@@ -123,6 +123,10 @@ void pvo_ov_sender_input(struct pvo_qp *qp, const struct pvo_inner *in,
 			 const struct pvo_roce_hdr *h);
 
 /* receiver.c */
+/* The result of the atomic at psn the responder qp executed from the wire
+ * and keeps for a retransmission of it; false if it keeps none. */
+bool pvo_ov_atomic_saved(const struct pvo_qp *qp, uint32_t psn,
+			 uint64_t *orig);
 void pvo_ov_receiver_input(struct pvo_qp *qp, const struct pvo_inner *in,
 			   const struct pvo_roce_hdr *h);
 /* Sends the ACKs the last receive batch asked for, one per QP. */

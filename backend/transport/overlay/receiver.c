@@ -535,6 +535,20 @@ static void save_atomic(struct pvo_qp *qp, uint32_t psn, uint64_t orig)
 	qp->net.atomics[i].orig = orig;
 }
 
+bool pvo_ov_atomic_saved(const struct pvo_qp *qp, uint32_t psn,
+			 uint64_t *orig)
+{
+	unsigned int i;
+
+	for (i = 0; i < PVO_ATOMIC_REPLAY; i++)
+		if (qp->net.atomics[i].valid &&
+		    qp->net.atomics[i].psn == psn) {
+			*orig = qp->net.atomics[i].orig;
+			return true;
+		}
+	return false;
+}
+
 /*
  * A READ re-request matching no kept READ. After a migration the READs
  * before it are not known here (they are not in the stream): one that
@@ -607,7 +621,7 @@ static void dup_read(struct pvo_qp *qp, const struct pvo_route *rt,
 static void duplicate(struct pvo_qp *qp, const struct pvo_route *rt,
 		      const struct pvo_pkt *pkt, const struct pvo_roce_hdr *h)
 {
-	unsigned int i;
+	uint64_t orig;
 
 	if (pkt->op == PVO_OP_READ) {
 		dup_read(qp, rt, pkt);
@@ -626,15 +640,12 @@ static void duplicate(struct pvo_qp *qp, const struct pvo_route *rt,
 			send_ack(qp, rt, pvo_psn_add(qp->attr.rq_psn, -1));
 		return;
 	default:
-		for (i = 0; i < PVO_ATOMIC_REPLAY; i++)
-			if (qp->net.atomics[i].valid &&
-			    qp->net.atomics[i].psn == h->psn) {
-				send_aeth(qp, rt, PVO_OPC_ATOMIC_ACK, h->psn,
-					  PVO_AETH_ACK |
-					      PVO_AETH_CREDITS_INVALID,
-					  qp->net.atomics[i].orig);
-				return;
-			}
+		if (pvo_ov_atomic_saved(qp, h->psn, &orig)) {
+			send_aeth(qp, rt, PVO_OPC_ATOMIC_ACK, h->psn,
+				  PVO_AETH_ACK | PVO_AETH_CREDITS_INVALID,
+				  orig);
+			return;
+		}
 		pvo_overlay_count_drop(qp->vm, qp, PVO_DROP_BAD_PSN);
 		return;
 	}
