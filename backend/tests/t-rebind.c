@@ -232,9 +232,10 @@ static void tables(void)
 	       "the next move's table replaces the last one's");
 	tap_ok(pvo_alias_moved(100, a, 12) == PVO_ALIAS_ADDED &&
 		   pvo_alias_host(100, a, PVO_ALIAS_QPN, 0x11) == 0x11 &&
-		   pvo_alias_moved(100, a, 11) == PVO_ALIAS_STALE,
+		   pvo_alias_moved(100, a, 11) == PVO_ALIAS_STALE &&
+		   pvo_alias_gen(100, a) == 12 && pvo_alias_gen(200, a) == 0,
 	       "a newer move with no pair leaves none of the last one's; an "
-	       "older one is stale");
+	       "older one is stale; the VM's generation is the newer one's");
 	for (i = 0; i < 20; i++)
 		if (pvo_alias_add(100, c, 1, PVO_ALIAS_RKEY, i, i + 1000, 16) !=
 		    (i < 16 ? PVO_ALIAS_ADDED : PVO_ALIAS_FULL))
@@ -249,8 +250,8 @@ static void tables(void)
 	       vms, pairs);
 	pvo_alias_forget(100, a);
 	tap_ok(pvo_alias_host(100, a, PVO_ALIAS_QPN, 0x11) == 0x11 &&
-		   pvo_alias_any(),
-	       "a VM forgotten translates nothing");
+		   pvo_alias_gen(100, a) == 0 && pvo_alias_any(),
+	       "a VM forgotten translates nothing, and has no generation");
 	pvo_alias_clear();
 	pvo_alias_count(&vms, &pairs);
 	tap_ok(!pvo_alias_any() && vms == 0 && pairs == 0,

@@ -188,6 +188,20 @@ uint32_t pvo_alias_guest_qpn(uint32_t vni, uint32_t ip, uint32_t host_qpn)
 	return lookup(vni, ip, to_guest, PVO_ALIAS_QPN, host_qpn);
 }
 
+uint64_t pvo_alias_gen(uint32_t vni, uint32_t ip)
+{
+	struct vm_table *t;
+	uint64_t gen;
+
+	if (!pvo_alias_any())
+		return 0;
+	g_mutex_lock(&lock);
+	t = vms ? g_hash_table_lookup(vms, vm_key(vni, ip)) : NULL;
+	gen = t ? t->gen : 0;
+	g_mutex_unlock(&lock);
+	return gen;
+}
+
 void pvo_alias_count(unsigned int *n, unsigned long *pairs)
 {
 	g_mutex_lock(&lock);

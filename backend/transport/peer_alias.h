@@ -64,6 +64,10 @@ uint32_t pvo_alias_host(uint32_t vni, uint32_t ip, enum pvo_alias_kind kind,
 			uint32_t guest);
 /* The guest QPN of the VM's host QPN (itself without a pair). */
 uint32_t pvo_alias_guest_qpn(uint32_t vni, uint32_t ip, uint32_t host_qpn);
+/* The generation of the move whose numbers are kept for (vni, ip), 0
+ * if none: when it changes, the VM has moved since (to another host, or
+ * here). */
+uint64_t pvo_alias_gen(uint32_t vni, uint32_t ip);
 
 /* Tables and pairs, for pvo-ctl show. */
 void pvo_alias_count(unsigned int *vms, unsigned long *pairs);

@@ -46,6 +46,11 @@ struct pvo_hv_vm {
  * destination): sends with it fail. */
 struct pvo_hv_ah {
 	struct ibv_ah *ah;
+	/* the destination's move it was made after (pvo_alias_gen) */
+	uint64_t gen;
+	/* the one before the destination's last move: a send posted before
+	 * may still name it */
+	struct ibv_ah *old;
 };
 
 enum pvo_hv_mr_step { HV_MR_COUNT, HV_MR_MAP, HV_MR_PIN };
@@ -235,8 +240,12 @@ static inline void pvo_hv_ip_gid(uint32_t ip, uint8_t gid[16])
 	memcpy(gid + 12, &ip, 4);
 }
 
-/* hv_migrate.c: the host number of a guest number v of the VM at ip
- * if this back-end serves it and made it again from a stream (else v). */
+/* hv_migrate.c: the last move of qp's peer VM at ip this back-end knows
+ * of (its arrival here, or the numbers it sent from elsewhere), 0 if
+ * none: a host AH made before it may not reach that VM any more. */
+uint64_t pvo_hv_peer_gen(const struct pvo_qp *qp, uint32_t ip);
+/* The host number of a guest number v of the VM at ip if this back-end
+ * serves it and made it again from a stream (else v). */
 uint32_t pvo_hv_local_host(const struct pvo_qp *qp, uint32_t ip,
 			   enum pvo_alias_kind kind, uint32_t v);
 

@@ -270,6 +270,20 @@ bool pvo_hv_vm_thaw(struct pvo_vm *vm)
  * then differ from its host objects' (g_atomic; it stays set). */
 static int moved_here;
 
+uint64_t pvo_hv_peer_gen(const struct pvo_qp *qp, uint32_t ip)
+{
+	struct pvo_vm *vm;
+	uint8_t gid[16];
+
+	if (g_atomic_int_get(&moved_here)) {
+		pvo_hv_ip_gid(ip, gid);
+		vm = pvo_served_by_gid(qp->vm->cfg->tenant->vni, gid);
+		if (vm)
+			return vm->move_gen;
+	}
+	return pvo_alias_gen(qp->vm->cfg->tenant->vni, ip);
+}
+
 uint32_t pvo_hv_local_host(const struct pvo_qp *qp, uint32_t ip,
 			   enum pvo_alias_kind kind, uint32_t v)
 {

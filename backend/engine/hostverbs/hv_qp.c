@@ -300,24 +300,41 @@ static enum pvo_status ud_init(struct pvo_qp *qp, uint32_t qkey)
 			   "INIT");
 }
 
+static void destroy_ah(struct ibv_ah *ah)
+{
+	if (ah && ibv_destroy_ah(ah))
+		pvo_log(NULL, "hostverbs: ibv_destroy_ah: %s",
+			g_strerror(errno));
+}
+
 /*
  * The host AH of a guest AH for a send of qp (same PD), made on first use
  * with the destination and source GID checked as a connection's
  * (host_av). NULL if that fails: the AH is then refused for good (logged
  * once), so a guest cannot make the back-end ask the host again and
- * again for an address nobody answers.
+ * again for an address nobody answers. Made again once the destination
+ * VM has moved: the link-layer address the host resolved for it (its
+ * old host's, or a loopback) no longer reaches it.
  */
 struct ibv_ah *pvo_hv_host_ah(struct pvo_qp *qp, struct pvo_ah *ah)
 {
 	struct ibv_ah_attr a = {0};
 	struct ibv_pd *pd = to_hv_pd(qp->pd); /* the host QP's */
 	struct pvo_hv_ah *h = to_hv_ah(ah);
+	uint64_t gen = pvo_hv_peer_gen(qp, pvo_hv_gid_ip(ah->path.dgid));
 	bool waits;
 
-	if (h)
+	if (h && h->gen == gen)
 		return h->ah;
-	h = g_new0(struct pvo_hv_ah, 1);
-	ah->engine_part = h;
+	if (h) {
+		destroy_ah(h->old);
+		h->old = h->ah;
+		h->ah = NULL;
+	} else {
+		h = g_new0(struct pvo_hv_ah, 1);
+		ah->engine_part = h;
+	}
+	h->gen = gen;
 	if (!host_av(qp, &ah->path, &a) &&
 	    !pvo_hv_resolve_begin(qp->vm, ah->path.dgid, &waits)) {
 		h->ah = ibv_create_ah(pd, &a);
@@ -341,9 +358,8 @@ void pvo_hv_ah_free(struct pvo_ah *ah)
 
 	if (!h)
 		return;
-	if (h->ah && ibv_destroy_ah(h->ah))
-		pvo_log(NULL, "hostverbs: ibv_destroy_ah: %s",
-			g_strerror(errno));
+	destroy_ah(h->ah);
+	destroy_ah(h->old);
 	g_free(h);
 	ah->engine_part = NULL;
 }
