@@ -62,13 +62,18 @@ static int log_count(const struct backend_proc *b, const char *needle)
 #define TO_HOST1 "10.0.0.1 behind VTEP 127.0.0.1 has new host numbers"
 #define THAWED "rings running again"
 
-/* The back-end dropped the last refused destination: the next may come. */
-static void wait_destination_gone(int before)
+/* Back-end b dropped the last refused destination: the next may come. */
+static void wait_gone(const struct backend_proc *b, int before)
 {
 	long long end = now_ms() + timeout_ms;
 
-	while (log_count(&bp, LEFT) <= before && now_ms() < end)
+	while (log_count(b, LEFT) <= before && now_ms() < end)
 		sleep_ms(10);
+}
+
+static void wait_destination_gone(int before)
+{
+	wait_gone(&bp, before);
 }
 
 static bool stop_for_migration(struct node *n)
@@ -83,16 +88,16 @@ static bool stop_for_migration(struct node *n)
 	return true;
 }
 
-/* A destination front-end of its own (own RAM) that offers buf: the
- * CHECK_DEVICE_STATE result. */
-static int offer(struct node *n, const uint8_t *buf, size_t len,
-		 struct vu_frontend **out)
+/* A destination front-end of its own (own RAM) on back-end b's socket
+ * path that offers buf: the CHECK_DEVICE_STATE result. */
+static int offer_at(const struct backend_proc *b, const char *path,
+		    const uint8_t *buf, size_t len, struct vu_frontend **out)
 {
-	struct vu_options o = {.socket_path = n->vm->fe->socket_path,
+	struct vu_options o = {.socket_path = path,
 			       .ram_size = 16 * MIB};
 	char err[256];
 	struct vu_frontend *fe = vu_frontend_new(&o, err, sizeof(err));
-	int left = log_count(&bp, LEFT), ret;
+	int left = log_count(b, LEFT), ret;
 
 	if (!fe)
 		return -ENOMEM;
@@ -105,9 +110,16 @@ static int offer(struct node *n, const uint8_t *buf, size_t len,
 		*out = fe;
 	} else {
 		vu_frontend_free(fe);
-		wait_destination_gone(left);
+		wait_gone(b, left);
 	}
 	return ret;
+}
+
+/* ... on n's own back-end. */
+static int offer(struct node *n, const uint8_t *buf, size_t len,
+		 struct vu_frontend **out)
+{
+	return offer_at(&bp, n->vm->fe->socket_path, buf, len, out);
 }
 
 /* The source runs again (a failed or cancelled migration). */
@@ -985,6 +997,43 @@ static void conns_after(struct pair *rc, struct pair *uc, uint32_t seed,
 }
 
 /*
+ * Host verbs: a migration that fails once host 3 has taken a's state
+ * (the destination QEMU quits before it runs): a runs on at host 1 with
+ * its connections, the work that waited for the move done once there.
+ */
+static void migrate_hostverbs_failed(struct pair *p, struct pair *u)
+{
+	uint8_t *buf;
+	size_t len;
+	int thawed = log_count(&bp, THAWED), i;
+
+	prepare_dst(&A.buf, 720 * KIB, 5000);
+	post_recv1(&p->a, &A, 0xa801, 720 * KIB, 5000);
+	if (!stop_for_migration(&A))
+		return;
+	post_across(p, 9604);
+	if (vu_frontend_save_state(A.vm->fe, &buf, &len) == 0) {
+		tap_ok(offer_at(&bp3, backend_vm_socket(&bp3, "a"), buf, len,
+				NULL) == 0 &&
+			   log_has(&bp3, "migrated state accepted", NULL),
+		       "host verbs: host 3 takes a's state, then its "
+		       "front-end goes (the migration fails)");
+		free(buf);
+	} else {
+		tap_ok(false, "host verbs: a's state saved: %s",
+		       vu_frontend_error(A.vm->fe));
+	}
+	tap_ok(resume_source(&A), "host verbs: a with an RC and a UC "
+				  "connection runs again at host 1 after "
+				  "the failed migration");
+	for (i = 0; i < 500 && log_count(&bp, THAWED) <= thawed; i++)
+		sleep_ms(10);
+	check_across(9604);
+	traffic_after(p, "host verbs: RC after the failed migration");
+	conns_after(p, u, 9615, "host verbs: after the failed migration");
+}
+
+/*
  * Host verbs, an RC and a UC connection between a and b on the device:
  * a's migration that does not happen, then a to host 3 and home, b (the
  * peer) to host 3 and home, a next to b and home, with work posted on
@@ -1025,6 +1074,7 @@ static void migrate_hostverbs_rc(void)
 	       "host verbs: host 2 rebound b's QP to a's (same) host QP");
 	traffic_after(&p, "host verbs: RC after the cancelled migration");
 	conns_after(&p, &u, 9610, "host verbs: after the cancelled migration");
+	migrate_hostverbs_failed(&p, &u);
 	if (move_one(&p, &A, backend_vm_socket(&bp3, "a"),
 		     "host verbs: a with its connections to host 3"))
 		conns_after(&p, &u, 9620, "host verbs: a on host 3");
