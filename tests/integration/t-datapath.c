@@ -77,6 +77,14 @@ static const char *const vm_names_host1[] = {"a", "c", "q", NULL};
  */
 char hv_dev[64], hv_netdev[16];
 static char *hv_config; /* config with tenant blue on hostverbs */
+/*
+ * T_DATAPATH_HOSTVERBS3=DEV:NETDEV: host 3 (a migration's destination)
+ * on a device of its own, which reaches DEV as another host's NIC would;
+ * T_DATAPATH_HV_PLACE names a program that moves a VM's address to a
+ * netdev ("PROGRAM IP NETDEV"), run as a VM moves between the two.
+ */
+char hv3_dev[64], hv3_netdev[16];
+static char *hv3_config;
 static const char *const vm_names_host2[] = {"a", "b", NULL};
 
 struct backend_proc bp;
@@ -636,14 +644,17 @@ static char *host_config(int host, unsigned int port, const char *via)
 
 static char *host_config_text(int host, unsigned int port, const char *via)
 {
-	const char *config = hv_config ? hv_config : base_config;
+	const char *config = host == 3 && hv3_config ? hv3_config
+			     : hv_config		 ? hv_config
+						 : base_config;
 	const char *vm_b = strstr(config, "[vm b]");
 	const char *vm_c = strstr(config, "[vm c]");
 	char vtep[64], *out, dev[96] = "";
 	unsigned int vport = port;
 
 	if (hv_dev[0])
-		snprintf(dev, sizeof(dev), "hostverbs-device = %s\n", hv_dev);
+		snprintf(dev, sizeof(dev), "hostverbs-device = %s\n",
+			 host == 3 && hv3_dev[0] ? hv3_dev : hv_dev);
 
 	snprintf(vtep, sizeof(vtep), "127.0.0.%d", host == 1 ? 2 : 1);
 	if (via && sscanf(via, "%63[0-9.] %u", vtep, &vport) != 2)
@@ -918,6 +929,18 @@ int main(void)
 			     "thread = 2\ntransport = hostverbs\n"
 			     "hostverbs-netdev = %s\n%s",
 			     hv_netdev,
+			     strstr(base_config, "\n[tenant red]") + 1) < 0)
+			tap_bail("out of memory");
+	}
+	env = getenv("T_DATAPATH_HOSTVERBS3");
+	if (hv_dev[0] && env && *env) {
+		if (sscanf(env, "%63[^:]:%15s", hv3_dev, hv3_netdev) != 2)
+			tap_bail("T_DATAPATH_HOSTVERBS3: expected DEV:NETDEV");
+		if (asprintf(&hv3_config,
+			     "threads = 2\n\n[tenant blue]\nvni = 100\n"
+			     "thread = 2\ntransport = hostverbs\n"
+			     "hostverbs-netdev = %s\n%s",
+			     hv3_netdev,
 			     strstr(base_config, "\n[tenant red]") + 1) < 0)
 			tap_bail("out of memory");
 	}

@@ -35,6 +35,8 @@
 extern bool overlay;
 /* T_DATAPATH_HOSTVERBS: the host RDMA device a <-> b QPs run on ("": none) */
 extern char hv_dev[64]; /* T_DATAPATH_OVERLAY=1: b on a second back-end */
+extern char hv3_dev[64], hv3_netdev[16]; /* host 3's own device */
+extern char hv_netdev[16];
 extern unsigned int overlay_port; /* the VTEPs' VXLAN port */
 extern struct backend_proc bp, bp2;
 /* overlay: host 3 (VTEP 127.0.0.3), started by start_host3(), serves a

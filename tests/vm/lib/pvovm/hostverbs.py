@@ -8,6 +8,10 @@ carrying rxe, GID look-ups, and t-hostverbs-xhost runs between the two.
                     ("plain", "rxe_blue", "vxlan100", "10.1.0.1"), "name")
 """
 
+import os
+
+from . import paths
+
 # tenant -> (VXLAN netdev, VNI, rxe device); VM addresses on each host
 TENANTS = {"blue": ("vxlan100", 100, "rxe_blue"), "red": ("vxlan200", 200, "rxe_red")}
 ADDRS = {"h1": {"blue": "10.1.0.1", "red": "10.1.0.2"},
@@ -39,6 +43,37 @@ def datapath_addresses(h):
             "n=$(grep -lE '0000:0000:0000:0000:0000:ffff:0a00:000[12]$' "
             "/sys/class/infiniband/rxe0/ports/1/gids/* | wc -l); "
             "[ $n -ge 2 ] && exit 0; sleep 0.1; done; exit 1", timeout=30)
+
+
+PLACE = os.path.join(paths.REPO, "tests", "vm", "lib", "pvo-hv-place")
+
+
+def datapath_devices(h):
+    """t-datapath's host devices in host guest h, as two hosts' NICs on
+    one link: rdma_rxe on each end of a veth pair, rxe_h1 on pv1 (the
+    suite's hosts 1 and 2) and rxe_h3 on pv3 (host 3, a migration's
+    destination). Both ends' addresses are this kernel's own, which it
+    would loop back (rdma_rxe takes a packet only on its own netdev): what
+    an end sends to an address on the other end leaves by that end
+    instead (a table per sending interface, looked up before the local
+    one; addresses of our own accepted as sources on arrival). The VMs'
+    addresses (a 10.0.0.1, b 10.0.0.2) start on pv1; pvo-hv-place moves
+    one with its VM (the other stays: secondaries are promoted). Returns
+    t-datapath's environment for them."""
+    h.check("ip link add pv1 type veth peer name pv3 && "
+            "for i in all default pv1 pv3; do "
+            "sysctl -qw net.ipv4.conf.$i.accept_local=1 net.ipv4.conf.$i.rp_filter=0 "
+            "net.ipv4.conf.$i.promote_secondaries=1; "
+            "done && ip link set pv1 up && ip link set pv3 up && "
+            "ip rule add pref 10 oif pv1 lookup 101 && "
+            "ip rule add pref 11 oif pv3 lookup 103 && "
+            "ip rule add pref 100 lookup local && ip rule del pref 0 lookup local && "
+            "rdma link add rxe_h1 type rxe netdev pv1 && "
+            "rdma link add rxe_h3 type rxe netdev pv3")
+    for ip in ("10.0.0.1", "10.0.0.2"):
+        h.check("%s %s pv1" % (PLACE, ip), timeout=30)
+    return ("T_DATAPATH_HOSTVERBS=rxe_h1:pv1 T_DATAPATH_HOSTVERBS3=rxe_h3:pv3 "
+            "T_DATAPATH_HV_PLACE=%s" % PLACE)
 
 
 def end(kind, host, tenant="blue"):
