@@ -602,7 +602,7 @@ static unsigned long long drops(const struct backend_proc *b,
  * the overlay again after the next move (migrate_hosts): in step.
  */
 #define UNACKED_BIG (300 * KIB)
-#define UNACKED_SRC (1024 * KIB)
+#define UNACKED_SRC (1400 * KIB)
 #define UNACKED_DST (1400 * KIB)
 #define UNACKED_ATOMIC (48 * KIB)
 #define UNACKED_OLD 0x5a5a000000000007ull
@@ -620,6 +620,17 @@ static bool b_took(struct pvo_cqe *got, int n, uint64_t wr_id,
 				      "%s: %s", what, cqe_str(&got[i]));
 	return tap_ok(false, "%s: a completion for 0x%llx", what,
 		      (unsigned long long)wr_id);
+}
+
+/* A SEND of len bytes of pattern seed from a's buffer at off, on q. */
+static void a_sends(struct sim_qp *q, uint64_t id, uint64_t off, uint32_t len,
+		    uint32_t seed)
+{
+	struct sim_wr w;
+
+	fill_pattern(&A.buf, off, len, seed);
+	w = wr1(id, PVO_WR_SEND, &A, off, len);
+	post1(q, &w);
 }
 
 static void unacked_post(struct pair *g, struct pair *h, struct pair *k)
@@ -640,21 +651,15 @@ static void unacked_post(struct pair *g, struct pair *h, struct pair *k)
 	sim_buf_write(&B.buf, al8(&B, UNACKED_ATOMIC), &old, 8);
 	sim_buf_fill(&A.buf, al8(&A, UNACKED_ATOMIC), 0, 8);
 
-	fill_pattern(&A.buf, 1200 * KIB, 5000, 9801);
-	w = wr1(0xa9a1, PVO_WR_SEND, &A, 1200 * KIB, 5000);
-	post1(&g->a, &w);
-	fill_pattern(&A.buf, 1210 * KIB, 4000, 9802);
-	w = wr1(0xa9a2, PVO_WR_SEND, &A, 1210 * KIB, 4000);
-	post1(&g->a, &w);
+	a_sends(&g->a, 0xa9a1, 1200 * KIB, 5000, 9801);
+	a_sends(&g->a, 0xa9a2, 1210 * KIB, 4000, 9802);
 	w = wr1(0xa9c1, PVO_WR_ATOMIC_FETCH_AND_ADD, &A,
 		al8(&A, UNACKED_ATOMIC), 8);
 	w.remote_addr = B.mr.iova + al8(&B, UNACKED_ATOMIC);
 	w.rkey = B.mr.key;
 	w.compare_add = 5;
 	post1(&h->a, &w);
-	fill_pattern(&A.buf, UNACKED_SRC, UNACKED_BIG, 9803);
-	w = wr1(0xa9b1, PVO_WR_SEND, &A, UNACKED_SRC, UNACKED_BIG);
-	post1(&k->a, &w);
+	a_sends(&k->a, 0xa9b1, UNACKED_SRC, UNACKED_BIG, 9803);
 }
 
 /* b's back-end, running again, took what a had sent before its freeze:
@@ -692,7 +697,6 @@ static void unacked_check(struct pair *g, struct pair *k)
 	struct pvo_cqe c[4];
 	uint64_t got = 0, now = 0;
 	int n = sim_wait_cq(&A.scq, c, 4, timeout_ms), i, good = 0;
-	struct sim_wr w;
 
 	for (i = 0; i < n; i++) {
 		uint64_t id = le64toh(c[i].wr_id);
@@ -727,12 +731,8 @@ static void unacked_check(struct pair *g, struct pair *k)
 		      "unacked: no SEND b took before the move fills another "
 		      "receive");
 	/* the next SENDs take the receives still posted */
-	fill_pattern(&A.buf, 1230 * KIB, 1000, 9804);
-	w = wr1(0xa9a4, PVO_WR_SEND, &A, 1230 * KIB, 1000);
-	post1(&g->a, &w);
-	fill_pattern(&A.buf, 1240 * KIB, 1000, 9805);
-	w = wr1(0xa9b2, PVO_WR_SEND, &A, 1240 * KIB, 1000);
-	post1(&k->a, &w);
+	a_sends(&g->a, 0xa9a4, 1230 * KIB, 1000, 9804);
+	a_sends(&k->a, 0xa9b2, 1240 * KIB, 1000, 9805);
 	n = sim_wait_cq(&A.scq, c, 2, timeout_ms);
 	tap_ok(n == 2 && !c[0].status && !c[1].status,
 	       "unacked: a's next SEND on g and k complete");

@@ -642,6 +642,20 @@ static char *host_config(int host, unsigned int port, const char *via)
 	return out;
 }
 
+/* The config with tenant blue on host verbs, its VMs' GIDs netdev's. */
+static char *hv_config_for(const char *netdev)
+{
+	char *out;
+
+	if (asprintf(&out,
+		     "threads = 2\n\n[tenant blue]\nvni = 100\n"
+		     "thread = 2\ntransport = hostverbs\n"
+		     "hostverbs-netdev = %s\n%s",
+		     netdev, strstr(base_config, "\n[tenant red]") + 1) < 0)
+		tap_bail("out of memory");
+	return out;
+}
+
 static char *host_config_text(int host, unsigned int port, const char *via)
 {
 	const char *config = host == 3 && hv3_config ? hv3_config
@@ -924,25 +938,13 @@ int main(void)
 		/* a UC or UD message right after post_recv finds the
 		 * receive, as on hardware (sim_verbs.h) */
 		sim_settle_receives = true;
-		if (asprintf(&hv_config,
-			     "threads = 2\n\n[tenant blue]\nvni = 100\n"
-			     "thread = 2\ntransport = hostverbs\n"
-			     "hostverbs-netdev = %s\n%s",
-			     hv_netdev,
-			     strstr(base_config, "\n[tenant red]") + 1) < 0)
-			tap_bail("out of memory");
+		hv_config = hv_config_for(hv_netdev);
 	}
 	env = getenv("T_DATAPATH_HOSTVERBS3");
 	if (hv_dev[0] && env && *env) {
 		if (sscanf(env, "%63[^:]:%15s", hv3_dev, hv3_netdev) != 2)
 			tap_bail("T_DATAPATH_HOSTVERBS3: expected DEV:NETDEV");
-		if (asprintf(&hv3_config,
-			     "threads = 2\n\n[tenant blue]\nvni = 100\n"
-			     "thread = 2\ntransport = hostverbs\n"
-			     "hostverbs-netdev = %s\n%s",
-			     hv3_netdev,
-			     strstr(base_config, "\n[tenant red]") + 1) < 0)
-			tap_bail("out of memory");
+		hv3_config = hv_config_for(hv3_netdev);
 	}
 	env = getenv("T_DATAPATH_SEED");
 	if (env && strtoull(env, NULL, 0))
