@@ -1501,6 +1501,137 @@ static void migrate_hostverbs_give_up(void)
 }
 
 /*
+ * Host verbs on two devices, answers the switch-over loses: what host 2's
+ * device sends to a on host 3 is dropped on the link between the devices
+ * (T_DATAPATH_HV_LINK, "PROGRAM NETDEV drop|pass") while b's responder
+ * executes a's READ, then a's FETCH_ADD, and a moves home before any
+ * answer arrives. b's responder stood past each; the READ runs again
+ * (nothing after it was executed) and completes once with the bytes; the
+ * atomic cannot run again without applying it twice: it completes with
+ * REM_OP_ERR, its sum in b's MR once, and the connection ends.
+ */
+static bool hv_link(bool drop)
+{
+	const char *prog = getenv("T_DATAPATH_HV_LINK");
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "%s %s %s", prog, hv_netdev,
+		 drop ? "drop" : "pass");
+	return tap_ok(system(cmd) == 0, "host verbs: what %s sends %s", hv_dev,
+		      drop ? "is dropped on the link" : "passes again");
+}
+
+/* a, on host 3, posts w on g, whose answer is dropped, and moves home
+ * before it arrives. */
+static bool lost_answer_move(struct pair *g, const struct sim_wr *w,
+			     const char *what)
+{
+	uint8_t *buf;
+	size_t len;
+	int old;
+	bool ok;
+
+	if (!hv_link(true))
+		return false;
+	post1(&g->a, w);
+	/* b's responder executes it at once; give the answer time to be
+	 * lost, and a's first retry too */
+	sleep_ms(300);
+	ok = expect_no_cqe(&A.scq, 0, what) && leave(&A, &buf, &len, &old);
+	hv_link(false);
+	if (!ok)
+		return false;
+	ok = arrive(&A, backend_vm_socket(&bp, "a"), buf, len, what);
+	close(old);
+	return ok;
+}
+
+static bool a_to_host3(const char *what)
+{
+	uint8_t *buf;
+	size_t len;
+	int old;
+	bool ok;
+
+	if (!leave(&A, &buf, &len, &old))
+		return false;
+	ok = arrive(&A, backend_vm_socket(&bp3, "a"), buf, len, what);
+	close(old);
+	return ok;
+}
+
+static void migrate_hostverbs_lost_answers(void)
+{
+	static const char cannot[] = "whose answer the move lost cannot run "
+				     "again";
+	struct sim_conn c = {.timeout = 18}; /* 1 s, 7 retries */
+	uint64_t was = 0x5a5a00000000e2e2ull, got = 0, now = 0;
+	uint64_t lo = al8(&A, 52 * KIB), ro = al8(&B, 52 * KIB);
+	int on1 = log_count(&bp, cannot);
+	struct sim_wr w;
+	struct pair g;
+
+	if (!getenv("T_DATAPATH_HV_LINK") || !hv3_dev[0])
+		return;
+	c.sgid_index = fast.sgid_index;
+	memset(&g, 0, sizeof(g));
+	if (!a_to_host3("host verbs: a to host 3 for lost answers") ||
+	    !pair_make(&g, PVO_QPT_RC, &c, &c))
+		goto out;
+	if (!xfer(&g, X_WRITE, 4096, 0, 0, false, 9781))
+		goto out;
+	/* the READ */
+	fill_pattern(&B.buf, ACROSS_READ_SRC, 20000, 9782);
+	prepare_dst(&A.buf, ACROSS_READ_DST, 20000);
+	w = wr1(0xa9e1, PVO_WR_RDMA_READ, &A, ACROSS_READ_DST, 20000);
+	w.remote_addr = B.mr.iova + ACROSS_READ_SRC;
+	w.rkey = B.mr.key;
+	if (!lost_answer_move(&g, &w,
+			      "host verbs: a home, the response to its READ "
+			      "lost"))
+		goto out;
+	expect_cqe(&A.scq, 0xa9e1, PVO_WC_RDMA_READ, PVO_WC_SUCCESS,
+		   "host verbs: the READ b executed before a moved runs again");
+	check_data("host verbs: the READ whose response the move lost",
+		   &A.buf, ACROSS_READ_DST, 20000, 9782);
+	expect_no_cqe(&A.scq, 100, "host verbs: the READ completed once");
+	tap_ok(xfer(&g, X_SEND, 3000, 0, 0, false, 9783),
+	       "host verbs: the connection goes on after the READ");
+	/* the atomic */
+	if (!a_to_host3("host verbs: a to host 3 again"))
+		goto out;
+	sim_buf_write(&B.buf, ro, &was, 8);
+	sim_buf_fill(&A.buf, lo, 0, 8);
+	w = wr1(0xa9e2, PVO_WR_ATOMIC_FETCH_AND_ADD, &A, lo, 8);
+	w.remote_addr = B.mr.iova + ro;
+	w.rkey = B.mr.key;
+	w.compare_add = 9;
+	if (!lost_answer_move(&g, &w,
+			      "host verbs: a home, the result of its "
+			      "FETCH_ADD lost"))
+		goto out;
+	expect_cqe(&A.scq, 0xa9e2, PVO_WC_FETCH_ADD, PVO_WC_REM_OP_ERR,
+		   "host verbs: the FETCH_ADD b executed before a moved");
+	sim_buf_read(&A.buf, lo, &got, 8);
+	sim_buf_read(&B.buf, ro, &now, 8);
+	tap_ok(now == was + 9 && got == 0,
+	       "host verbs: the FETCH_ADD was applied once (b holds 0x%llx), "
+	       "not run again; no result for a (0x%llx)",
+	       (unsigned long long)now, (unsigned long long)got);
+	tap_ok(wait_log(&bp, cannot, on1),
+	       "host verbs: host 1 says the atomic cannot run again and the "
+	       "connection ends");
+	expect_state(&g.a, PVO_QPS_ERR,
+		     "host verbs: a's connection after the lost atomic");
+out:
+	pair_destroy(&g);
+	drain_all();
+	/* home, where the sections after this one expect a */
+	if (!strncmp(A.vm->fe->socket_path, bp3.dir, strlen(bp3.dir)))
+		a_home("host verbs: a home after the lost answers");
+}
+
+/*
  * T_MIGRATE_BENCH=N (make bench-hostverbs, bench/hostverbs.py): instead
  * of the section's checks, N round trips of a on host verbs between host
  * 1 and host 3 with an RC connection to b, timed:
@@ -1722,6 +1853,7 @@ void test_migrate(void)
 		migrate_hostverbs_rc();
 		migrate_hostverbs_orphan();
 		migrate_hostverbs_give_up();
+		migrate_hostverbs_lost_answers();
 		return;
 	}
 	refused_streams(&p);

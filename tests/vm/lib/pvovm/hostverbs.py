@@ -46,6 +46,7 @@ def datapath_addresses(h):
 
 
 PLACE = os.path.join(paths.REPO, "tests", "vm", "lib", "pvo-hv-place")
+LINK = os.path.join(paths.REPO, "tests", "vm", "lib", "pvo-hv-link")
 
 
 def datapath_devices(h):
@@ -58,8 +59,9 @@ def datapath_devices(h):
     instead (a table per sending interface, looked up before the local
     one; addresses of our own accepted as sources on arrival). The VMs'
     addresses (a 10.0.0.1, b 10.0.0.2) start on pv1; pvo-hv-place moves
-    one with its VM (the other stays: secondaries are promoted). Returns
-    t-datapath's environment for them."""
+    one with its VM (the other stays: secondaries are promoted), and
+    pvo-hv-link drops what one end sends, as answers a switch-over
+    loses. Returns t-datapath's environment for them."""
     h.check("ip link add pv1 type veth peer name pv3 && "
             "for i in all default pv1 pv3; do "
             "sysctl -qw net.ipv4.conf.$i.accept_local=1 net.ipv4.conf.$i.rp_filter=0 "
@@ -73,7 +75,7 @@ def datapath_devices(h):
     for ip in ("10.0.0.1", "10.0.0.2"):
         h.check("%s %s pv1" % (PLACE, ip), timeout=30)
     return ("T_DATAPATH_HOSTVERBS=rxe_h1:pv1 T_DATAPATH_HOSTVERBS3=rxe_h3:pv3 "
-            "T_DATAPATH_HV_PLACE=%s" % PLACE)
+            "T_DATAPATH_HV_PLACE=%s T_DATAPATH_HV_LINK=%s" % (PLACE, LINK))
 
 
 def end(kind, host, tenant="blue"):
