@@ -234,7 +234,8 @@ static const struct pvo_pkt *resync(struct pvo_qp *qp, struct pvo_qp *dqp,
 	uint32_t n = seg_packets(qp, seg);
 	uint64_t skip;
 
-	/* a PSN the requester never sent: not a duplicate of its own */
+	/* in step again; or not a duplicate of this requester's: another
+	 * connection's QP, or a responder past all it ever sent */
 	if (behind <= 0 || !pvo_resp_accepts(dqp, seg) ||
 	    pvo_psn_diff(dqp->attr.rq_psn, pvo_ov_sender_sent_end(qp)) > 0) {
 		qp->route.resync = false;
