@@ -81,7 +81,9 @@ static char *hv_config; /* config with tenant blue on hostverbs */
  * T_DATAPATH_HOSTVERBS3=DEV:NETDEV: host 3 (a migration's destination)
  * on a device of its own, which reaches DEV as another host's NIC would;
  * T_DATAPATH_HV_PLACE names a program that moves a VM's address to a
- * netdev ("PROGRAM IP NETDEV"), run as a VM moves between the two.
+ * netdev ("PROGRAM IP NETDEV"), run as a VM moves between the two, and
+ * T_DATAPATH_HV_LINK one that drops what a netdev sends on the link
+ * between them, or lets it pass again ("PROGRAM NETDEV drop|pass").
  */
 char hv3_dev[64], hv3_netdev[16];
 static char *hv3_config;
