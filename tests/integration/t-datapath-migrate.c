@@ -76,6 +76,15 @@ static void wait_destination_gone(int before)
 	wait_gone(&bp, before);
 }
 
+/* Host 1 logged a thaw more than `before` (5 s at most). */
+static void wait_thawed(int before)
+{
+	int i;
+
+	for (i = 0; i < 500 && log_count(&bp, THAWED) <= before; i++)
+		sleep_ms(10);
+}
+
 static bool stop_for_migration(struct node *n)
 {
 	struct vu_frontend *fe = n->vm->fe;
@@ -1029,7 +1038,7 @@ static void migrate_hostverbs_failed(struct pair *p, struct pair *u)
 {
 	uint8_t *buf;
 	size_t len;
-	int thawed = log_count(&bp, THAWED), i;
+	int thawed = log_count(&bp, THAWED);
 
 	prepare_dst(&A.buf, 720 * KIB, 5000);
 	post_recv1(&p->a, &A, 0xa801, 720 * KIB, 5000);
@@ -1050,8 +1059,7 @@ static void migrate_hostverbs_failed(struct pair *p, struct pair *u)
 	tap_ok(resume_source(&A), "host verbs: a with an RC and a UC "
 				  "connection runs again at host 1 after "
 				  "the failed migration");
-	for (i = 0; i < 500 && log_count(&bp, THAWED) <= thawed; i++)
-		sleep_ms(10);
+	wait_thawed(thawed);
 	check_across(9604);
 	traffic_after(p, "host verbs: RC after the failed migration");
 	conns_after(p, u, 9615, "host verbs: after the failed migration");
@@ -1071,7 +1079,7 @@ static void migrate_hostverbs_rc(void)
 {
 	static const char rebound[] = "follows its peer's move: rebound";
 	struct sim_conn c = {.timeout = 18}; /* 1 s, 7 retries */
-	int thawed = log_count(&bp, THAWED), i;
+	int thawed = log_count(&bp, THAWED);
 	int on2 = log_count(&bp2, rebound), on1 = log_count(&bp, rebound);
 	struct pair p, u;
 
@@ -1091,8 +1099,7 @@ static void migrate_hostverbs_rc(void)
 	tap_ok(resume_source(&A), "host verbs: a with an RC connection runs "
 				  "again after a migration that did not "
 				  "happen");
-	for (i = 0; i < 500 && log_count(&bp, THAWED) <= thawed; i++)
-		sleep_ms(10);
+	wait_thawed(thawed);
 	check_across(9602);
 	tap_ok(wait_log(&bp2, rebound, on2),
 	       "host verbs: host 2 rebound b's QP to a's (same) host QP");
@@ -1241,7 +1248,7 @@ static void migrate_hostverbs(void)
 	char err[512];
 	uint8_t *buf;
 	size_t len;
-	int old, thawed, i, on1, on3;
+	int old, thawed, on1, on3;
 
 	if (!ud_make(&u, &A, &B))
 		return;
@@ -1264,8 +1271,7 @@ static void migrate_hostverbs(void)
 				  "migration that did not happen");
 	/* a UD datagram before the thaw is lost, as on any UD QP that
 	 * has no receive yet */
-	for (i = 0; i < 500 && log_count(&bp, THAWED) <= thawed; i++)
-		sleep_ms(10);
+	wait_thawed(thawed);
 	ud_check("host verbs: b's datagram to a, after the cancelled "
 		 "migration",
 		 &B, &u.b, ah_ba, u.a.qpn, &A, 0xd001, 900 * KIB, u.b.qpn,
