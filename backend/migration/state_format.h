@@ -9,6 +9,7 @@
 #ifndef PVO_STATE_FORMAT_H
 #define PVO_STATE_FORMAT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <glib.h>
 
@@ -49,7 +50,7 @@ enum pvo_st_type {
 
 struct pvo_st_rec {
 	uint16_t type;
-	uint16_t version; /* 1, PVO_ST_MR_VERSION for MR records */
+	uint16_t version; /* 1, or PVO_ST_MR_VERSION, PVO_ST_SRQ_VERSION */
 	uint32_t len;	  /* payload bytes */
 } __attribute__((packed));
 
@@ -139,10 +140,20 @@ struct pvo_st_cq {
 	struct pvo_st_ring ring;
 } __attribute__((packed));
 
+/*
+ * Record version 1: up to ring, then the ring's pages. Version 2 (what
+ * saves write) has flags before the pages: PVO_ST_SRQ_DOORBELL, its
+ * guest rings for it (a host SRQ on the host-verbs transport).
+ */
 struct pvo_st_srq {
 	uint32_t handle, ctx, pd, max_sge, limit, cons;
 	struct pvo_st_ring ring;
+	uint8_t flags;
 } __attribute__((packed));
+
+#define PVO_ST_SRQ_VERSION 2
+#define PVO_ST_SRQ_V1_LEN offsetof(struct pvo_st_srq, flags)
+#define PVO_ST_SRQ_DOORBELL 1
 
 struct pvo_st_path {
 	uint8_t dgid[16];

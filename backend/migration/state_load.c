@@ -490,12 +490,20 @@ static bool load_srq(struct pvo_st_loader *l, const struct pvo_st_srq *c,
 		     const uint8_t *var, size_t left)
 {
 	struct pvo_pd *pd = pd_of(l, c->pd, c->ctx);
+	struct pvo_ucontext *uctx = pvo_vm_ctx(l->vm, c->ctx);
 	struct pvo_srq *srq;
 
 	if (!pd)
 		return false;
 	CHECK(c->max_sge <= PVO_DEV_MAX_SGE, "max_sge", "%u", c->max_sge);
 	CHECK(c->limit <= c->ring.entries, "limit", "%u", c->limit);
+	CHECK(!(c->flags & ~PVO_ST_SRQ_DOORBELL), "flags", "0x%x", c->flags);
+	/* a doorbell is a record in a user context's ring, as a QP's */
+	CHECK(!(c->flags & PVO_ST_SRQ_DOORBELL) ||
+		  (uctx && uctx->nqps < PVO_DB_RING_ENTRIES),
+	      "flags", "doorbells for an SRQ %s",
+	      uctx ? "beyond what the doorbell ring holds"
+		   : "of no user context");
 	srq = g_new0(struct pvo_srq, 1);
 	if (!ring_ok(l, &srq->ring, "ring", &c->ring, SRQ_MAX_ENTRIES,
 		     pvo_recv_wqe_shift(c->max_sge), &var, &left) ||
@@ -514,6 +522,9 @@ static bool load_srq(struct pvo_st_loader *l, const struct pvo_st_srq *c,
 	srq->limit = c->limit;
 	srq->cons = c->cons;
 	srq->prod_seen = c->cons;
+	srq->doorbell = c->flags & PVO_ST_SRQ_DOORBELL;
+	if (srq->doorbell)
+		uctx->nqps++;
 	pd->refcnt++;
 	return true;
 }
@@ -748,11 +759,19 @@ static bool exact(struct pvo_st_loader *l, size_t left)
 	return true;
 }
 
+/* The fixed part of a record of that type and version. */
+static size_t fixed_len(unsigned int type, unsigned int version)
+{
+	return type == PVO_ST_SRQ && version == 1 ? PVO_ST_SRQ_V1_LEN
+						  : types[type].fixed;
+}
+
 static bool load_record(struct pvo_st_loader *l, unsigned int type,
 			unsigned int version, const void *p, size_t len)
 {
-	const uint8_t *var = (const uint8_t *)p + types[type].fixed;
-	size_t left = len - types[type].fixed;
+	const uint8_t *var = (const uint8_t *)p + fixed_len(type, version);
+	size_t left = len - fixed_len(type, version);
+	struct pvo_st_srq srq1 = {0};
 
 	/* every record's first field is its handle */
 	l->handle =
@@ -771,6 +790,10 @@ static bool load_record(struct pvo_st_loader *l, unsigned int type,
 	case PVO_ST_CQ:
 		return load_cq(l, p, var, left);
 	case PVO_ST_SRQ:
+		if (version == 1) { /* no flags */
+			memcpy(&srq1, p, PVO_ST_SRQ_V1_LEN);
+			p = &srq1;
+		}
 		return load_srq(l, p, var, left);
 	case PVO_ST_AH:
 		return exact(l, left) && load_ah(l, p);
@@ -818,15 +841,18 @@ static bool load(struct pvo_st_loader *l, const uint8_t *buf, size_t len)
 		pos += sizeof(r);
 		CHECK(r.type < PVO_ST_TYPES, "type", "unknown type %u", r.type);
 		l->what = types[r.type].name;
-		CHECK(r.version == 1 || (r.type == PVO_ST_MR &&
-					 r.version == PVO_ST_MR_VERSION),
+		CHECK(r.version == 1 ||
+			  (r.type == PVO_ST_MR &&
+			   r.version == PVO_ST_MR_VERSION) ||
+			  (r.type == PVO_ST_SRQ &&
+			   r.version == PVO_ST_SRQ_VERSION),
 		      "version", "record version %u", r.version);
 		CHECK(r.len <= len - pos, "length",
 		      "%u bytes, but the stream is truncated (%zu left)", r.len,
 		      len - pos);
-		CHECK(r.len >= types[r.type].fixed, "length",
+		CHECK(r.len >= fixed_len(r.type, r.version), "length",
 		      "%u bytes, needs at least %zu", r.len,
-		      types[r.type].fixed);
+		      fixed_len(r.type, r.version));
 		CHECK((r.type == PVO_ST_VM) != seen_vm || r.type == PVO_ST_END,
 		      "type", "%s",
 		      seen_vm ? "a second VM record"

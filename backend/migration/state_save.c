@@ -363,10 +363,13 @@ static bool save_srq(struct pvo_state_saver *s, const struct pvo_srq *srq)
 			       .pd = srq->pd->handle,
 			       .max_sge = srq->max_sge,
 			       .limit = srq->limit,
-			       .cons = srq->cons};
+			       .cons = srq->cons,
+			       .flags =
+				   srq->doorbell ? PVO_ST_SRQ_DOORBELL : 0};
 
 	put_ring(&c.ring, &srq->ring);
-	return begin(s, PVO_ST_SRQ, 1, &c, sizeof(c), ring_bytes(&srq->ring));
+	return begin(s, PVO_ST_SRQ, PVO_ST_SRQ_VERSION, &c, sizeof(c),
+		     ring_bytes(&srq->ring));
 }
 
 static bool save_ah(struct pvo_state_saver *s, const struct pvo_ah *ah)

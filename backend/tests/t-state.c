@@ -9,7 +9,9 @@
  * The saver gives the same bytes in pieces of any size, counts an MR of
  * more runs than a read may count over several reads, splits runs
  * longer than a stream run, refuses a stream over its limit, and fails
- * (never reads freed memory) when objects go away under it.
+ * (never reads freed memory) when objects go away under it. An SRQ's
+ * record keeps whether its guest rings doorbells for it (version 2);
+ * one of version 1 loads without.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #define FG_RAM_SIZE (64u << 20) /* an MR of 9000 pages in a row */
 #include "fake_guest.h"
 #include "mr.h"
+#include "ring.h"
 #include "state.h"
 #include "state_format.h"
 #include "tap.h"
@@ -125,6 +128,18 @@ static GByteArray *load_save(const GByteArray *s, char **err)
 	return again;
 }
 
+/* After a case of load_save: why it was refused, if it was; all
+ * freed. */
+static void case_done(GByteArray *s, GByteArray *again, char *err)
+{
+	if (err)
+		tap_diag("  %s", err);
+	g_free(err);
+	if (again)
+		g_byte_array_free(again, TRUE);
+	g_byte_array_free(s, TRUE);
+}
+
 static void test_round_trip(void)
 {
 	static const char *const names[] = {"rc-bind-mw", "rc-fetch-add",
@@ -142,12 +157,7 @@ static void test_round_trip(void)
 		       "%s: loads and saves to the same bytes (MR page "
 		       "lists as runs)",
 		       names[i]);
-		if (err)
-			tap_diag("  %s", err);
-		g_free(err);
-		if (again)
-			g_byte_array_free(again, TRUE);
-		g_byte_array_free(s, TRUE);
+		case_done(s, again, err);
 	}
 }
 
@@ -634,11 +644,87 @@ static void test_long_mrs(void)
 	fg_fini(&g);
 }
 
+/* rc-send with an SRQ record of that version (flags: version 2's) of
+ * its user context before its END record. */
+static GByteArray *with_srq(unsigned int version, uint8_t flags)
+{
+	GByteArray *s = stream_of("rc-send"), *u = g_byte_array_new();
+	const struct pvo_st_pd *pd = rec_of(s, PVO_ST_PD, 0);
+	struct pvo_st_srq c = {.max_sge = 1, .cons = 3, .flags = flags};
+	struct pvo_st_rec r = {.type = PVO_ST_SRQ, .version = version};
+	size_t end = s->len - sizeof(struct pvo_st_rec);
+	uint64_t gpa;
+	uint32_t i;
+
+	c.handle = (pd->handle & ~PVO_TABLE_MAX_SLOTS) | 1;
+	c.ctx = pd->ctx;
+	c.pd = pd->handle;
+	c.ring.entries = 8;
+	c.ring.shift = (uint8_t)pvo_recv_wqe_shift(1);
+	c.ring.npages = pvo_ring_pages(8, c.ring.shift);
+	r.len = (uint32_t)((version == 1 ? PVO_ST_SRQ_V1_LEN : sizeof(c)) +
+			   c.ring.npages * 8ull);
+	g_byte_array_append(u, s->data, (guint)end);
+	g_byte_array_append(u, (const guint8 *)&r, sizeof(r));
+	g_byte_array_append(u, (const guint8 *)&c,
+			    version == 1 ? PVO_ST_SRQ_V1_LEN : sizeof(c));
+	for (i = 0; i < c.ring.npages; i++) {
+		gpa = 0x100000 + i * 4096ull;
+		g_byte_array_append(u, (const guint8 *)&gpa, sizeof(gpa));
+	}
+	g_byte_array_append(u, s->data + end, sizeof(struct pvo_st_rec));
+	g_byte_array_free(s, TRUE);
+	return u;
+}
+
+/* The SRQ record of a saved stream: version and flags as wanted. */
+static bool srq_saved(GByteArray *again, unsigned int version, uint8_t flags)
+{
+	const struct pvo_st_srq *c;
+	struct pvo_st_rec r;
+
+	if (!again)
+		return false;
+	c = rec_of(again, PVO_ST_SRQ, 0);
+	memcpy(&r, (const uint8_t *)c - sizeof(r), sizeof(r));
+	return r.version == version && c->flags == flags && c->cons == 3;
+}
+
+/* s loaded and saved: its SRQ's record as wanted. */
+static void srq_case(GByteArray *s, uint8_t flags, const char *what)
+{
+	GByteArray *again;
+	char *err = NULL;
+
+	again = load_save(s, &err);
+	tap_ok(srq_saved(again, PVO_ST_SRQ_VERSION, flags),
+	       "%s: loads and saves as version %u, flags 0x%x", what,
+	       PVO_ST_SRQ_VERSION, flags);
+	case_done(s, again, err);
+}
+
+static void test_srq_records(void)
+{
+	GByteArray *bad = with_srq(PVO_ST_SRQ_VERSION, 0x2), *again;
+	char *err = NULL;
+
+	srq_case(with_srq(PVO_ST_SRQ_VERSION, PVO_ST_SRQ_DOORBELL),
+		 PVO_ST_SRQ_DOORBELL,
+		 "an SRQ whose guest rings doorbells for it");
+	srq_case(with_srq(1, 0), 0,
+		 "an SRQ record of version 1 (no flags, no doorbells)");
+	again = load_save(bad, &err);
+	tap_ok(!again && err && strstr(err, "SRQ") && strstr(err, "flags"),
+	       "an SRQ record with an unknown flag is refused: %s",
+	       err ? err : "(loaded)");
+	case_done(bad, again, err);
+}
+
 int main(void)
 {
 	char *err = NULL;
 
-	tap_plan(28);
+	tap_plan(31);
 	cfg = pvo_config_parse("fuzz.conf", FUZZ_CTRL_CONF, &err);
 	if (!cfg)
 		tap_bail("config: %s", err);
@@ -648,6 +734,7 @@ int main(void)
 	test_alternating_mrs();
 	test_pieces();
 	test_long_mrs();
+	test_srq_records();
 	pvo_config_free(cfg);
 	return tap_done();
 }
