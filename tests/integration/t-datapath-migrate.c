@@ -1343,16 +1343,45 @@ static void migrate_hostverbs(void)
 
 /* a back to host 1 (its source QEMU quits), after a test that left it
  * elsewhere; what: the check's name. */
-static void a_home(const char *what)
+/* What host 1's and 2's device sends to host 3's: dropped, slow (4
+ * Mbit/s) or passed again (pvo-hv-link). */
+static bool hv_link(const char *mode)
+{
+	const char *prog = getenv("T_DATAPATH_HV_LINK");
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "%s %s %s", prog, hv_netdev, mode);
+	return tap_ok(system(cmd) == 0, "host verbs: what %s sends to %s: %s",
+		      hv_dev, hv3_dev, mode);
+}
+
+/* a leaves and arrives at the back-end of socket to, the link set to
+ * link between the two (if named). */
+static bool a_move(const char *to, const char *link, const char *what)
 {
 	uint8_t *buf;
 	size_t len;
-	int old = -1;
+	int old;
+	bool ok;
 
-	if (leave(&A, &buf, &len, &old))
-		arrive(&A, backend_vm_socket(&bp, "a"), buf, len, what);
-	if (old >= 0)
-		close(old);
+	ok = leave(&A, &buf, &len, &old);
+	if (link)
+		hv_link(link);
+	if (!ok)
+		return false;
+	ok = arrive(&A, to, buf, len, what);
+	close(old);
+	return ok;
+}
+
+static void a_home(const char *what)
+{
+	a_move(backend_vm_socket(&bp, "a"), NULL, what);
+}
+
+static bool a_to_host3(const char *what)
+{
+	return a_move(backend_vm_socket(&bp3, "a"), NULL, what);
 }
 
 /*
@@ -1516,54 +1545,22 @@ static void migrate_hostverbs_give_up(void)
  * atomic cannot run again without applying it twice: it completes with
  * REM_OP_ERR, its sum in b's MR once, and the connection ends.
  */
-static bool hv_link(bool drop)
-{
-	const char *prog = getenv("T_DATAPATH_HV_LINK");
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "%s %s %s", prog, hv_netdev,
-		 drop ? "drop" : "pass");
-	return tap_ok(system(cmd) == 0, "host verbs: what %s sends %s", hv_dev,
-		      drop ? "is dropped on the link" : "passes again");
-}
-
 /* a, on host 3, posts w on g, whose answer is dropped, and moves home
  * before it arrives. */
 static bool lost_answer_move(struct pair *g, const struct sim_wr *w,
 			     const char *what)
 {
-	uint8_t *buf;
-	size_t len;
-	int old;
-	bool ok;
-
-	if (!hv_link(true))
+	if (!hv_link("drop"))
 		return false;
 	post1(&g->a, w);
 	/* b's responder executes it at once; give the answer time to be
 	 * lost, and a's first retry too */
 	sleep_ms(300);
-	ok = expect_no_cqe(&A.scq, 0, what) && leave(&A, &buf, &len, &old);
-	hv_link(false);
-	if (!ok)
+	if (!expect_no_cqe(&A.scq, 0, what)) {
+		hv_link("pass");
 		return false;
-	ok = arrive(&A, backend_vm_socket(&bp, "a"), buf, len, what);
-	close(old);
-	return ok;
-}
-
-static bool a_to_host3(const char *what)
-{
-	uint8_t *buf;
-	size_t len;
-	int old;
-	bool ok;
-
-	if (!leave(&A, &buf, &len, &old))
-		return false;
-	ok = arrive(&A, backend_vm_socket(&bp3, "a"), buf, len, what);
-	close(old);
-	return ok;
+	}
+	return a_move(backend_vm_socket(&bp, "a"), "pass", what);
 }
 
 static void migrate_hostverbs_lost_answers(void)
@@ -1638,6 +1635,167 @@ out:
 	/* the last repeats of a's announcement, after which host 1 forgets
 	 * where peers had a (the sections after this one expect it) */
 	sleep_ms(1300);
+}
+
+/*
+ * Host verbs, a host SRQ: two RC connections of b to a, a's receives on
+ * one SRQ of 8 WQEs. Through a failed migration, a move to host 3 with
+ * the ring wrapped, and a move home while a 1 MiB SEND is under way on
+ * one connection (the link slowed), its receive overtaken by three
+ * SENDs on the other and its ring position written again by the guest:
+ * each receive takes one message, in the order posted, with its bytes,
+ * none twice; the long SEND completes once.
+ */
+#define SRQ_WR(i) (0x5200u + (i))
+#define SRQ_DST (600 * KIB) /* 4 KiB per receive */
+#define SRQ_SRC (700 * KIB)
+#define SRQ_LEN 3000
+#define SRQ_LONG_AT (1 * MIB) /* a's receive and b's source */
+#define SRQ_LONG (1 * MIB)
+
+static bool srq_recv(struct sim_srq *q, unsigned int i, uint64_t off,
+		     uint32_t len)
+{
+	struct sim_sge s = sge_of(&A, off, len);
+
+	prepare_dst(&A.buf, off, len);
+	return tap_ok(sim_post_srq_recv(q, SRQ_WR(i), &s, 1) == 0,
+		      "host verbs: a posts receive %u on its SRQ", i);
+}
+
+static bool srq_recvs(struct sim_srq *q, unsigned int from, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = from; i < from + n; i++)
+		if (!srq_recv(q, i, SRQ_DST + (i % 32) * 4 * KIB, 4 * KIB))
+			return false;
+	return true;
+}
+
+/* a's receive i taken by one message of len bytes over g, checked. */
+static void srq_took(struct pair *g, unsigned int i, uint64_t off, uint32_t len,
+		     uint32_t seed, const char *what)
+{
+	struct pvo_cqe c;
+
+	if (get_cqe(&A.rcq, &c, what))
+		tap_ok(
+		    cqe_ok(&c, SRQ_WR(i), PVO_WC_RECV, PVO_WC_SUCCESS, what) &&
+			le32toh(c.qpn) == g->a.qpn &&
+			le32toh(c.byte_len) == len,
+		    "%s: SRQ receive %u takes it (QP %u, %u bytes)", what, i,
+		    g->a.qpn, len);
+	check_data(what, &A.buf, off, len, seed);
+}
+
+/* b SENDs message i over g: a's receive i takes it. */
+static void srq_send(struct pair *g, unsigned int i, const char *what)
+{
+	struct sim_wr w = wr1(0x5300 + i, PVO_WR_SEND, &B, SRQ_SRC, SRQ_LEN);
+
+	fill_pattern(&B.buf, SRQ_SRC, SRQ_LEN, 9900 + i);
+	post1(&g->b, &w);
+	expect_cqe(&B.scq, w.wr_id, PVO_WC_SEND, PVO_WC_SUCCESS, what);
+	srq_took(g, i, SRQ_DST + (i % 32) * 4 * KIB, SRQ_LEN, 9900 + i, what);
+}
+
+static bool srq_failed_migration(void)
+{
+	int thawed = log_count(&bp, THAWED);
+	uint8_t *buf;
+	size_t len;
+
+	if (!stop_for_migration(&A))
+		return false;
+	if (vu_frontend_save_state(A.vm->fe, &buf, &len) == 0) {
+		tap_ok(offer_at(&bp3, backend_vm_socket(&bp3, "a"), buf, len,
+				NULL) == 0,
+		       "host verbs: host 3 takes the state of a with a host "
+		       "SRQ, then its front-end goes (the migration fails)");
+		free(buf);
+	} else {
+		tap_ok(false, "host verbs: a's state with a host SRQ saved: %s",
+		       vu_frontend_error(A.vm->fe));
+	}
+	if (!tap_ok(resume_source(&A), "host verbs: a runs again at host 1"))
+		return false;
+	wait_thawed(thawed);
+	return true;
+}
+
+static void migrate_hostverbs_srq(void)
+{
+	struct sim_conn c = {.timeout = 18};
+	struct sim_wr w;
+	struct sim_srq q;
+	struct pair g[2];
+	unsigned int i;
+	int st;
+
+	if (!getenv("T_DATAPATH_HV_LINK") || !hv3_dev[0])
+		return;
+	memset(g, 0, sizeof(g));
+	st = sim_create_srq(&A.pd, 8, 1, 0, &q);
+	if (!TAP_STATUS(st, PVO_STATUS_OK, "host verbs: a's SRQ of 8 WQEs") ||
+	    !tap_ok(q.resp_flags & PVO_SRQ_RESP_F_DOORBELL,
+		    "host verbs: ... a host SRQ (doorbells)"))
+		goto out;
+	if (!pair_make_srq(&g[0], &q, &c, &c) ||
+	    !pair_make_srq(&g[1], &q, &c, &c) || !srq_recvs(&q, 0, 6))
+		goto out;
+	for (i = 0; i < 3; i++)
+		srq_send(&g[i % 2], i, "host verbs: SRQ before any move");
+	/* positions 6..9: the ring wraps */
+	if (!srq_recvs(&q, 6, 4) || !srq_failed_migration())
+		goto out;
+	for (i = 3; i < 5; i++)
+		srq_send(&g[i % 2], i,
+			 "host verbs: SRQ after the failed migration");
+	if (!a_to_host3("host verbs: a with a host SRQ to host 3"))
+		goto out;
+	for (i = 5; i < 10; i++)
+		srq_send(&g[i % 2], i, "host verbs: SRQ at host 3");
+
+	/* receive 10 for the long SEND on g[0], 11-13 for g[1]'s */
+	if (!srq_recv(&q, 10, SRQ_LONG_AT, SRQ_LONG) || !srq_recvs(&q, 11, 3) ||
+	    !hv_link("slow"))
+		goto out;
+	fill_pattern(&B.buf, SRQ_LONG_AT, SRQ_LONG, 9910);
+	w = wr1(0x5400, PVO_WR_SEND, &B, SRQ_LONG_AT, SRQ_LONG);
+	post1(&g[0].b, &w);
+	for (i = 11; i < 14; i++)
+		srq_send(&g[1], i,
+			 "host verbs: SRQ, a short SEND overtakes the long");
+	expect_no_cqe(&A.rcq, 0,
+		      "host verbs: the long SEND's receive still open");
+	/* 14-20: the ring full again, 18 at receive 10's position */
+	if (!srq_recvs(&q, 14, 7))
+		goto out;
+	expect_no_cqe(&B.scq, 0, "host verbs: b's long SEND under way");
+	if (!a_move(backend_vm_socket(&bp, "a"), "pass",
+		    "host verbs: a with a host SRQ home, b's long SEND under "
+		    "way"))
+		goto out;
+	expect_cqe(&B.scq, 0x5400, PVO_WC_SEND, PVO_WC_SUCCESS,
+		   "host verbs: b's long SEND, under way at the move");
+	srq_took(&g[0], 10, SRQ_LONG_AT, SRQ_LONG, 9910,
+		 "host verbs: the long SEND after the move");
+	for (i = 14; i < 21; i++)
+		srq_send(&g[i % 2], i, "host verbs: SRQ after the move home");
+	expect_no_cqe(&A.rcq, 200,
+		      "host verbs: each SRQ receive completed once");
+	expect_no_cqe(&B.scq, 0, "host verbs: each SEND completed once");
+out:
+	hv_link("pass");
+	pair_destroy(&g[0]);
+	pair_destroy(&g[1]);
+	if (q.handle)
+		TAP_STATUS(sim_destroy_srq(&q), PVO_STATUS_OK,
+			   "host verbs: a's SRQ destroyed");
+	drain_all();
+	if (!strncmp(A.vm->fe->socket_path, bp3.dir, strlen(bp3.dir)))
+		a_home("host verbs: a home after the SRQ");
 }
 
 /*
@@ -1862,6 +2020,7 @@ void test_migrate(void)
 		migrate_hostverbs_rc();
 		migrate_hostverbs_orphan();
 		migrate_hostverbs_give_up();
+		migrate_hostverbs_srq();
 		migrate_hostverbs_lost_answers();
 		return;
 	}

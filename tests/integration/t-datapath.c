@@ -402,9 +402,10 @@ struct sim_qp_init qp_init(struct node *n, uint8_t type)
  * Two connected QPs of @type between nodes @na and @nb, through GID index
  * @gid (0 = link-local, else the nodes' IPv4 GID); @ca / @cb may be NULL.
  */
-bool pair_make_ex(struct pair *p, struct node *na, struct node *nb,
-			 uint8_t type, bool v4, const struct sim_conn *ca,
-			 const struct sim_conn *cb)
+/* a's QP on srq if one is named. */
+static bool make_pair(struct pair *p, struct node *na, struct node *nb,
+		      uint8_t type, bool v4, struct sim_srq *srq,
+		      const struct sim_conn *ca, const struct sim_conn *cb)
 {
 	struct sim_qp_init ia = qp_init(na, type), ib = qp_init(nb, type);
 	struct sim_conn da = {0}, db = {0};
@@ -420,6 +421,10 @@ bool pair_make_ex(struct pair *p, struct node *na, struct node *nb,
 		db = *cb;
 	da.sgid_index = v4 ? na->gid_v4 : 0;
 	db.sgid_index = v4 ? nb->gid_v4 : 0;
+	if (srq) {
+		ia.srq = srq;
+		ia.rq_entries = 0;
+	}
 	st = sim_create_qp(&na->pd, &ia, &p->a);
 	if (st != PVO_STATUS_OK) {
 		tap_ok(false, "create %s QP on %s",
@@ -449,6 +454,19 @@ bool pair_make_ex(struct pair *p, struct node *na, struct node *nb,
 	}
 	p->made = true;
 	return true;
+}
+
+bool pair_make_ex(struct pair *p, struct node *na, struct node *nb,
+		  uint8_t type, bool v4, const struct sim_conn *ca,
+		  const struct sim_conn *cb)
+{
+	return make_pair(p, na, nb, type, v4, NULL, ca, cb);
+}
+
+bool pair_make_srq(struct pair *p, struct sim_srq *srq,
+		   const struct sim_conn *ca, const struct sim_conn *cb)
+{
+	return make_pair(p, &A, &B, PVO_QPT_RC, overlay, srq, ca, cb);
 }
 
 bool pair_make(struct pair *p, uint8_t type, const struct sim_conn *ca,

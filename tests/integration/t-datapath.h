@@ -105,6 +105,9 @@ bool pair_make_ex(struct pair *p, struct node *na, struct node *nb,
 		  const struct sim_conn *cb);
 bool pair_make(struct pair *p, uint8_t type, const struct sim_conn *ca,
 	       const struct sim_conn *cb);
+/* An RC pair with a's receives on srq (of A). */
+bool pair_make_srq(struct pair *p, struct sim_srq *srq,
+		   const struct sim_conn *ca, const struct sim_conn *cb);
 void pair_destroy(struct pair *p);
 struct sim_sge sge_of(struct node *n, uint64_t off, uint32_t len);
 uint64_t al8(struct node *n, uint64_t off);

@@ -83,6 +83,7 @@ struct pvo_hv_wqe {
 	uint8_t opcode; /* PVO_WR_* (send), 0 (receive) */
 	bool signaled;	/* send: the guest wants a CQE on success */
 	bool used;	/* SRQ slot: on the host */
+	bool held;	/* SRQ slot: off the host SRQ by the freeze, not done */
 	/* send: its first PSN on the host QP and the PSNs it takes (the
 	 * back-end's count, for QUERY_QP and re-creating the QP) */
 	uint32_t psn, npsn;
@@ -110,6 +111,17 @@ struct pvo_hv_srq {
 	uint32_t slots, nfree;
 	struct pvo_hv_wqe *wqe;
 	uint32_t *free;
+	/* each slot's guest WQE as read (stride bytes) and the ring
+	 * position it came from: the guest may write that position again
+	 * before it completes, and a move puts the WQEs on the host back in
+	 * the ring (pvo_hv_srq_freeze); charged to the VM's max-host-mem */
+	uint8_t *copy;
+	uint32_t *pos;
+	size_t stride;
+	struct pvo_host_budget *budget;
+	/* slots the freeze took off the host SRQ (a QP it stopped had
+	 * begun a message into them) without completing them */
+	uint32_t held;
 	bool broken; /* the guest broke its ring: logged, nothing more taken */
 };
 
@@ -335,6 +347,19 @@ bool pvo_hv_srq_take(struct pvo_vm *vm, struct pvo_srq *srq, uint64_t wr_id,
  * if the SRQ serves the other kind. A host SRQ then gets the receives
  * waiting in the ring. */
 bool pvo_hv_srq_claim(struct pvo_qp *qp, bool host);
+/* A host SRQ completion flushed by the freeze: its WQE was not
+ * consumed, and goes to the host SRQ again where the VM runs next. */
+void pvo_hv_srq_hold(struct pvo_vm *vm, struct pvo_srq *srq, uint64_t wr_id);
+/* After the freeze's completions: the guest WQEs on the host SRQ are
+ * written back to the ring from its consumer on, in the order they were
+ * posted, so a destination posts the ring as it stands. */
+void pvo_hv_srq_freeze(struct pvo_vm *vm, struct pvo_srq *srq);
+/* Where the VM runs after a freeze: on the host SRQ it had (a failed or
+ * cancelled migration), what the freeze held goes back; a new one (at
+ * a destination: serving the kind of QPs it served) gets the ring. */
+void pvo_hv_srq_thaw(struct pvo_vm *vm, struct pvo_srq *srq);
+/* At a destination: which kind of QPs the SRQ serves, as its QPs say. */
+void pvo_hv_srq_loaded(struct pvo_vm *vm, struct pvo_srq *srq);
 
 struct pvo_vm;
 struct pvo_pd;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Live migration of a host-verbs VM (docs/migration.md, "VMs on host
- * verbs"). What may move today: its PDs, MRs, CQs, UD QPs and RC / UC
- * QPs that are not connected yet; a connection on the host device, a
- * host SRQ or an MR still being registered keeps the VM where it is (the
- * save refuses it, saying which).
+ * verbs"). What may move: its PDs, MRs, CQs, SRQs, UD QPs and RC / UC
+ * connections to VMs of the deployment; a connection in software to a
+ * VM of this back-end, one to a peer that is not ours or an MR larger
+ * than one registration call keeps the VM where it is (the save refuses
+ * it, saying which).
  *
  * At the freeze the VM's active host QPs go to ERROR, so the device
  * writes no more into guest memory; their completions are taken (the
@@ -46,10 +47,6 @@ static char *unmovable(struct pvo_vm *vm)
 	uint32_t h = 0;
 	void *obj;
 
-	while ((h = pvo_table_next(&vm->srqs, h, &obj)))
-		if (to_hv_srq(obj))
-			return g_strdup_printf("SRQ 0x%x is a host SRQ",
-					       ((struct pvo_srq *)obj)->handle);
 	while ((h = pvo_table_next(&vm->mrs, h, &obj))) {
 		struct pvo_mr *mr = obj;
 
@@ -181,6 +178,9 @@ void pvo_hv_vm_freeze(struct pvo_vm *vm)
 	while ((h = pvo_table_next(&vm->mrs, h, &obj)))
 		if (to_hv_mr((struct pvo_mr *)obj))
 			dirty_mr(vm, obj);
+	/* the receives on host SRQs back in their rings (hv_srq.c) */
+	while ((h = pvo_table_next(&vm->srqs, h, &obj)))
+		pvo_hv_srq_freeze(vm, obj);
 }
 
 /* A connection stopped by the freeze: its rebind starts (a migration
@@ -266,6 +266,8 @@ bool pvo_hv_vm_thaw(struct pvo_vm *vm)
 		if (qp->engine == &pvo_engine_hostverbs)
 			qp->engine->doorbell(qp);
 	}
+	while ((h = pvo_table_next(&vm->srqs, h, &obj)))
+		pvo_hv_srq_thaw(vm, obj);
 	return offers;
 }
 
@@ -330,6 +332,18 @@ bool pvo_hv_vm_loaded(struct pvo_vm *vm)
 			return false;
 		}
 	}
+	/* host SRQs before the QPs attached to them */
+	while ((h = pvo_table_next(&vm->srqs, h, &obj))) {
+		struct pvo_srq *srq = obj;
+
+		if (srq->doorbell && pvo_hv_srq_create(vm, srq)) {
+			pvo_log(pvo_vm_name(vm),
+				"hostverbs: the migrated SRQ 0x%x could not "
+				"be made on this host's device",
+				srq->handle);
+			return false;
+		}
+	}
 	while ((h = pvo_table_next(&vm->qps, h, &obj))) {
 		struct pvo_qp *qp = obj;
 
@@ -359,6 +373,8 @@ bool pvo_hv_vm_loaded(struct pvo_vm *vm)
 			return false;
 		}
 	}
+	while ((h = pvo_table_next(&vm->srqs, h, &obj)))
+		pvo_hv_srq_loaded(vm, obj);
 	return true;
 }
 
@@ -407,10 +423,10 @@ GArray *pvo_hv_vm_ids(struct pvo_vm *vm)
 
 const struct pvo_engine_ops *pvo_hv_engine_of_loaded(const struct pvo_qp *qp)
 {
-	/* the QPs that get a host QP (pvo_hv_qp_create), but those on an
-	 * SRQ: a VM with a host SRQ does not move */
+	/* the QPs that get a host QP (pvo_hv_qp_create): on an SRQ, RC / UC
+	 * ones on an SRQ that gets a host SRQ (its guest rings for it) */
 	if (!pvo_hv_serves(qp->vm->cfg->tenant) || qp->ctx == PVO_CTX_KERNEL ||
-	    qp->srq ||
+	    (qp->srq && (!qp->srq->doorbell || qp->type == PVO_QPT_UD)) ||
 	    (qp->type != PVO_QPT_RC && qp->type != PVO_QPT_UC &&
 	     qp->type != PVO_QPT_UD))
 		return NULL;

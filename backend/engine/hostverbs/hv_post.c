@@ -699,6 +699,12 @@ static void srq_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 	struct pvo_cqe c = {0};
 	struct pvo_hv_wqe e;
 
+	/* the freeze stopped the QP in a message into it: not consumed */
+	if (qp->srq && to_hv_qp(qp)->frozen &&
+	    wc->status == IBV_WC_WR_FLUSH_ERR) {
+		pvo_hv_srq_hold(qp->vm, qp->srq, wc->wr_id);
+		return;
+	}
 	if (!qp->srq || !pvo_hv_srq_take(qp->vm, qp->srq, wc->wr_id, &e) ||
 	    to_hv_qp(qp)->gone)
 		return;
