@@ -150,6 +150,9 @@ struct pvo_vm_engine {
 	void (*vm_freeze)(struct pvo_vm *vm);
 	bool (*vm_thaw)(struct pvo_vm *vm);
 	bool (*vm_loaded)(struct pvo_vm *vm);
+	/* Whether what vm_loaded began is done (false while a large MR is
+	 * still being registered): the VM thaws only then. */
+	bool (*vm_ready)(struct pvo_vm *vm);
 	GArray *(*vm_ids)(struct pvo_vm *vm);
 	/* A rebind step for a QP of this VM (the moved one for ANSWER and
 	 * GO, the peer for OFFER and READY); what this side replies into

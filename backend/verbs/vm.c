@@ -113,6 +113,11 @@ bool pvo_vm_engine_loaded(struct pvo_vm *vm)
 	return !pvo_vm_eng_has(vm, vm_loaded) || vm->eng->vm_loaded(vm);
 }
 
+bool pvo_vm_engine_ready(struct pvo_vm *vm)
+{
+	return !pvo_vm_eng_has(vm, vm_ready) || vm->eng->vm_ready(vm);
+}
+
 void pvo_pd_free(struct pvo_vm *vm, struct pvo_pd *pd)
 {
 	pvo_table_remove(&vm->pds, pd->handle, pd->ctx);

@@ -167,10 +167,12 @@ void pvo_vm_set_engine(struct pvo_vm *vm);
  * log line saying why, if its engine holds objects that cannot move. */
 bool pvo_vm_migratable(struct pvo_vm *vm);
 /* The engine's part of a migration (engine.h vm_freeze, vm_thaw,
- * vm_loaded): nothing, or true (thaw: false), for VMs without one. */
+ * vm_loaded, vm_ready): nothing, or true (thaw: false), for VMs without
+ * one. */
 void pvo_vm_engine_freeze(struct pvo_vm *vm);
 bool pvo_vm_engine_thaw(struct pvo_vm *vm);
 bool pvo_vm_engine_loaded(struct pvo_vm *vm);
+bool pvo_vm_engine_ready(struct pvo_vm *vm);
 
 /* What the VM's engine holds on the host for it (pvo-ctl show): the
  * mappings of its host MRs and their bound, the bytes they pin, how

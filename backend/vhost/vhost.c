@@ -52,6 +52,8 @@
  */
 #define THAW_DELAY_USEC 20000
 #define THAW_STATUS_DELAY_USEC 1000000
+/* how often a thaw that waits for the engine (engine.h vm_ready) looks */
+#define THAW_RETRY_USEC 1000
 
 static struct pvo_vhost *session_of(VuDev *dev)
 {
@@ -330,6 +332,12 @@ static void thaw(void *opaque)
 
 	if (!vm->frozen || !vm->connected)
 		return;
+	/* a migrated MR still being registered (pinned) here: the VM's
+	 * WQEs wait for it, the thaw looks again */
+	if (!pvo_vm_engine_ready(vm)) {
+		pvo_timer_arm(&vm->vhost->thaw, THAW_RETRY_USEC);
+		return;
+	}
 	vm->frozen = false;
 	/* its host QPs receive before any peer learns where it is (a
 	 * datagram that finds no receive is lost) */

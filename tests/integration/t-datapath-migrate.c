@@ -56,6 +56,24 @@ static int log_count(const struct backend_proc *b, const char *needle)
 	return n;
 }
 
+/* The number of the last line with needle (0: none). */
+static int log_last(const struct backend_proc *b, const char *needle)
+{
+	char line[1024];
+	int n = 0, last = 0;
+	FILE *f = fopen(b->log_path, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, needle))
+			last = n;
+	}
+	fclose(f);
+	return last;
+}
+
 #define LEFT "destination front-end left"
 /* host 2 took a's new numbers */
 #define TO_HOST3 "10.0.0.1 behind VTEP 127.0.0.3 has new host numbers"
@@ -1799,6 +1817,106 @@ out:
 }
 
 /*
+ * Host verbs: a's MR of 12 MiB, more pages than one registration call
+ * pins (a destination registers it over turns of its loop, and a thaws
+ * once it is; its 3072 pages scattered, mapped 32 runs a turn, take
+ * longer than the front-end's start): b writes and reads it past its
+ * first 8 MiB, and a SEND lands in a receive in it, before a moves to
+ * host 3, there, and home.
+ */
+#define BIG_LEN (12 * MIB)
+#define REMADE "(3072 pages) registered again here"
+#define BIG_SRC (700 * KIB) /* b's */
+#define BIG_DST (800 * KIB)
+
+static void big_mr_io(struct pair *g, struct sim_buf *big,
+		      const struct sim_mr *mr, uint32_t seed, const char *what)
+{
+	uint64_t off = 9 * MIB + (seed % 16) * 128 * KIB;
+	struct sim_sge s = {.addr = big->va + off + 96 * KIB,
+			    .length = 4096,
+			    .lkey = mr->key};
+	struct sim_wr w;
+
+	fill_pattern(&B.buf, BIG_SRC, 64 * KIB, seed);
+	prepare_dst(big, off, 64 * KIB);
+	w = wr1(seed, PVO_WR_RDMA_WRITE, &B, BIG_SRC, 64 * KIB);
+	w.remote_addr = mr->iova + off;
+	w.rkey = mr->key;
+	post1(&g->b, &w);
+	expect_cqe(&B.scq, w.wr_id, PVO_WC_RDMA_WRITE, PVO_WC_SUCCESS, what);
+	check_data(what, big, off, 64 * KIB, seed);
+
+	fill_pattern(big, off + 64 * KIB, 32 * KIB, seed + 1);
+	prepare_dst(&B.buf, BIG_DST, 32 * KIB);
+	w = wr1(seed + 1, PVO_WR_RDMA_READ, &B, BIG_DST, 32 * KIB);
+	w.remote_addr = mr->iova + off + 64 * KIB;
+	w.rkey = mr->key;
+	post1(&g->b, &w);
+	expect_cqe(&B.scq, w.wr_id, PVO_WC_RDMA_READ, PVO_WC_SUCCESS, what);
+	check_data(what, &B.buf, BIG_DST, 32 * KIB, seed + 1);
+
+	prepare_dst(big, off + 96 * KIB, 4096);
+	if (sim_post_recv(&g->a, seed + 2, &s, 1))
+		tap_ok(false, "%s: a posts a receive in its MR", what);
+	fill_pattern(&B.buf, BIG_SRC, 3000, seed + 2);
+	w = wr1(seed + 3, PVO_WR_SEND, &B, BIG_SRC, 3000);
+	post1(&g->b, &w);
+	expect_cqe(&B.scq, w.wr_id, PVO_WC_SEND, PVO_WC_SUCCESS, what);
+	expect_cqe(&A.rcq, seed + 2, PVO_WC_RECV, PVO_WC_SUCCESS, what);
+	check_data(what, big, off + 96 * KIB, 3000, seed + 2);
+}
+
+static void migrate_hostverbs_large_mr(void)
+{
+	struct sim_conn c = {.timeout = 18};
+	struct sim_buf big;
+	struct sim_mr mr;
+	struct pair g;
+	int st, remade;
+
+	if (!hv3_dev[0])
+		return;
+	memset(&g, 0, sizeof(g));
+	if (!tap_ok(sim_buf_alloc(&big, sim_vm_ram(A.vm),
+				  sim_vm_va(A.vm, BIG_LEN + PVO_PAGE_SIZE),
+				  BIG_LEN, 0, SIM_LAYOUT_SCATTER) == 0,
+		    "host verbs: 12 MiB of a's RAM for an MR"))
+		return;
+	st = sim_reg_mr(&A.pd, &big, 0, BIG_LEN,
+			PVO_ACCESS_LOCAL_WRITE | PVO_ACCESS_REMOTE_WRITE |
+			    PVO_ACCESS_REMOTE_READ,
+			&mr);
+	if (!TAP_STATUS(st, PVO_STATUS_OK,
+			"host verbs: a registers an MR of 12 MiB (%u pages)",
+			(unsigned int)(BIG_LEN / PVO_PAGE_SIZE)))
+		goto free;
+	if (!pair_make(&g, PVO_QPT_RC, &c, &c))
+		goto dereg;
+	big_mr_io(&g, &big, &mr, 9950, "host verbs: a's 12 MiB MR");
+	remade = log_count(&bp3, REMADE);
+	if (a_to_host3("host verbs: a with a 12 MiB MR to host 3")) {
+		big_mr_io(&g, &big, &mr, 9960,
+			  "host verbs: a's 12 MiB MR at host 3");
+		tap_ok(log_count(&bp3, REMADE) == remade + 1 &&
+			   log_last(&bp3, REMADE) < log_last(&bp3, THAWED),
+		       "host verbs: host 3 registered a's 12 MiB MR over turns "
+		       "before a thawed (log lines %d, %d)",
+		       log_last(&bp3, REMADE), log_last(&bp3, THAWED));
+		a_home("host verbs: a with a 12 MiB MR home");
+		big_mr_io(&g, &big, &mr, 9970,
+			  "host verbs: a's 12 MiB MR home again");
+	}
+	pair_destroy(&g);
+dereg:
+	TAP_STATUS(sim_dereg_mr(&mr), PVO_STATUS_OK,
+		   "host verbs: a's 12 MiB MR deregistered");
+free:
+	sim_buf_free(&big);
+	drain_all();
+}
+
+/*
  * T_MIGRATE_BENCH=N (make bench-hostverbs, bench/hostverbs.py): instead
  * of the section's checks, N round trips of a on host verbs between host
  * 1 and host 3 with an RC connection to b, timed:
@@ -2021,6 +2139,7 @@ void test_migrate(void)
 		migrate_hostverbs_orphan();
 		migrate_hostverbs_give_up();
 		migrate_hostverbs_srq();
+		migrate_hostverbs_large_mr();
 		migrate_hostverbs_lost_answers();
 		return;
 	}

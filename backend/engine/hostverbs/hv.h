@@ -39,6 +39,10 @@ struct pvo_hv_vm {
 	/* MRs whose host key is not their guest key (made again after a
 	 * migration): receive SGEs then translate (pvo_hv_lkey) */
 	uint32_t rekeyed;
+	/* migrated MRs too large for one call, made again over turns of
+	 * the loop before the VM thaws (struct pvo_hv_remake, hv_mr.c) */
+	GQueue remakes;
+	struct pvo_timer remake;
 };
 
 /* An AH's part, made when a host UD QP first sends with it: its host
@@ -379,6 +383,7 @@ bool pvo_hv_migratable(struct pvo_vm *vm);
 void pvo_hv_vm_freeze(struct pvo_vm *vm);
 bool pvo_hv_vm_thaw(struct pvo_vm *vm);
 bool pvo_hv_vm_loaded(struct pvo_vm *vm);
+bool pvo_hv_vm_ready(struct pvo_vm *vm);
 GArray *pvo_hv_vm_ids(struct pvo_vm *vm);
 /* hv_post.c: the QP's send WQEs from its consumer index to the guest's
  * producer, for the replay plan, PSNs from first (g_free; NULL with *n 0
@@ -427,8 +432,12 @@ enum pvo_status pvo_hv_rereg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 				uint64_t iova, uint64_t length,
 				const uint64_t *pages, uint32_t npages);
 /* A migrated MR's host MR, made over this host's guest memory; mr->key
- * (the guest's) keeps naming it (hv_migrate.c). */
+ * (the guest's) keeps naming it (hv_migrate.c). One of more pages than
+ * one call pins is made over turns of the loop, on the registration
+ * thread: PVO_STATUS_OK at once, pvo_hv_mr_remaking until it is done. */
 enum pvo_status pvo_hv_mr_remake(struct pvo_vm *vm, struct pvo_mr *mr);
+/* Whether migrated MRs are still being made (the VM waits to thaw). */
+bool pvo_hv_mr_remaking(struct pvo_vm *vm);
 /* The host lkey of a guest key (itself while no MR was made again). */
 uint32_t pvo_hv_lkey(struct pvo_vm *vm, uint32_t key);
 /* The MR a key names in a host-verbs VM, or NULL. */

@@ -79,6 +79,7 @@ const struct pvo_vm_engine pvo_vm_engine_hostverbs = {
     .vm_freeze = pvo_hv_vm_freeze,
     .vm_thaw = pvo_hv_vm_thaw,
     .vm_loaded = pvo_hv_vm_loaded,
+    .vm_ready = pvo_hv_vm_ready,
     .vm_ids = pvo_hv_vm_ids,
     .conn_step = pvo_hv_conn_step,
     .host_use = hv_host_use,

@@ -3,9 +3,10 @@
  * Live migration of a host-verbs VM (docs/migration.md, "VMs on host
  * verbs"). What may move: its PDs, MRs, CQs, SRQs, UD QPs and RC / UC
  * connections to VMs of the deployment; a connection in software to a
- * VM of this back-end, one to a peer that is not ours or an MR larger
- * than one registration call keeps the VM where it is (the save refuses
- * it, saying which).
+ * VM of this back-end, one to a peer that is not ours or an MR still
+ * being registered keeps the VM where it is (the save refuses it, saying
+ * which). At a destination, MRs too large for one call are registered
+ * over turns of the loop (hv_mr.c) and the VM thaws once they are.
  *
  * At the freeze the VM's active host QPs go to ERROR, so the device
  * writes no more into guest memory; their completions are taken (the
@@ -47,18 +48,17 @@ static char *unmovable(struct pvo_vm *vm)
 	uint32_t h = 0;
 	void *obj;
 
+	if (pvo_hv_mr_remaking(vm))
+		return g_strdup("the MRs it came with are still being "
+				"registered here");
 	while ((h = pvo_table_next(&vm->mrs, h, &obj))) {
 		struct pvo_mr *mr = obj;
 
-		if (!to_hv_mr(mr))
-			continue;
-		if (!to_hv_mr(mr)->mr ||
-		    pvo_mr_npages(mr->iova, mr->length) > PVO_MR_PAGES_PER_CALL)
+		if (to_hv_mr(mr) && !to_hv_mr(mr)->mr)
 			return g_strdup_printf(
-			    "MR key 0x%x (%" PRIu64 " pages) is larger than "
-			    "can be registered again in one call (%u pages)",
-			    mr->key, pvo_mr_npages(mr->iova, mr->length),
-			    PVO_MR_PAGES_PER_CALL);
+			    "MR key 0x%x (%" PRIu64 " pages) is still being "
+			    "registered",
+			    mr->key, pvo_mr_npages(mr->iova, mr->length));
 	}
 	while ((h = pvo_table_next(&vm->qps, h, &obj))) {
 		struct pvo_qp *qp = obj;
@@ -311,6 +311,11 @@ uint32_t pvo_hv_local_host(const struct pvo_qp *qp, uint32_t ip,
 	}
 	q = pvo_qp_by_qpn(vm, v);
 	return q && to_hv_qp(q) ? to_hv_qp(q)->host_qpn : v;
+}
+
+bool pvo_hv_vm_ready(struct pvo_vm *vm)
+{
+	return !pvo_hv_mr_remaking(vm);
 }
 
 bool pvo_hv_vm_loaded(struct pvo_vm *vm)

@@ -314,9 +314,43 @@ static void reap_timer(void *opaque)
 		pvo_timer_arm(&to_hv_vm(vm)->reap, HV_REAP_US);
 }
 
+/* A migrated MR made over turns: its pages as REG_MR gave them. */
+struct pvo_hv_remake {
+	struct pvo_mr *mr;
+	uint64_t *pages;
+	uint32_t npages;
+	gint64 since; /* monotonic us, for the log */
+};
+
+static void remake_free(struct pvo_hv_remake *r)
+{
+	g_free(r->pages);
+	g_free(r);
+}
+
+/* A migrated MR that goes before it was made again. */
+static void remake_drop(struct pvo_vm *vm, struct pvo_mr *mr)
+{
+	GQueue *q = &to_hv_vm(vm)->remakes;
+	GList *l;
+
+	for (l = q->head; l; l = l->next) {
+		struct pvo_hv_remake *r = l->data;
+
+		if (r->mr == mr) {
+			remake_free(r);
+			g_queue_delete_link(q, l);
+			return;
+		}
+	}
+}
+
+static void remake_turn(void *opaque);
+
 void pvo_hv_mr_init(struct pvo_vm *vm)
 {
 	pvo_timer_init(&to_hv_vm(vm)->reap, reap_timer, vm);
+	pvo_timer_init(&to_hv_vm(vm)->remake, remake_turn, vm);
 }
 
 void pvo_hv_mr_fini(struct pvo_vm *vm)
@@ -326,6 +360,9 @@ void pvo_hv_mr_fini(struct pvo_vm *vm)
 	while (!reap(vm))
 		g_usleep(HV_REAP_US);
 	pvo_timer_destroy(&to_hv_vm(vm)->reap);
+	pvo_timer_destroy(&to_hv_vm(vm)->remake);
+	g_queue_clear_full(&to_hv_vm(vm)->remakes,
+			   (GDestroyNotify)remake_free);
 }
 
 /*
@@ -335,7 +372,7 @@ void pvo_hv_mr_fini(struct pvo_vm *vm)
  */
 static enum pvo_status reg_parts(struct pvo_vm *vm, struct pvo_mr *mr,
 				 struct ibv_pd *pd, const uint64_t *pages,
-				 uint32_t npages)
+				 uint32_t npages, bool remade)
 {
 	struct pvo_hv_vm *hv = to_hv_vm(vm);
 	struct pvo_hv_mr *h = to_hv_mr(mr);
@@ -353,6 +390,7 @@ static enum pvo_status reg_parts(struct pvo_vm *vm, struct pvo_mr *mr,
 			return pvo_hv_budget_charge(vm, &hv->use, 1, bytes);
 		h = g_new0(struct pvo_hv_mr, 1);
 		h->bytes = bytes;
+		h->remade = remade;
 		mr->engine_part = h;
 	}
 	switch (h->step) {
@@ -434,7 +472,7 @@ enum pvo_status pvo_hv_reg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 	if (!pd)
 		return PVO_STATUS_ENOSPC;
 	if (npages > HV_PAGES_PER_TURN || to_hv_mr(mr))
-		return reg_parts(vm, mr, pd, pages, npages);
+		return reg_parts(vm, mr, pd, pages, npages, false);
 	return reg_now(vm, mr, pd, pages, npages, false);
 }
 
@@ -443,6 +481,7 @@ void pvo_hv_dereg_mr(struct pvo_vm *vm, struct pvo_mr *mr)
 	struct pvo_hv_vm *hv = to_hv_vm(vm);
 	struct pvo_hv_mr *h = to_hv_mr(mr);
 
+	remake_drop(vm, mr);
 	if (!h)
 		return;
 	mr->engine_part = NULL;
@@ -527,9 +566,62 @@ enum pvo_status pvo_hv_rereg_mr(struct pvo_vm *vm, struct pvo_mr *mr,
 	return PVO_STATUS_OK;
 }
 
+/* A migrated MR made again: its guest key names it. */
+static void remade(struct pvo_vm *vm, struct pvo_mr *mr)
+{
+	g_hash_table_insert(to_hv_vm(vm)->keys, GUINT_TO_POINTER(mr->key), mr);
+	if (to_hv_mr(mr)->mr->lkey != mr->key)
+		to_hv_vm(vm)->rekeyed++;
+}
+
+/* One turn of the oldest migrated MR still to make (reg_parts). */
+static void remake_turn(void *opaque)
+{
+	struct pvo_vm *vm = opaque;
+	struct pvo_hv_vm *hv = to_hv_vm(vm);
+	struct pvo_hv_remake *r = g_queue_peek_head(&hv->remakes);
+	struct ibv_pd *pd;
+	enum pvo_status st;
+	bool waits;
+
+	if (!r)
+		return;
+	pd = pvo_hv_pd(vm, r->mr->pd);
+	/* not a command: the control queue's wait stays as it was */
+	waits = vm->ctrl_waits;
+	st = pd ? reg_parts(vm, r->mr, pd, r->pages, r->npages, true)
+		: PVO_STATUS_ENOSPC;
+	if (st == PVO_STATUS_AGAIN) {
+		/* pinning: look again in a while; else the next turn */
+		pvo_timer_arm(&hv->remake, vm->ctrl_waits ? HV_REAP_US : 0);
+		vm->ctrl_waits = waits;
+		return;
+	}
+	vm->ctrl_waits = waits;
+	if (st)
+		pvo_log(pvo_vm_name(vm),
+			"hostverbs: the migrated MR key 0x%x (%u pages) could "
+			"not be registered on this host's device (above): "
+			"its WQEs fail with protection errors",
+			r->mr->key, r->npages);
+	else {
+		remade(vm, r->mr);
+		/* what it adds to the switch-over, for the operator */
+		pvo_info(pvo_vm_name(vm),
+			 "hostverbs: the migrated MR key 0x%x (%u pages) "
+			 "registered again here in %lld ms",
+			 r->mr->key, r->npages,
+			 (long long)(g_get_monotonic_time() - r->since) / 1000);
+	}
+	remake_free(g_queue_pop_head(&hv->remakes));
+	if (!g_queue_is_empty(&hv->remakes))
+		pvo_timer_arm(&hv->remake, 0);
+}
+
 enum pvo_status pvo_hv_mr_remake(struct pvo_vm *vm, struct pvo_mr *mr)
 {
 	struct ibv_pd *pd = pvo_hv_pd(vm, mr->pd);
+	struct pvo_hv_remake *r;
 	enum pvo_status st;
 	uint64_t *pages;
 	uint32_t n;
@@ -537,14 +629,26 @@ enum pvo_status pvo_hv_mr_remake(struct pvo_vm *vm, struct pvo_mr *mr)
 	if (!pd)
 		return PVO_STATUS_ENOSPC;
 	pages = mr_pages(mr, &n);
+	if (n > HV_PAGES_PER_TURN) {
+		r = g_new0(struct pvo_hv_remake, 1);
+		r->mr = mr;
+		r->pages = pages;
+		r->npages = n;
+		r->since = g_get_monotonic_time();
+		g_queue_push_tail(&to_hv_vm(vm)->remakes, r);
+		pvo_timer_arm(&to_hv_vm(vm)->remake, 0);
+		return PVO_STATUS_OK;
+	}
 	st = reg_now(vm, mr, pd, pages, n, true);
 	g_free(pages);
-	if (st)
-		return st;
-	g_hash_table_insert(to_hv_vm(vm)->keys, GUINT_TO_POINTER(mr->key), mr);
-	if (to_hv_mr(mr)->mr->lkey != mr->key)
-		to_hv_vm(vm)->rekeyed++;
-	return PVO_STATUS_OK;
+	if (!st)
+		remade(vm, mr);
+	return st;
+}
+
+bool pvo_hv_mr_remaking(struct pvo_vm *vm)
+{
+	return !g_queue_is_empty(&to_hv_vm(vm)->remakes);
 }
 
 uint32_t pvo_hv_lkey(struct pvo_vm *vm, uint32_t key)
