@@ -98,13 +98,18 @@ struct pvo_id_pair {
  * One step of rebinding a connection whose one end moved (or was
  * stopped by a migration that then failed): docs/migration.md, "VMs on
  * host verbs". The moved end offers, the other end answers, the moved
- * end says it is ready, the other says go.
+ * end says it is ready, the other says go; an end that cannot go on
+ * says the connection ends.
  */
 enum pvo_conn_kind {
 	PVO_CONN_OFFER = 1,
 	PVO_CONN_ANSWER,
 	PVO_CONN_READY,
 	PVO_CONN_GO,
+	/* the connection ends, said by the end that cannot rebind it (its
+	 * requester cannot restart where the other's responder stood) */
+	PVO_CONN_END_BY_PEER,  /* to the moved end */
+	PVO_CONN_END_BY_MOVED, /* to the peer end */
 };
 
 struct pvo_conn_step {

@@ -132,7 +132,7 @@ static bool spoil(unsigned int i, struct pvo_rebind *r, const char **what)
 		stmt;                                                          \
 		return true
 		CASE(0, "kind 0", r->kind = 0);
-		CASE(1, "kind 5", r->kind = PVO_REBIND_KIND_MAX + 1);
+		CASE(1, "kind 7", r->kind = PVO_REBIND_KIND_MAX + 1);
 		CASE(2, "no parts", r->parts = 0);
 		CASE(3, "part beyond parts", r->part = 2);
 		CASE(4, "VNI over 24 bits", r->vni = 1u << 24);

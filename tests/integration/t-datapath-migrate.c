@@ -79,6 +79,10 @@ static int log_last(const struct backend_proc *b, const char *needle)
 #define TO_HOST3 "10.0.0.1 behind VTEP 127.0.0.3 has new host numbers"
 #define TO_HOST1 "10.0.0.1 behind VTEP 127.0.0.1 has new host numbers"
 #define THAWED "rings running again"
+/* an end of a connection waited for the other's rebind in vain */
+#define TOOK_NO_STEP "took no step to rebind the connection"
+/* ... or the other end said the connection ends */
+#define PEER_ENDED "could not rebind the connection"
 
 /* Back-end b dropped the last refused destination: the next may come. */
 static void wait_gone(const struct backend_proc *b, int before)
@@ -1359,23 +1363,22 @@ static void migrate_hostverbs(void)
 	drain_all();
 }
 
-/* a back to host 1 (its source QEMU quits), after a test that left it
- * elsewhere; what: the check's name. */
-/* What host 1's and 2's device sends to host 3's: dropped, slow (4
- * Mbit/s) or passed again (pvo-hv-link). */
-static bool hv_link(const char *mode)
+/* What a device sends on the link between the two (netdev: its end,
+ * hv_netdev for host 1's and 2's, hv3_netdev for host 3's): dropped,
+ * slow (4 Mbit/s) or passed again (pvo-hv-link). */
+static bool hv_link(const char *netdev, const char *mode)
 {
 	const char *prog = getenv("T_DATAPATH_HV_LINK");
 	char cmd[512];
 
-	snprintf(cmd, sizeof(cmd), "%s %s %s", prog, hv_netdev, mode);
-	return tap_ok(system(cmd) == 0, "host verbs: what %s sends to %s: %s",
-		      hv_dev, hv3_dev, mode);
+	snprintf(cmd, sizeof(cmd), "%s %s %s", prog, netdev, mode);
+	return tap_ok(system(cmd) == 0, "host verbs: what %s sends: %s",
+		      netdev == hv_netdev ? hv_dev : hv3_dev, mode);
 }
 
-/* a leaves and arrives at the back-end of socket to, the link set to
- * link between the two (if named). */
-static bool a_move(const char *to, const char *link, const char *what)
+/* a leaves and arrives at the back-end of socket to; what pass_netdev
+ * sends passes again in between (if named). */
+static bool a_move(const char *to, const char *pass_netdev, const char *what)
 {
 	uint8_t *buf;
 	size_t len;
@@ -1383,8 +1386,8 @@ static bool a_move(const char *to, const char *link, const char *what)
 	bool ok;
 
 	ok = leave(&A, &buf, &len, &old);
-	if (link)
-		hv_link(link);
+	if (pass_netdev)
+		hv_link(pass_netdev, "pass");
 	if (!ok)
 		return false;
 	ok = arrive(&A, to, buf, len, what);
@@ -1392,6 +1395,8 @@ static bool a_move(const char *to, const char *link, const char *what)
 	return ok;
 }
 
+/* a back to host 1 (its source QEMU quits), after a test that left it
+ * elsewhere; what: the check's name. */
 static void a_home(const char *what)
 {
 	a_move(backend_vm_socket(&bp, "a"), NULL, what);
@@ -1484,14 +1489,15 @@ static void migrate_hostverbs_orphan(void)
  * answer as long as its requester would wait for an ACK (at least 3 s),
  * then ends the connection as if b were gone: the oldest send
  * RETRY_EXC_ERR, the next flushed, nothing else. Once b's back-end runs
- * again it answers the offer it missed and waits for a's ready, which
- * never comes: b's QP ends too (QP_FATAL, its receive flushed).
+ * again it answers the offer it missed; a's end, which ended, says so
+ * (END): b's QP ends too, at once (QP_FATAL, its receive flushed).
  */
 static void migrate_hostverbs_give_up(void)
 {
-	static const char gave_up[] = "took no step to rebind the connection";
 	struct sim_conn c = {.timeout = 14}; /* 67 ms, 7 retries: 0.5 s */
-	int on3 = log_count(&bp3, gave_up), on2 = log_count(&bp2, gave_up);
+	int on3 = log_count(&bp3, TOOK_NO_STEP);
+	int on2 = log_count(&bp2, PEER_ENDED),
+	    no_step = log_count(&bp2, TOOK_NO_STEP);
 	struct sim_wr w;
 	struct pair g;
 	uint8_t *buf;
@@ -1524,7 +1530,7 @@ static void migrate_hostverbs_give_up(void)
 		return;
 	}
 	close(old);
-	tap_ok(wait_log(&bp3, gave_up, on3),
+	tap_ok(wait_log(&bp3, TOOK_NO_STEP, on3),
 	       "host verbs: host 3 says a's QP waited for b in vain, and "
 	       "what to check");
 	expect_cqe(&A.scq, 0xa901, PVO_WC_RDMA_WRITE, PVO_WC_RETRY_EXC_ERR,
@@ -1535,16 +1541,17 @@ static void migrate_hostverbs_give_up(void)
 	expect_state(&g.a, PVO_QPS_ERR, "host verbs: a gave up on b");
 	tap_ok(kill(bp2.pid, SIGCONT) == 0,
 	       "host verbs: b's back-end runs again");
-	tap_ok(wait_log(&bp2, gave_up, on2),
-	       "host verbs: host 2 answered the offer it missed, then "
-	       "waited for a's ready in vain");
+	tap_ok(wait_log(&bp2, PEER_ENDED, on2) &&
+		   log_count(&bp2, TOOK_NO_STEP) == no_step,
+	       "host verbs: host 2 answered the offer it missed, and a's "
+	       "end said the connection ended");
 	ev = sim_vm_expect_events(B.vm, PVO_EV_QP_FATAL, g.b.handle, 1,
 				  timeout_ms, 30);
 	tap_ok(ev == 1, "host verbs: b's QP gets one QP_FATAL event (%d)",
 	       ev);
 	expect_cqe(&B.rcq, 0xb901, -1, PVO_WC_WR_FLUSH_ERR,
 		   "host verbs: b's receive, flushed");
-	expect_state(&g.b, PVO_QPS_ERR, "host verbs: b gave up on a");
+	expect_state(&g.b, PVO_QPS_ERR, "host verbs: b's end after a's");
 	pair_destroy(&g);
 	drain_all();
 	a_home("host verbs: a home after the connection ended");
@@ -1563,22 +1570,102 @@ static void migrate_hostverbs_give_up(void)
  * atomic cannot run again without applying it twice: it completes with
  * REM_OP_ERR, its sum in b's MR once, and the connection ends.
  */
-/* a, on host 3, posts w on g, whose answer is dropped, and moves home
+/* With a on host 3, w posted on q (of a or b, whose send CQ is scq):
+ * the answer, which netdev's device sends, is dropped, and a moves home
  * before it arrives. */
-static bool lost_answer_move(struct pair *g, const struct sim_wr *w,
+static bool lost_answer_move(struct sim_qp *q, struct sim_cq *scq,
+			     const char *netdev, const struct sim_wr *w,
 			     const char *what)
 {
-	if (!hv_link("drop"))
+	if (!hv_link(netdev, "drop"))
 		return false;
-	post1(&g->a, w);
-	/* b's responder executes it at once; give the answer time to be
-	 * lost, and a's first retry too */
+	post1(q, w);
+	/* the responder executes it at once; give the answer time to be
+	 * lost, and the requester's first retry too */
 	sleep_ms(300);
-	if (!expect_no_cqe(&A.scq, 0, what)) {
-		hv_link("pass");
+	if (!expect_no_cqe(scq, 0, what)) {
+		hv_link(netdev, "pass");
 		return false;
 	}
-	return a_move(backend_vm_socket(&bp, "a"), "pass", what);
+	return a_move(backend_vm_socket(&bp, "a"), netdev, what);
+}
+
+/* With a on host 3: from's FETCH_ADD (add) to to's word at `at`, whose
+ * result netdev's device sends and the link drops, a moving home before
+ * it arrives: it completes with REM_OP_ERR, applied once, no result. */
+static bool lost_atomic(struct pair *g, struct node *from, uint64_t add,
+			const char *netdev, const char *what)
+{
+	struct node *to = from == &A ? &B : &A;
+	struct sim_qp *q = from == &A ? &g->a : &g->b;
+	uint64_t was = 0x5a5a000000000000ull | add, got = 0, now = 0;
+	uint64_t lo = al8(from, 52 * KIB), ro = al8(to, 52 * KIB);
+	struct sim_wr w =
+	    wr1(0xa900 + add, PVO_WR_ATOMIC_FETCH_AND_ADD, from, lo, 8);
+
+	sim_buf_write(&to->buf, ro, &was, 8);
+	sim_buf_fill(&from->buf, lo, 0, 8);
+	w.remote_addr = to->mr.iova + ro;
+	w.rkey = to->mr.key;
+	w.compare_add = add;
+	if (!lost_answer_move(q, &from->scq, netdev, &w, what))
+		return false;
+	expect_cqe(&from->scq, w.wr_id, PVO_WC_FETCH_ADD, PVO_WC_REM_OP_ERR,
+		   what);
+	sim_buf_read(&from->buf, lo, &got, 8);
+	sim_buf_read(&to->buf, ro, &now, 8);
+	return tap_ok(now == was + add && got == 0,
+		      "%s: applied once (%s holds 0x%llx), not run again; no "
+		      "result for %s (0x%llx)",
+		      what, to->name, (unsigned long long)now, from->name,
+		      (unsigned long long)got);
+}
+
+/* The other end (n's QP q, served by b) was told the connection ends:
+ * it ends at once (QP_FATAL), not after its wait. */
+static void ended_at_once(const struct backend_proc *b, int ended, int no_step,
+			  struct node *n, struct sim_qp *q, const char *what)
+{
+	tap_ok(wait_log(b, PEER_ENDED, ended) &&
+		   log_count(b, TOOK_NO_STEP) == no_step,
+	       "%s: %s's end is told the connection ends", what, n->name);
+	tap_ok(sim_vm_expect_events(n->vm, PVO_EV_QP_FATAL, q->handle, 1,
+				    timeout_ms, 30) == 1,
+	       "%s: %s's QP gets one QP_FATAL event", what, n->name);
+	expect_state(q, PVO_QPS_ERR, what);
+}
+
+/*
+ * Host verbs: b's FETCH_ADD to a on host 3, whose result the link drops,
+ * and a moves home: b's end cannot run it again (REM_OP_ERR, the sum in
+ * a's MR once) and says the connection ends; a's end ends at once
+ * (QP_FATAL), not after its wait.
+ */
+static void migrate_hostverbs_lost_peer_answer(void)
+{
+	static const char what[] = "host verbs: b's FETCH_ADD to a, whose "
+				   "result a's move lost";
+	struct sim_conn c = {.timeout = 18};
+	int ended = log_count(&bp, PEER_ENDED);
+	int no_step = log_count(&bp, TOOK_NO_STEP);
+	struct pair g;
+
+	if (!getenv("T_DATAPATH_HV_LINK") || !hv3_dev[0])
+		return;
+	memset(&g, 0, sizeof(g));
+	if (!a_to_host3("host verbs: a to host 3 for b's lost answer") ||
+	    !pair_make(&g, PVO_QPT_RC, &c, &c) ||
+	    !xfer(&g, X_WRITE, 4096, 0, 0, false, 9791))
+		goto out;
+	if (lost_atomic(&g, &B, 11, hv3_netdev, what)) {
+		ended_at_once(&bp, ended, no_step, &A, &g.a, what);
+		expect_state(&g.b, PVO_QPS_ERR, what);
+	}
+out:
+	pair_destroy(&g);
+	drain_all();
+	if (!strncmp(A.vm->fe->socket_path, bp3.dir, strlen(bp3.dir)))
+		a_home("host verbs: a home after b's lost answer");
 }
 
 static void migrate_hostverbs_lost_answers(void)
@@ -1586,9 +1673,8 @@ static void migrate_hostverbs_lost_answers(void)
 	static const char cannot[] = "whose answer the move lost cannot run "
 				     "again";
 	struct sim_conn c = {.timeout = 18}; /* 1 s, 7 retries */
-	uint64_t was = 0x5a5a00000000e2e2ull, got = 0, now = 0;
-	uint64_t lo = al8(&A, 52 * KIB), ro = al8(&B, 52 * KIB);
-	int on1 = log_count(&bp, cannot);
+	int on1 = log_count(&bp, cannot), ended = log_count(&bp2, PEER_ENDED);
+	int no_step = log_count(&bp2, TOOK_NO_STEP);
 	struct sim_wr w;
 	struct pair g;
 
@@ -1607,7 +1693,7 @@ static void migrate_hostverbs_lost_answers(void)
 	w = wr1(0xa9e1, PVO_WR_RDMA_READ, &A, ACROSS_READ_DST, 20000);
 	w.remote_addr = B.mr.iova + ACROSS_READ_SRC;
 	w.rkey = B.mr.key;
-	if (!lost_answer_move(&g, &w,
+	if (!lost_answer_move(&g.a, &A.scq, hv_netdev, &w,
 			      "host verbs: a home, the response to its READ "
 			      "lost"))
 		goto out;
@@ -1619,31 +1705,18 @@ static void migrate_hostverbs_lost_answers(void)
 	tap_ok(xfer(&g, X_SEND, 3000, 0, 0, false, 9783),
 	       "host verbs: the connection goes on after the READ");
 	/* the atomic */
-	if (!a_to_host3("host verbs: a to host 3 again"))
+	if (!a_to_host3("host verbs: a to host 3 again") ||
+	    !lost_atomic(&g, &A, 9, hv_netdev,
+			 "host verbs: a's FETCH_ADD, whose result its move "
+			 "lost"))
 		goto out;
-	sim_buf_write(&B.buf, ro, &was, 8);
-	sim_buf_fill(&A.buf, lo, 0, 8);
-	w = wr1(0xa9e2, PVO_WR_ATOMIC_FETCH_AND_ADD, &A, lo, 8);
-	w.remote_addr = B.mr.iova + ro;
-	w.rkey = B.mr.key;
-	w.compare_add = 9;
-	if (!lost_answer_move(&g, &w,
-			      "host verbs: a home, the result of its "
-			      "FETCH_ADD lost"))
-		goto out;
-	expect_cqe(&A.scq, 0xa9e2, PVO_WC_FETCH_ADD, PVO_WC_REM_OP_ERR,
-		   "host verbs: the FETCH_ADD b executed before a moved");
-	sim_buf_read(&A.buf, lo, &got, 8);
-	sim_buf_read(&B.buf, ro, &now, 8);
-	tap_ok(now == was + 9 && got == 0,
-	       "host verbs: the FETCH_ADD was applied once (b holds 0x%llx), "
-	       "not run again; no result for a (0x%llx)",
-	       (unsigned long long)now, (unsigned long long)got);
 	tap_ok(wait_log(&bp, cannot, on1),
 	       "host verbs: host 1 says the atomic cannot run again and the "
 	       "connection ends");
 	expect_state(&g.a, PVO_QPS_ERR,
 		     "host verbs: a's connection after the lost atomic");
+	ended_at_once(&bp2, ended, no_step, &B, &g.b,
+		      "host verbs: after a's lost atomic");
 out:
 	pair_destroy(&g);
 	drain_all();
@@ -1777,7 +1850,7 @@ static void migrate_hostverbs_srq(void)
 
 	/* receive 10 for the long SEND on g[0], 11-13 for g[1]'s */
 	if (!srq_recv(&q, 10, SRQ_LONG_AT, SRQ_LONG) || !srq_recvs(&q, 11, 3) ||
-	    !hv_link("slow"))
+	    !hv_link(hv_netdev, "slow"))
 		goto out;
 	fill_pattern(&B.buf, SRQ_LONG_AT, SRQ_LONG, 9910);
 	w = wr1(0x5400, PVO_WR_SEND, &B, SRQ_LONG_AT, SRQ_LONG);
@@ -1791,7 +1864,7 @@ static void migrate_hostverbs_srq(void)
 	if (!srq_recvs(&q, 14, 7))
 		goto out;
 	expect_no_cqe(&B.scq, 0, "host verbs: b's long SEND under way");
-	if (!a_move(backend_vm_socket(&bp, "a"), "pass",
+	if (!a_move(backend_vm_socket(&bp, "a"), hv_netdev,
 		    "host verbs: a with a host SRQ home, b's long SEND under "
 		    "way"))
 		goto out;
@@ -1805,7 +1878,7 @@ static void migrate_hostverbs_srq(void)
 		      "host verbs: each SRQ receive completed once");
 	expect_no_cqe(&B.scq, 0, "host verbs: each SEND completed once");
 out:
-	hv_link("pass");
+	hv_link(hv_netdev, "pass");
 	pair_destroy(&g[0]);
 	pair_destroy(&g[1]);
 	if (q.handle)
@@ -2140,6 +2213,7 @@ void test_migrate(void)
 		migrate_hostverbs_give_up();
 		migrate_hostverbs_srq();
 		migrate_hostverbs_large_mr();
+		migrate_hostverbs_lost_peer_answer();
 		migrate_hostverbs_lost_answers();
 		return;
 	}

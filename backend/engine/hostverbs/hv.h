@@ -182,6 +182,7 @@ enum {
 	HV_RB_READY,	/* moved end: ready sent, sends held */
 	HV_RB_ANSWERED, /* peer end: its answer is out */
 	HV_RB_DONE,
+	HV_RB_ENDED, /* this end or the other could not rebind it */
 };
 
 /* The engine's parts of the verbs objects (NULL: software only). */

@@ -143,7 +143,7 @@ void pvo_hv_vm_freeze(struct pvo_vm *vm)
 		/* a rebind in progress waits again from the thaw; one
 		 * done is history: the next thaw rebinds again */
 		pvo_hv_rebind_cancel(qp);
-		if (hq->rb_step == HV_RB_DONE)
+		if (hq->rb_step >= HV_RB_DONE)
 			hq->rb_step = HV_RB_NONE;
 		if (!hq->active)
 			continue;

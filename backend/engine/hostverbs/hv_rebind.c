@@ -15,6 +15,11 @@
  *   peer end   GO     its host QP runs at the moved one's new number
  *   moved end         sends
  *
+ * An end whose requester cannot restart where the other's responder
+ * stood (replay_plan.h), or whose host QP cannot be made again, says
+ * END instead of its answer or ready: the other end's connection ends
+ * at once, as at give_up, not after its wait.
+ *
  * Each step is taken once per move (generation): a repeated message
  * gets the reply it had. An end that waits for the other's next step
  * longer than its requester would wait for an ACK gives up: the other
@@ -132,31 +137,18 @@ static uint32_t stop(struct pvo_qp *qp)
 	return a.rq_psn & PVO_QPN_MAX;
 }
 
-/* The wait for the other end ran out: the oldest send of an RC QP
- * completes with RETRY_EXC_ERR (what an application sees when its peer
- * vanished), the rest flush; with no send to carry the error, the QP's
+/* The connection ends as if the peer had vanished: the oldest send of
+ * an RC QP completes with RETRY_EXC_ERR (what an application sees then),
+ * the rest flush; with no send to carry the error, the QP's
  * IBV_EVENT_QP_FATAL tells it. */
-static void give_up(void *opaque)
+static void end_conn(struct pvo_qp *qp)
 {
-	struct pvo_qp *qp = opaque;
 	struct pvo_hv_qp *h = to_hv_qp(qp);
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
 	uint32_t n = 0, next;
 	struct pvo_replay_wqe *e;
-	char ip[INET_ADDRSTRLEN];
 
-	if (!h || h->rb_step == HV_RB_NONE || h->rb_step == HV_RB_DONE ||
-	    qp->state == PVO_QPS_ERR)
-		return;
-	inet_ntop(AF_INET, &(struct in_addr){pvo_hv_gid_ip(qp->attr.path.dgid)},
-		  ip, sizeof(ip));
-	pvo_vm_warn(qp->vm,
-		    "hostverbs: QP 0x%x: its peer (QP 0x%x at %s) took no "
-		    "step to rebind the connection after the move within "
-		    "%u ms: the connection ends (is the peer's back-end "
-		    "running, and does it share the tenant's migration key?)",
-		    qp->qpn, qp->attr.dest_qpn, ip,
-		    (unsigned int)(give_up_usec(qp) / 1000));
+	pvo_hv_rebind_cancel(qp);
 	/* the host QP's flushes are not completions: the guest's WQEs
 	 * flush below, each once */
 	h->frozen = true;
@@ -164,13 +156,59 @@ static void give_up(void *opaque)
 	pvo_hv_qp_poll(qp);
 	h->frozen = false;
 	h->hold = false;
-	h->rb_step = HV_RB_NONE;
+	h->rb_step = HV_RB_ENDED;
 	e = pvo_hv_sq_pending(qp, qp->attr.sq_psn, &n, &next);
 	g_free(e);
 	if (qp->type == PVO_QPT_RC && n)
 		pvo_hv_sq_complete_oldest(qp, 0, PVO_WC_RETRY_EXC_ERR);
 	else
 		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+}
+
+/* Where the QP's peer is, for the log. */
+static const char *peer_str(const struct pvo_qp *qp, char *buf, size_t len)
+{
+	struct in_addr a = {pvo_hv_gid_ip(qp->attr.path.dgid)};
+
+	return inet_ntop(AF_INET, &a, buf, len);
+}
+
+/* The wait for the other end ran out. */
+static void give_up(void *opaque)
+{
+	struct pvo_qp *qp = opaque;
+	struct pvo_hv_qp *h = to_hv_qp(qp);
+	char ip[INET_ADDRSTRLEN];
+
+	if (!h || h->rb_step == HV_RB_NONE || h->rb_step >= HV_RB_DONE ||
+	    qp->state == PVO_QPS_ERR)
+		return;
+	pvo_vm_warn(qp->vm,
+		    "hostverbs: QP 0x%x: its peer (QP 0x%x at %s) took no "
+		    "step to rebind the connection after the move within "
+		    "%u ms: the connection ends (is the peer's back-end "
+		    "running, and does it share the tenant's migration key?)",
+		    qp->qpn, qp->attr.dest_qpn, peer_str(qp, ip, sizeof(ip)),
+		    (unsigned int)(give_up_usec(qp) / 1000));
+	end_conn(qp);
+}
+
+/* The other end said END: it could not rebind the connection (its log
+ * says why). */
+static void ended(struct pvo_qp *qp, const struct pvo_conn_step *in)
+{
+	struct pvo_hv_qp *h = qp ? to_hv_qp(qp) : NULL;
+	char ip[INET_ADDRSTRLEN];
+
+	if (!h || h->rb_gen != in->gen || h->rb_step == HV_RB_NONE ||
+	    h->rb_step >= HV_RB_DONE || qp->state == PVO_QPS_ERR)
+		return;
+	pvo_vm_warn(qp->vm,
+		    "hostverbs: QP 0x%x: its peer (QP 0x%x at %s) could not "
+		    "rebind the connection after the move (its back-end's "
+		    "log says why): the connection ends",
+		    qp->qpn, qp->attr.dest_qpn, peer_str(qp, ip, sizeof(ip)));
+	end_conn(qp);
 }
 
 void pvo_hv_rebind_wait(struct pvo_qp *qp)
@@ -197,6 +235,21 @@ static void reply(const struct pvo_conn_step *in, enum pvo_conn_kind kind,
 	out->psn2 = psn2;
 }
 
+/* This end cannot rebind the connection (the QP in error, logged):
+ * the other end is told at once, and again if it repeats its step. */
+static void cannot(struct pvo_qp *qp, const struct pvo_conn_step *in,
+		   enum pvo_conn_kind end, struct pvo_conn_step *out)
+{
+	struct pvo_hv_qp *h = to_hv_qp(qp);
+
+	pvo_hv_rebind_cancel(qp);
+	h->rb_gen = in->gen;
+	h->rb_step = HV_RB_ENDED;
+	h->hold = false;
+	h->frozen = false;
+	reply(in, end, 0, 0, out);
+}
+
 /* Peer end, OFFER: vm is the peer's. */
 static void offered(struct pvo_vm *vm, const struct pvo_conn_step *in,
 		    struct pvo_conn_step *out)
@@ -205,7 +258,13 @@ static void offered(struct pvo_vm *vm, const struct pvo_conn_step *in,
 	struct pvo_hv_qp *h = qp ? to_hv_qp(qp) : NULL;
 	uint32_t rq, restart;
 
-	if (!h || qp->state == PVO_QPS_ERR || h->rb_gen > in->gen)
+	if (!h || h->rb_gen > in->gen)
+		return;
+	if (h->rb_gen == in->gen && h->rb_step == HV_RB_ENDED) {
+		reply(in, PVO_CONN_END_BY_PEER, 0, 0, out);
+		return;
+	}
+	if (qp->state == PVO_QPS_ERR)
 		return;
 	if (h->rb_gen == in->gen && h->rb_step >= HV_RB_ANSWERED) {
 		reply(in, PVO_CONN_ANSWER, h->rb_psn, h->rb_psn2, out);
@@ -213,8 +272,10 @@ static void offered(struct pvo_vm *vm, const struct pvo_conn_step *in,
 		return;
 	}
 	rq = stop(qp);
-	if (!replay(qp, in->psn, &restart))
+	if (!replay(qp, in->psn, &restart)) {
+		cannot(qp, in, PVO_CONN_END_BY_PEER, out);
 		return;
+	}
 	h->rb_gen = in->gen;
 	h->rb_step = HV_RB_ANSWERED;
 	h->rb_psn = rq;
@@ -239,16 +300,26 @@ static void answered(struct pvo_vm *vm, const struct pvo_conn_step *in,
 		reply(in, PVO_CONN_READY, h->rb_psn, 0, out);
 		return;
 	}
-	if (h->rb_step != HV_RB_OFFERED || !replay(qp, in->psn, &restart))
+	if (h->rb_step == HV_RB_ENDED) {
+		reply(in, PVO_CONN_END_BY_MOVED, 0, 0, out);
 		return;
+	}
+	if (h->rb_step != HV_RB_OFFERED)
+		return;
+	if (!replay(qp, in->psn, &restart)) {
+		cannot(qp, in, PVO_CONN_END_BY_MOVED, out);
+		return;
+	}
 	/* the peer's host QP, as the answer names it (the peer may have
 	 * moved before, and may be served here now) */
 	dest = in->host_qpn ? in->host_qpn
 			    : pvo_hv_peer_host(qp, in->peer_ip, PVO_ALIAS_QPN,
 					       in->peer_qpn);
 	h->hold = true;
-	if (!rejoin(qp, dest, in->psn2, restart))
+	if (!rejoin(qp, dest, in->psn2, restart)) {
+		cannot(qp, in, PVO_CONN_END_BY_MOVED, out);
 		return;
+	}
 	h->rb_step = HV_RB_READY;
 	h->rb_psn = restart;
 	pvo_hv_rebind_wait(qp);
@@ -269,9 +340,16 @@ static void readied(struct pvo_vm *vm, const struct pvo_conn_step *in,
 		reply(in, PVO_CONN_GO, 0, 0, out);
 		return;
 	}
-	if (h->rb_step != HV_RB_ANSWERED ||
-	    !rejoin(qp, h->rb_host_qpn, in->psn, h->rb_psn2))
+	if (h->rb_step == HV_RB_ENDED) {
+		reply(in, PVO_CONN_END_BY_PEER, 0, 0, out);
 		return;
+	}
+	if (h->rb_step != HV_RB_ANSWERED)
+		return;
+	if (!rejoin(qp, h->rb_host_qpn, in->psn, h->rb_psn2)) {
+		cannot(qp, in, PVO_CONN_END_BY_PEER, out);
+		return;
+	}
 	h->rb_step = HV_RB_DONE;
 	pvo_hv_rebind_cancel(qp);
 	qp->engine->doorbell(qp);
@@ -313,6 +391,12 @@ void pvo_hv_conn_step(struct pvo_vm *vm, const struct pvo_conn_step *in,
 		break;
 	case PVO_CONN_GO:
 		gone(vm, in);
+		break;
+	case PVO_CONN_END_BY_PEER: /* to the moved end */
+		ended(conn_qp(vm, in->qpn, in->peer_ip, in->peer_qpn), in);
+		break;
+	case PVO_CONN_END_BY_MOVED:
+		ended(conn_qp(vm, in->peer_qpn, in->vm_ip, in->qpn), in);
 		break;
 	}
 }

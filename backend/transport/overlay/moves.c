@@ -511,12 +511,32 @@ static const enum pvo_conn_kind conn_kind[] = {
     [PVO_REBIND_ANSWER] = PVO_CONN_ANSWER,
     [PVO_REBIND_READY] = PVO_CONN_READY,
     [PVO_REBIND_GO] = PVO_CONN_GO,
+    [PVO_REBIND_END_BY_PEER] = PVO_CONN_END_BY_PEER,
+    [PVO_REBIND_END_BY_MOVED] = PVO_CONN_END_BY_MOVED,
 };
+/* a reply's kind is sent as its number */
+G_STATIC_ASSERT((int)PVO_REBIND_END_BY_MOVED == (int)PVO_CONN_END_BY_MOVED);
+
+/* The replies of one kind to the sender of r, in one message. */
+static void send_replies(const struct pvo_rebind *r, struct pvo_rebind *out)
+{
+	const struct pvo_daemon_config *cfg = pvo_overlay_config();
+	size_t key_len, n;
+	const uint8_t *key = key_of(cfg, pvo_overlay_tenant(r->vni), &key_len);
+	uint8_t buf[1500];
+
+	if (!out->count || !key)
+		return;
+	n = pvo_rebind_write(buf, sizeof(buf), out, key, key_len);
+	if (n)
+		pvo_overlay_send_frame(buf, n, r->vtep, cfg->vxlan_port);
+}
 
 /*
  * The connection entries of r, each a step of the VM of this host it
- * names (the moved VM `here` for an answer or a go, the peer VM for an
- * offer or ready); the replies go back to the sender in one message.
+ * names (the moved VM `here` for an answer, a go or an end by the peer,
+ * the peer VM for an offer, a ready or an end by the moved VM); the
+ * replies go back to the sender, one message for each kind of reply.
  * This runs in the thread of r's tenant (overlay.c hands a tenant's
  * datagrams to it), which owns the VM.
  */
@@ -524,16 +544,11 @@ static void take_conns(const struct pvo_rebind *r, struct pvo_vm *here)
 {
 	const struct pvo_daemon_config *cfg = pvo_overlay_config();
 	const struct pvo_tenant *t = pvo_overlay_tenant(r->vni);
-	struct pvo_rebind *out = g_new0(struct pvo_rebind, 1);
+	struct pvo_rebind *outs[PVO_REBIND_KIND_MAX + 1] = {NULL}, *out;
 	struct pvo_conn_step in, rep;
-	const uint8_t *key;
-	size_t key_len, n;
-	uint8_t gid[16], buf[1500];
+	uint8_t gid[16];
 	unsigned int i;
 
-	*out = (struct pvo_rebind){.vni = r->vni, .ip = r->ip, .gen = r->gen,
-				   .vtep = cfg->vtep, .parts = 1};
-	memcpy(out->mac, r->mac, 6);
 	for (i = 0; i < r->count; i++) {
 		const struct pvo_rebind_entry *e = &r->e[i];
 		struct pvo_vm *vm = here;
@@ -559,9 +574,20 @@ static void take_conns(const struct pvo_rebind *r, struct pvo_vm *here)
 					    .psn = e->psn,
 					    .psn2 = e->psn2};
 		vm->eng->conn_step(vm, &in, &rep);
-		if (!rep.kind)
+		if (!rep.kind || (unsigned int)rep.kind > PVO_REBIND_KIND_MAX)
 			continue;
-		out->kind = (uint8_t)rep.kind; /* the same numbers */
+		out = outs[rep.kind];
+		if (!out) {
+			out = outs[rep.kind] = g_new0(struct pvo_rebind, 1);
+			*out = (struct pvo_rebind){
+			    .kind = (uint8_t)rep.kind, /* the same numbers */
+			    .vni = r->vni,
+			    .ip = r->ip,
+			    .gen = r->gen,
+			    .vtep = cfg->vtep,
+			    .parts = 1};
+			memcpy(out->mac, r->mac, 6);
+		}
 		out->e[out->count++] = (struct pvo_rebind_entry){
 		    .type = PVO_REBIND_CONN,
 		    .guest = rep.qpn,
@@ -571,14 +597,12 @@ static void take_conns(const struct pvo_rebind *r, struct pvo_vm *here)
 		    .psn = rep.psn,
 		    .psn2 = rep.psn2};
 	}
-	key = key_of(cfg, t, &key_len);
-	if (out->count && key) {
-		n = pvo_rebind_write(buf, sizeof(buf), out, key, key_len);
-		if (n)
-			pvo_overlay_send_frame(buf, n, r->vtep,
-					       cfg->vxlan_port);
+	for (i = 0; i <= PVO_REBIND_KIND_MAX; i++) {
+		if (!outs[i])
+			continue;
+		send_replies(r, outs[i]);
+		g_free(outs[i]);
 	}
-	g_free(out);
 }
 
 enum pvo_drop pvo_overlay_rebind_input(const uint8_t *buf, size_t len,
@@ -626,7 +650,8 @@ enum pvo_drop pvo_overlay_rebind_input(const uint8_t *buf, size_t len,
 		goto out;
 	pvo_gid_from_ipv4(r->ip, gid);
 	here = pvo_served_by_gid(r->vni, gid);
-	if (r->kind == PVO_REBIND_ANSWER || r->kind == PVO_REBIND_GO) {
+	if (r->kind == PVO_REBIND_ANSWER || r->kind == PVO_REBIND_GO ||
+	    r->kind == PVO_REBIND_END_BY_PEER) {
 		/* to the moved VM, which runs here; each entry's sender
 		 * checked against its peer (take_conns) */
 		why = PVO_DROP_UNKNOWN_DST;

@@ -26,7 +26,10 @@ enum pvo_rebind_kind {
 	PVO_REBIND_ANSWER,    /* peer -> destination */
 	PVO_REBIND_READY,     /* destination -> peer */
 	PVO_REBIND_GO,	      /* peer -> destination */
-	PVO_REBIND_KIND_MAX = PVO_REBIND_GO,
+	/* the connection ends: the sender cannot rebind it */
+	PVO_REBIND_END_BY_PEER,	 /* peer -> destination */
+	PVO_REBIND_END_BY_MOVED, /* destination -> peer */
+	PVO_REBIND_KIND_MAX = PVO_REBIND_END_BY_MOVED,
 };
 
 enum pvo_rebind_type {
