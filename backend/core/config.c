@@ -404,7 +404,10 @@ static const struct key vm_keys[] = {
 	  .doc = "quota: host memory held for the VM's page lists (MRs and "
 		 "rings), 8 bytes a run of guest pages contiguous in GPA for "
 		 "an MR (one run on contiguous or huge pages), 16 bytes a "
-		 "page for a ring; beyond it the command fails with ENOSPC. "
+		 "page for a ring, and on the host-verbs transport a copy "
+		 "of each receive a host SRQ may hold (16 bytes + 16 an "
+		 "SGE, times its entries); beyond it the command fails "
+		 "with ENOSPC. "
 		 "The default holds 32M runs: 128 GiB registered on "
 		 "scattered 4 KiB pages (docs/security.md)" },
 	{ "hostverbs-migration", ENUM(VM, hv_migration_error, hv_migrations),
