@@ -346,7 +346,8 @@ void pvo_hv_srq_freeze(struct pvo_vm *vm, struct pvo_srq *srq)
 	uint32_t *out, n = 0, i;
 	const struct pvo_recv_wqe *w;
 
-	if (!h || h->broken)
+	/* an SRQ of software QPs, or of none yet: the ring says it all */
+	if (!h || h->broken || h->mode != PVO_HV_SRQ_HOST)
 		return;
 	out = g_new(uint32_t, h->slots);
 	for (i = 0; i < h->slots; i++)
