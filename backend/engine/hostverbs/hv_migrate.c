@@ -34,11 +34,16 @@
 #include "vm.h"
 
 /* A connection on the host device to a peer that cannot follow a move:
- * one the tenant's map does not place behind a VTEP of ours. */
+ * one neither served here nor placed behind a VTEP of ours by the
+ * tenant's map (which has no entry for a VM that runs here once it
+ * came back: moves.c, forget_elsewhere). */
 static bool peer_not_ours(const struct pvo_qp *qp)
 {
+	uint32_t vni = qp->vm->cfg->tenant->vni;
+
 	return qp->type != PVO_QPT_UD &&
-	       !pvo_transport_vm_of_ours(qp->vm->cfg->tenant->vni,
+	       !pvo_served_by_gid(vni, qp->attr.path.dgid) &&
+	       !pvo_transport_vm_of_ours(vni,
 					 pvo_hv_gid_ip(qp->attr.path.dgid));
 }
 
