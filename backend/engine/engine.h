@@ -207,6 +207,10 @@ struct pvo_vm_engine {
 	 * brings the QP's state up to date before QUERY_QP. qp_resp_flags:
 	 * PVO_QP_RESP_F_* bits of CREATE_QP's answer. qp_attach_mcast may
 	 * refuse ATTACH_MCAST. qp_free runs after qp->engine->destroy.
+	 * qp_path_mtu_max: the largest path MTU (IB_MTU_* value, 0: none)
+	 * the engine's device gives the QP; the software engine counts the
+	 * QP's PSNs at it too, so that a connection handed from one engine
+	 * to the other numbers its messages alike.
 	 */
 	enum pvo_status (*qp_create)(struct pvo_qp *qp);
 	enum pvo_status (*qp_modify)(struct pvo_qp *qp, unsigned int next,
@@ -214,6 +218,7 @@ struct pvo_vm_engine {
 				     const struct pvo_path *path);
 	void (*qp_sync_state)(struct pvo_qp *qp);
 	uint32_t (*qp_resp_flags)(const struct pvo_qp *qp);
+	unsigned int (*qp_path_mtu_max)(const struct pvo_qp *qp);
 	enum pvo_status (*qp_attach_mcast)(struct pvo_qp *qp);
 	void (*qp_free)(struct pvo_qp *qp);
 };

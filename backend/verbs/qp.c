@@ -95,6 +95,11 @@ void pvo_qp_update_mtu(struct pvo_qp *qp)
 
 	if (qp->type == PVO_QPT_UD || qp->type == PVO_QPT_GSI || !e || e > port)
 		e = port;
+	if (pvo_vm_eng_has(qp->vm, qp_path_mtu_max)) {
+		port = qp->vm->eng->qp_path_mtu_max(qp);
+		if (port && e > port)
+			e = port;
+	}
 	qp->mtu_bytes = 128u << e;
 }
 

@@ -500,6 +500,9 @@ void pvo_hv_qp_free(struct pvo_qp *qp);
 /* QUERY_QP: a host QP the device moved to error takes the guest's QP
  * there too. */
 void pvo_hv_qp_sync_state(struct pvo_qp *qp);
+/* The path MTU of the QP's host QP at most (IB_MTU_*; 0: no host QP):
+ * its device's and its guest port's. */
+unsigned int pvo_hv_qp_path_mtu_max(const struct pvo_qp *qp);
 
 /* Guest receive WQEs wait for a doorbell on QPs that carry this flag in
  * their CREATE_QP response (pvo-device.h: PVO_QP_RESP_F_RQ_DOORBELL). */

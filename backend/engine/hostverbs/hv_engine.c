@@ -99,6 +99,7 @@ const struct pvo_vm_engine pvo_vm_engine_hostverbs = {
     .qp_modify = pvo_hv_qp_modify,
     .qp_sync_state = pvo_hv_qp_sync_state,
     .qp_resp_flags = pvo_hv_qp_resp_flags,
+    .qp_path_mtu_max = pvo_hv_qp_path_mtu_max,
     .qp_attach_mcast = pvo_hv_qp_attach_mcast,
     .qp_free = pvo_hv_qp_free,
 };

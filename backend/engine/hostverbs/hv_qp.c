@@ -21,6 +21,7 @@
 
 #include "ah.h"
 #include "cq.h"
+#include "device.h"
 #include "dma.h"
 #include "engine.h"
 #include "event.h"
@@ -57,6 +58,25 @@ int pvo_hv_host_state(struct pvo_qp *qp)
 	if (ibv_query_qp(to_hv_qp(qp)->qp, &a, IBV_QP_STATE, &init))
 		return -1;
 	return a.qp_state;
+}
+
+/* ---- path MTU ---- */
+
+unsigned int pvo_hv_qp_path_mtu_max(const struct pvo_qp *qp)
+{
+	unsigned int tenant = pvo_ib_mtu_for(qp->vm->cfg->tenant->mtu);
+
+	if (!to_hv_qp(qp))
+		return 0;
+	/* the guest's port says the tenant's: no path beyond it either */
+	return MIN(to_hv_qp(qp)->dev->port_attr.active_mtu, tenant);
+}
+
+static uint8_t path_mtu(struct pvo_qp *qp, uint32_t guest)
+{
+	unsigned int port = pvo_hv_qp_path_mtu_max(qp);
+
+	return guest && guest < port ? guest : port;
 }
 
 /* ---- creation ---- */
@@ -144,6 +164,11 @@ enum pvo_status pvo_hv_qp_create(struct pvo_qp *qp)
 	h->dev = d;
 	h->rcq_need = rq_need;
 	qp->engine_part = h;
+	/* a migrated QP's path came with it: its send WQEs' PSNs count at
+	 * it from the rebind's plan on (hv_rebind.c) */
+	if (qp->attr.path_mtu)
+		h->mtu = 128u << path_mtu(qp, qp->attr.path_mtu);
+	pvo_qp_update_mtu(qp);
 	h->host_qpn = h->qp->qp_num;
 	qp->qpn = h->host_qpn;
 	qp->engine = &pvo_engine_hostverbs;
@@ -189,13 +214,6 @@ static enum pvo_status host_modify(struct pvo_qp *qp, struct ibv_qp_attr *a,
 		    qp->qpn, what, g_strerror(err));
 	errno = err; /* for pvo_hv_resolve_end */
 	return err == ENOMEM ? PVO_STATUS_ENOSPC : PVO_STATUS_EINVAL;
-}
-
-static uint8_t path_mtu(struct pvo_qp *qp, uint32_t guest)
-{
-	uint8_t port = to_hv_qp(qp)->dev->port_attr.active_mtu;
-
-	return guest && guest < port ? guest : port;
 }
 
 /* The guest's path as the host's address vector, once the tenant allows
