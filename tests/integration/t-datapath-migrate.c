@@ -376,17 +376,22 @@ static void migrate_a(struct pair *p, struct pair *slow)
 	}
 }
 
-/* n's VM frozen and its state saved, as the source QEMU does; *old is
- * the source's connection, which stays until the source QEMU quits. */
-static bool leave(struct node *n, uint8_t **buf, size_t *len, int *old)
+/* n's state saved, its rings stopped already, as the source QEMU does;
+ * *old is the source's connection, which stays until the source QEMU
+ * quits. */
+static bool leave_stopped(struct node *n, uint8_t **buf, size_t *len, int *old)
 {
-	if (!stop_for_migration(n))
-		return false;
 	if (vu_frontend_save_state(n->vm->fe, buf, len) < 0)
 		return tap_ok(false, "%s's state saved: %s", n->name,
 			      vu_frontend_error(n->vm->fe));
 	*old = vu_frontend_detach(n->vm->fe);
 	return true;
+}
+
+/* ... its VM frozen first. */
+static bool leave(struct node *n, uint8_t **buf, size_t *len, int *old)
+{
+	return stop_for_migration(n) && leave_stopped(n, buf, len, old);
 }
 
 /*
@@ -1088,6 +1093,228 @@ static void migrate_hostverbs_failed(struct pair *p, struct pair *u)
 }
 
 /*
+ * Host verbs: RC and UC connections a and b make while host 2 serves
+ * both run in software (the local transport copies). A cancelled
+ * migration leaves them there; a's state saves with them. a's move home
+ * takes them onto the host device: host 2 hands b's QPs from the
+ * software engine to their host QPs and both ends are rebound as for a
+ * remote peer. b's two 8 MiB SENDs, arriving in slices when a stops
+ * (the first's first bytes in a's receive, the second's last not), and
+ * the work posted while a is frozen complete once with their bytes, the
+ * receive a SEND was arriving into posted first on a's new host QP;
+ * every kind of work on both afterwards, and again with a next to b.
+ */
+/* 32 of the local transport's slices; the most rdma_rxe takes in one
+ * message (its port's max_msg_sz) */
+#define SOFT_LONG (8 * MIB)
+#define ONTO_HOST "goes from software onto the host device"
+#define HELD_FIRST "is the host QP's first"
+
+struct soft_long {
+	struct sim_buf a, b; /* a's two receives, b's source */
+	struct sim_mr ma, mb;
+};
+
+static bool soft_long_make(struct soft_long *l)
+{
+	const uint64_t len = SOFT_LONG + 64 * KIB; /* and the guards */
+	int st;
+
+	memset(l, 0, sizeof(*l));
+	if (!tap_ok(sim_buf_alloc(&l->a, sim_vm_ram(A.vm),
+				  sim_vm_va(A.vm, 2 * len + PVO_PAGE_SIZE),
+				  2 * len, 0, SIM_LAYOUT_SCATTER) == 0 &&
+			sim_buf_alloc(&l->b, sim_vm_ram(B.vm),
+				      sim_vm_va(B.vm, len + PVO_PAGE_SIZE), len,
+				      0, SIM_LAYOUT_SCATTER) == 0,
+		    "host verbs: 16 MiB of a's RAM and 8 MiB of b's"))
+		return false;
+	st = sim_reg_mr(&A.pd, &l->a, 0, 2 * len, PVO_ACCESS_LOCAL_WRITE,
+			&l->ma);
+	if (st == PVO_STATUS_OK)
+		st = sim_reg_mr(&B.pd, &l->b, 0, len, 0, &l->mb);
+	return TAP_STATUS(st, PVO_STATUS_OK, "host verbs: their MRs");
+}
+
+static void soft_long_free(struct soft_long *l)
+{
+	if (l->ma.key)
+		sim_dereg_mr(&l->ma);
+	if (l->mb.key)
+		sim_dereg_mr(&l->mb);
+	sim_buf_free(&l->a);
+	sim_buf_free(&l->b);
+}
+
+/* Whether the 64 bytes of a's receive at off are all still guard bytes. */
+static bool soft_long_untouched(struct soft_long *l, uint64_t off)
+{
+	uint8_t head[64];
+	unsigned int k;
+
+	sim_buf_read(&l->a, off, head, sizeof(head));
+	for (k = 0; k < sizeof(head) && head[k] == GUARD_BYTE; k++)
+		;
+	return k == sizeof(head);
+}
+
+/* Whether the first bytes of b's SEND are in a's receive (5 s at most):
+ * the local transport copies the rest in slices over the next turns. */
+static bool soft_long_begun(struct soft_long *l)
+{
+	unsigned int i;
+
+	for (i = 0; i < 5000 && soft_long_untouched(l, 0); i++)
+		sleep_ms(1);
+	return !soft_long_untouched(l, 0);
+}
+
+/* b's pattern, in pieces (scratch holds 4 MiB). */
+static void soft_long_fill(struct soft_long *l, uint32_t seed)
+{
+	uint64_t off;
+
+	for (off = 0; off < SOFT_LONG; off += 2 * MIB)
+		fill_pattern_at(&l->b, off, 2 * MIB, seed, off);
+	sim_buf_fill(&l->a, 0, GUARD_BYTE, 2 * SOFT_LONG + GUARD);
+}
+
+/* a's receives hold b's bytes twice, the guard bytes after them
+ * untouched. */
+static void soft_long_check(struct soft_long *l, const char *what)
+{
+	uint8_t *x = malloc(MIB), *y = malloc(MIB);
+	uint64_t off, bad = 0, first = 0;
+
+	if (!x || !y)
+		tap_bail("no memory to compare b's SENDs");
+	for (off = 0; off < 2 * SOFT_LONG; off += MIB) {
+		sim_buf_read(&l->a, off, x, MIB);
+		sim_buf_read(&l->b, off % SOFT_LONG, y, MIB);
+		if (memcmp(x, y, MIB) && !bad++)
+			first = off;
+	}
+	tap_ok(!bad && soft_long_untouched(l, 2 * SOFT_LONG),
+	       "%s: both times %u MiB as b sent them, the guard after them "
+	       "untouched (%llu MiB differ, the first at %llu MiB)",
+	       what, (unsigned int)(SOFT_LONG / MIB), (unsigned long long)bad,
+	       (unsigned long long)(first / MIB));
+	free(x);
+	free(y);
+}
+
+static void migrate_hostverbs_software(void)
+{
+	struct sim_conn c = {.timeout = 18}; /* 1 s, 7 retries */
+	int onto = log_count(&bp2, ONTO_HOST), old;
+	int held = log_count(&bp, HELD_FIRST);
+	struct sim_sge sa[2], sb;
+	size_t log_size;
+	struct soft_long l;
+	struct pair s, v;
+	struct sim_wr w;
+	uint8_t *buf;
+	size_t len;
+
+	c.sgid_index = fast.sgid_index;
+	if (!soft_long_make(&l))
+		goto free;
+	if (!pair_make(&s, PVO_QPT_RC, &c, &c))
+		goto free;
+	if (!pair_make(&v, PVO_QPT_UC, &c, &c)) {
+		pair_destroy(&s);
+		goto free;
+	}
+	conns_after(&s, &v, 9680,
+		    "host verbs: connected in software on host 2");
+	if (!stop_for_migration(&A))
+		goto out;
+	buf = NULL;
+	if (!tap_ok(vu_frontend_save_state(A.vm->fe, &buf, &len) == 0,
+		    "host verbs: a's state saves with connections in "
+		    "software to b"))
+		tap_diag("%s", vu_frontend_error(A.vm->fe));
+	free(buf);
+	if (!tap_ok(resume_source(&A), "host verbs: a runs on at host 2 "
+				       "(the migration cancelled)"))
+		goto out;
+	conns_after(&s, &v, 9683,
+		    "host verbs: in software after the "
+		    "cancelled migration");
+	tap_ok(log_count(&bp2, ONTO_HOST) == onto,
+	       "host verbs: ... still in software (no QP went onto the host "
+	       "device)");
+
+	sa[0] = (struct sim_sge){l.a.va, SOFT_LONG, l.ma.key};
+	sa[1] = (struct sim_sge){l.a.va + SOFT_LONG, SOFT_LONG, l.ma.key};
+	sb = (struct sim_sge){l.b.va, SOFT_LONG, l.mb.key};
+	soft_long_fill(&l, 9686);
+	prepare_dst(&A.buf, 720 * KIB, 5000);
+	if (sim_post_recv(&s.a, 0xa901, &sa[0], 1) ||
+	    sim_post_recv(&s.a, 0xa902, &sa[1], 1) ||
+	    !post_recv1(&s.a, &A, 0xa801, 720 * KIB, 5000))
+		goto out;
+	/* the dirty log on before: stopping a's rings is then the freeze,
+	 * one round trip after the SENDs are seen to begin */
+	if (!vu_frontend_start_log(A.vm->fe, &log_size))
+		goto out;
+	w = wr1(0x5500, PVO_WR_SEND, &B, 0, 0);
+	w.sge[0] = sb;
+	post1(&s.b, &w);
+	w.wr_id = 0x5501;
+	post1(&s.b, &w);
+	if (!tap_ok(soft_long_begun(&l), "host verbs: b's two 8 MiB SENDs to "
+					 "a begun in software") ||
+	    !tap_ok(vu_frontend_stop(A.vm->fe) == 0, "host verbs: a stops") ||
+	    !leave_stopped(&A, &buf, &len, &old))
+		goto out;
+	tap_ok(soft_long_untouched(&l, 2 * SOFT_LONG - 64),
+	       "host verbs: ... and under way when a stopped (the last bytes "
+	       "of the second not in a's receive)");
+	post_across(&s, 9687);
+	if (!arrive(&A, backend_vm_socket(&bp, "a"), buf, len,
+		    "host verbs: a home, its connections to b in software")) {
+		close(old);
+		goto out;
+	}
+	expect_cqe(&B.scq, 0x5500, PVO_WC_SEND, PVO_WC_SUCCESS,
+		   "host verbs: b's first 8 MiB SEND");
+	expect_cqe(&B.scq, 0x5501, PVO_WC_SEND, PVO_WC_SUCCESS,
+		   "host verbs: b's second 8 MiB SEND");
+	if (expect_cqe(&A.rcq, 0xa901, PVO_WC_RECV, PVO_WC_SUCCESS,
+		       "host verbs: ... into the receives a posted for them") &&
+	    expect_cqe(&A.rcq, 0xa902, PVO_WC_RECV, PVO_WC_SUCCESS,
+		       "host verbs: ... into the receives a posted for them"))
+		soft_long_check(&l, "host verbs: b's SENDs across the move");
+	check_across(9687);
+	close(old);
+	tap_ok(log_count(&bp, HELD_FIRST) == held + 1,
+	       "host verbs: host 1 posted the receive b's SEND was arriving "
+	       "into first on a's host QP");
+	tap_ok(wait_log(&bp2, ONTO_HOST, onto + 1),
+	       "host verbs: host 2 took b's QPs from software onto the host "
+	       "device");
+	tap_ok(log_count(&bp2, ONTO_HOST) == onto + 2,
+	       "host verbs: ... both of them (RC and UC): %d",
+	       log_count(&bp2, ONTO_HOST) - onto);
+	traffic_after(&s, "host verbs: RC from software, a home");
+	conns_after(&s, &v, 9690, "host verbs: from software, a home");
+	if (move_one(&s, &A, backend_vm_socket(&bp2, "a"),
+		     "host verbs: a next to b again, on host QPs"))
+		conns_after(&s, &v, 9693, "host verbs: a next to b again");
+	else
+		backend_dump_log(&bp2, 60);
+	expect_no_cqe(&A.rcq, 0, "host verbs: each receive completed once");
+	expect_no_cqe(&B.scq, 0, "host verbs: each send completed once");
+out:
+	pair_destroy(&v);
+	pair_destroy(&s);
+free:
+	drain_all();
+	soft_long_free(&l);
+}
+
+/*
  * Host verbs, an RC and a UC connection between a and b on the device:
  * a's migration that does not happen, then a to host 3 and home, b (the
  * peer) to host 3 and home, a next to b and home, with work posted on
@@ -1145,8 +1372,13 @@ static void migrate_hostverbs_rc(void)
 	       "host verbs: host 1 rebound a's QPs to b's");
 	/* next to its peer: both ends rebound by one back-end */
 	if (move_one(&p, &A, backend_vm_socket(&bp2, "a"),
-		     "host verbs: a with its connections next to b"))
+		     "host verbs: a with its connections next to b")) {
 		conns_after(&p, &u, 9660, "host verbs: a next to b");
+		migrate_hostverbs_software();
+		conns_after(&p, &u, 9665,
+			    "host verbs: a next to b, after the "
+			    "connections in software moved");
+	}
 	if (move_one(&p, &A, backend_vm_socket(&bp, "a"),
 		     "host verbs: a with its connections home from b's host"))
 		conns_after(&p, &u, 9670, "host verbs: a home from b's host");

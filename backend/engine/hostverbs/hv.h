@@ -148,6 +148,9 @@ struct pvo_hv_qp {
 	 * what each one's completion needs (host wr_id: the index) */
 	uint32_t sq_posted, rq_posted;
 	struct pvo_hv_wqe *sq, *rq;
+	/* the receive the software engine held when it handed the QP over
+	 * (qp->resp.msg.rw) is on the host QP (hv_post.c, post_held) */
+	bool held_posted;
 	/* SQ[sq_posted] is not for the host: it completes with this
 	 * status (PVO_WC_*; 0: none) once the host has completed the WQEs
 	 * before it */
@@ -500,6 +503,11 @@ void pvo_hv_qp_free(struct pvo_qp *qp);
 /* QUERY_QP: a host QP the device moved to error takes the guest's QP
  * there too. */
 void pvo_hv_qp_sync_state(struct pvo_qp *qp);
+/* An RC / UC QP connected in software to a VM of this back-end that
+ * moved away: the host QP takes its work where the software engine
+ * stands, once the rebind makes it again (hv_rebind.c). False (the QP
+ * in error, logged) if it cannot: its receives come from an SRQ. */
+bool pvo_hv_qp_adopt(struct pvo_qp *qp);
 /* The path MTU of the QP's host QP at most (IB_MTU_*; 0: no host QP):
  * its device's and its guest port's. */
 unsigned int pvo_hv_qp_path_mtu_max(const struct pvo_qp *qp);

@@ -3,10 +3,12 @@
  * Live migration of a host-verbs VM (docs/migration.md, "VMs on host
  * verbs"). What may move: its PDs, MRs, CQs, SRQs, UD QPs and RC / UC
  * connections to VMs of the deployment; a connection in software to a
- * VM of this back-end, one to a peer that is not ours or an MR still
- * being registered keeps the VM where it is (the save refuses it, saying
- * which). At a destination, MRs too large for one call are registered
- * over turns of the loop (hv_mr.c) and the VM thaws once they are.
+ * VM of this back-end (it goes onto the host device, both ends rebound
+ * as for a remote peer) unless an SRQ feeds either end; one to a peer
+ * that is not ours or an MR still being registered keeps the VM where
+ * it is (the save refuses it, saying which). At a destination, MRs too
+ * large for one call are registered over turns of the loop (hv_mr.c)
+ * and the VM thaws once they are.
  *
  * At the freeze the VM's active host QPs go to ERROR, so the device
  * writes no more into guest memory; their completions are taken (the
@@ -47,6 +49,27 @@ static bool peer_not_ours(const struct pvo_qp *qp)
 					 pvo_hv_gid_ip(qp->attr.path.dgid));
 }
 
+/* Why a connection in software to a VM of this back-end cannot go onto
+ * the host device once one end leaves (NULL: it can; hv_rebind.c): the
+ * software engine reads an SRQ's ring for its QPs, and the receive a
+ * message was arriving into is not one the host SRQ could take. */
+static char *software_unmovable(const struct pvo_qp *qp)
+{
+	struct pvo_vm *peer =
+	    pvo_served_by_gid(qp->vm->cfg->tenant->vni, qp->attr.path.dgid);
+	struct pvo_qp *pq =
+	    peer ? pvo_qp_by_qpn(peer, qp->attr.dest_qpn) : NULL;
+
+	if (!qp->srq && !(pq && pq->srq))
+		return NULL;
+	return g_strdup_printf("%s QP 0x%x is connected in software to QP "
+			       "0x%x of a VM of this back-end, and %s "
+			       "receives from an SRQ: such a connection "
+			       "cannot go onto the host device",
+			       qp->type == PVO_QPT_RC ? "RC" : "UC", qp->qpn,
+			       qp->attr.dest_qpn, qp->srq ? "it" : "that QP");
+}
+
 /* Why the VM cannot move (NULL: it can), g_free. */
 static char *unmovable(struct pvo_vm *vm)
 {
@@ -72,11 +95,13 @@ static char *unmovable(struct pvo_vm *vm)
 			continue;
 		if (qp->type != PVO_QPT_UD && qp->state != PVO_QPS_RESET &&
 		    qp->state != PVO_QPS_INIT && qp->state != PVO_QPS_ERR &&
-		    !to_hv_qp(qp)->active)
-			return g_strdup_printf(
-			    "%s QP 0x%x is connected to a VM of this back-end "
-			    "(in software): such connections cannot move yet",
-			    qp->type == PVO_QPT_RC ? "RC" : "UC", qp->qpn);
+		    !to_hv_qp(qp)->active) {
+			char *why = software_unmovable(qp);
+
+			if (why)
+				return why;
+			continue;
+		}
 		if (to_hv_qp(qp)->active && !vm->cfg->hv_migration_error &&
 		    peer_not_ours(qp)) {
 			char gid[64];
@@ -196,7 +221,12 @@ static void to_offer(struct pvo_qp *qp)
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RESET};
 
 	ibv_modify_qp(h->qp, &a, IBV_QP_STATE);
+	/* a connection the software engine carried (a stream's, or the
+	 * source's when a migration fails) goes on from where it stood */
+	pvo_sw_hand_over(qp);
+	qp->engine = &pvo_engine_hostverbs;
 	h->active = false;
+	h->held_posted = false;
 	h->frozen = true; /* nothing posted until READY */
 	h->rb_step = HV_RB_OFFERED;
 	h->rb_gen = qp->vm->move_gen;

@@ -32,8 +32,11 @@
 #include "transport.h"
 #include "vm.h"
 
-/* Host wr_ids: the guest ring index, and this bit for receives. */
+/* Host wr_ids: the guest ring index, and this bit for receives; a
+ * receive the software engine held when it handed the QP over (no
+ * ring index: qp->resp.msg.rw) carries HV_WR_HELD too. */
 #define HV_WR_RECV (1ull << 32)
+#define HV_WR_HELD (1ull << 34)
 
 /* ---- posting ---- */
 
@@ -253,6 +256,52 @@ static void take_lkeys(struct pvo_vm *vm, struct ibv_sge *s, unsigned int n)
 		s[i].lkey = pvo_hv_lkey(vm, s[i].lkey);
 }
 
+/*
+ * The receive the software engine had taken off the RQ when it handed
+ * the QP to the host (a message was arriving into it, or the message
+ * before it was lost): first on the host QP, as it came first. It stays
+ * the responder's (qp->resp.msg.rw) until it completes, so a freeze
+ * that flushes it saves it again. False: the QP went to error.
+ */
+static bool post_held(struct pvo_qp *qp)
+{
+	struct pvo_hv_qp *h = to_hv_qp(qp);
+	const struct pvo_dma *d = &qp->resp.msg.rw.dma;
+	struct ibv_sge sge[PVO_DMA_MAX_RANGES];
+	struct ibv_recv_wr wr = {.wr_id = HV_WR_RECV | HV_WR_HELD};
+	struct ibv_recv_wr *bad;
+	unsigned int i;
+	int err;
+
+	if (!qp->resp.msg.has_rw || h->held_posted)
+		return true;
+	for (i = 0; i < d->n; i++) {
+		if (d->r[i].kind != PVO_DMA_MR)
+			break;
+		sge[i].addr = d->r[i].addr;
+		sge[i].length = (uint32_t)d->r[i].len;
+		sge[i].lkey = d->r[i].key;
+	}
+	take_lkeys(qp->vm, sge, i);
+	wr.sg_list = sge;
+	wr.num_sge = (int)i;
+	err = i < d->n ? EINVAL : ibv_post_recv(h->qp, &wr, &bad);
+	if (err) {
+		pvo_vm_warn(qp->vm,
+			    "hostverbs: %s QP 0x%x: the receive a message was "
+			    "arriving into: ibv_post_recv: %s",
+			    hv_devname(qp), qp->qpn, g_strerror(err));
+		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+		return false;
+	}
+	h->held_posted = true;
+	pvo_info(pvo_vm_name(qp->vm),
+		 "QP 0x%x: the receive a message was arriving into when the "
+		 "software engine handed the QP over is the host QP's first",
+		 qp->qpn);
+	return true;
+}
+
 static void post_rq(struct pvo_qp *qp)
 {
 	struct pvo_hv_qp *h = to_hv_qp(qp);
@@ -268,6 +317,8 @@ static void post_rq(struct pvo_qp *qp)
 
 	if (qp->srq)
 		return; /* the SRQ's doorbell posts its receives */
+	if (!post_held(qp))
+		return;
 	n = published(qp, &qp->rq, qp->rq_cons, h->rq_posted);
 	if (n < 0) {
 		ring_broken(qp, "RQ");
@@ -692,11 +743,27 @@ static void recv_cqe(struct pvo_qp *qp, const struct ibv_wc *wc,
 	}
 }
 
+/* The CQE of a receive that is no ring entry of the QP's RQ (an SRQ's,
+ * or the one the software engine held); an error takes the QP there. */
+static void put_recv(struct pvo_qp *qp, const struct ibv_wc *wc,
+		     const struct pvo_hv_wqe *e)
+{
+	struct pvo_cqe c = {0};
+
+	c.status = status_of(wc->status);
+	c.vendor_err = htole32(wc->vendor_err);
+	recv_cqe(qp, wc, e, &c);
+	put_cqe(qp, qp->rcq, &c);
+	if (wc->status != IBV_WC_SUCCESS && qp->state != PVO_QPS_ERR)
+		pvo_qp_set_error(qp, 0, false);
+	else
+		flush_rest(qp);
+}
+
 /* A receive from the QP's SRQ: its WQE is consumed whatever became of
  * the QP; the CQE goes to the QP's receive CQ while the QP is there. */
 static void srq_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 {
-	struct pvo_cqe c = {0};
 	struct pvo_hv_wqe e;
 
 	/* the freeze stopped the QP in a message into it: not consumed */
@@ -708,14 +775,23 @@ static void srq_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 	if (!qp->srq || !pvo_hv_srq_take(qp->vm, qp->srq, wc->wr_id, &e) ||
 	    to_hv_qp(qp)->gone)
 		return;
-	c.status = status_of(wc->status);
-	c.vendor_err = htole32(wc->vendor_err);
-	recv_cqe(qp, wc, &e, &c);
-	put_cqe(qp, qp->rcq, &c);
-	if (wc->status != IBV_WC_SUCCESS && qp->state != PVO_QPS_ERR)
-		pvo_qp_set_error(qp, 0, false);
-	else
-		flush_rest(qp);
+	put_recv(qp, wc, &e);
+}
+
+/* The host's completion of the held receive (post_held). */
+static void held_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
+{
+	struct pvo_hv_qp *h = to_hv_qp(qp);
+	struct pvo_hv_wqe e = {.wr_id = qp->resp.msg.rw.wr_id};
+
+	h->held_posted = false;
+	/* the freeze flushed it: still held, posted again where the VM
+	 * runs next */
+	if ((h->frozen && wc->status == IBV_WC_WR_FLUSH_ERR) || h->gone ||
+	    !qp->resp.msg.has_rw)
+		return;
+	qp->resp.msg.has_rw = false;
+	put_recv(qp, wc, &e);
 }
 
 void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
@@ -730,6 +806,10 @@ void pvo_hv_qp_complete(struct pvo_qp *qp, const struct ibv_wc *wc)
 
 	if (wc->wr_id & HV_WR_SRQ) {
 		srq_complete(qp, wc);
+		return;
+	}
+	if (wc->wr_id & HV_WR_HELD) {
+		held_complete(qp, wc);
 		return;
 	}
 	/* the freeze flushed it: the guest's WQE is posted again where the
@@ -807,6 +887,7 @@ static void hv_modify(struct pvo_qp *qp, unsigned int cur)
 		pvo_engine_sw.modify(qp, cur);
 		h->sq_posted = qp->sq_cons;
 		h->rq_posted = qp->rq_cons;
+		h->held_posted = false;
 		h->stuck = 0;
 		break;
 	case PVO_QPS_RTR:

@@ -601,6 +601,39 @@ enum pvo_status pvo_hv_qp_reconnect(struct pvo_qp *qp, uint32_t dest_qpn,
 	return st;
 }
 
+bool pvo_hv_qp_adopt(struct pvo_qp *qp)
+{
+	struct pvo_hv_qp *h = to_hv_qp(qp);
+
+	if (qp->srq) {
+		/* the SRQ's other QPs keep it in software (hostverbs.h) */
+		pvo_vm_warn(
+		    qp->vm,
+		    "hostverbs: %s QP 0x%x: its peer moved away, but its "
+		    "receives come from an SRQ of QPs in software: the "
+		    "connection cannot go onto the host device and ends",
+		    qp->type == PVO_QPT_RC ? "RC" : "UC", qp->qpn);
+		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+		return false;
+	}
+	pvo_sw_hand_over(qp);
+	qp->engine = &pvo_engine_hostverbs;
+	/* nothing goes to the host QP (in INIT) before the rebind makes
+	 * it again (hv_rebind.c, rejoin); the software's PSNs count at
+	 * its path MTU, which is the host QP's (pvo_hv_qp_path_mtu_max) */
+	h->frozen = true;
+	h->stuck = 0;
+	h->sq_posted = qp->sq_cons;
+	h->rq_posted = qp->rq_cons;
+	h->held_posted = false;
+	h->mtu = pvo_qp_mtu_bytes(qp);
+	pvo_info(pvo_vm_name(qp->vm),
+		 "QP 0x%x: its peer left this back-end: its connection goes "
+		 "from software onto the host device",
+		 qp->qpn);
+	return true;
+}
+
 void pvo_hv_qp_sync_state(struct pvo_qp *qp)
 {
 	int st;

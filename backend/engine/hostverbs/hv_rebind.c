@@ -114,6 +114,7 @@ static bool rejoin(struct pvo_qp *qp, uint32_t dest, uint32_t rq_psn,
 	h->stuck = 0;
 	h->sq_posted = qp->sq_cons;
 	h->rq_posted = qp->rq_cons;
+	h->held_posted = false;
 	if (pvo_hv_qp_reconnect(qp, dest, rq_psn, sq_psn)) {
 		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
 		return false;
@@ -121,14 +122,22 @@ static bool rejoin(struct pvo_qp *qp, uint32_t dest, uint32_t rq_psn,
 	return true;
 }
 
+/* stop(): the connection cannot go on (logged, the QP in error) */
+#define NO_PSN UINT32_MAX
+
 /* The peer end stops its host QP: what completed reaches the guest, the
- * flushes do not; its responder's next PSN. */
+ * flushes do not; its responder's next PSN. A connection in software
+ * (the moved VM was served here) goes onto its host QP from where the
+ * software engine stands, its responder's PSN the software's. */
 static uint32_t stop(struct pvo_qp *qp)
 {
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
 	struct ibv_qp_init_attr init;
 	struct pvo_hv_qp *h = to_hv_qp(qp);
 
+	if (qp->engine != &pvo_engine_hostverbs)
+		return pvo_hv_qp_adopt(qp) ? qp->attr.rq_psn & PVO_QPN_MAX
+					   : NO_PSN;
 	h->frozen = true;
 	ibv_modify_qp(h->qp, &a, IBV_QP_STATE);
 	pvo_hv_qp_poll(qp);
@@ -272,7 +281,7 @@ static void offered(struct pvo_vm *vm, const struct pvo_conn_step *in,
 		return;
 	}
 	rq = stop(qp);
-	if (!replay(qp, in->psn, &restart)) {
+	if (rq == NO_PSN || !replay(qp, in->psn, &restart)) {
 		cannot(qp, in, PVO_CONN_END_BY_PEER, out);
 		return;
 	}

@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "event.h"
 #include "qp.h"
+#include "transport.h"
 #include "vm.h"
 
 static void sw_restore(struct pvo_qp *qp)
@@ -91,6 +92,18 @@ static void sw_modify(struct pvo_qp *qp, unsigned int cur)
 	default:
 		break;
 	}
+}
+
+void pvo_sw_hand_over(struct pvo_qp *qp)
+{
+	req_stop(qp);
+	pvo_timer_cancel(&qp->req.resume);
+	qp->req.window = 0;
+	/* the sender starts the message over from its first PSN (its
+	 * responder's place is a message's start), into the same receive */
+	qp->resp.msg.active = false;
+	qp->resp.msg.off = 0;
+	pvo_transport_reset_qp(qp);
 }
 
 static void sw_flush(struct pvo_qp *qp, bool rq_too)

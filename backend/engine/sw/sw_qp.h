@@ -146,6 +146,14 @@ struct pvo_qp;
 struct pvo_st_qp;
 struct pvo_st_loader;
 
+/* Another engine takes the QP's work where this one stands (sw_qp.c):
+ * the requester stops, its WQEs stay in the SQ from qp->sq_cons, the
+ * first of them at qp->attr.sq_psn; the responder expects
+ * qp->attr.rq_psn, a message arriving in parts is dropped but the
+ * receive it came into stays taken (qp->resp.msg.rw, has_rw); the
+ * transports forget the QP's packets. */
+void pvo_sw_hand_over(struct pvo_qp *qp);
+
 /* The engine's part of the QP's migration state (sw_state.c; struct
  * pvo_engine_ops save / load). */
 void pvo_sw_save(const struct pvo_qp *qp, struct pvo_st_qp *rec);
