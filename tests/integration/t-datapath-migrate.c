@@ -1094,8 +1094,9 @@ static void migrate_hostverbs_failed(struct pair *p, struct pair *u)
 
 /*
  * Host verbs: RC and UC connections a and b make while host 2 serves
- * both run in software (the local transport copies). A cancelled
- * migration leaves them there; a's state saves with them. a's move home
+ * both run in software (the local transport copies); one a makes on an
+ * SRQ keeps a there (software_srq_refused). A cancelled migration leaves
+ * them there; a's state saves with them. a's move home
  * takes them onto the host device: host 2 hands b's QPs from the
  * software engine to their host QPs and both ends are rebound as for a
  * remote peer. b's two 8 MiB SENDs, arriving in slices when a stops
@@ -1109,6 +1110,9 @@ static void migrate_hostverbs_failed(struct pair *p, struct pair *u)
 #define SOFT_LONG (8 * MIB)
 #define ONTO_HOST "goes from software onto the host device"
 #define HELD_FIRST "is the host QP's first"
+#define SOFT_SRQ "receives from an SRQ: such a connection cannot go onto"
+
+static void software_srq_refused(const struct sim_conn *c);
 
 struct soft_long {
 	struct sim_buf a, b; /* a's two receives, b's source */
@@ -1227,6 +1231,7 @@ static void migrate_hostverbs_software(void)
 	}
 	conns_after(&s, &v, 9680,
 		    "host verbs: connected in software on host 2");
+	software_srq_refused(&c);
 	if (!stop_for_migration(&A))
 		goto out;
 	buf = NULL;
@@ -2021,6 +2026,42 @@ static void srq_send(struct pair *g, unsigned int i, const char *what)
 	post1(&g->b, &w);
 	expect_cqe(&B.scq, w.wr_id, PVO_WC_SEND, PVO_WC_SUCCESS, what);
 	srq_took(g, i, SRQ_DST + (i % 32) * 4 * KIB, SRQ_LEN, 9900 + i, what);
+}
+
+/*
+ * Host verbs: a's QP on an SRQ connected in software to b (both served
+ * by host 2) keeps a where it is: the save is refused, the log says why,
+ * and the connection goes on.
+ */
+static void software_srq_refused(const struct sim_conn *c)
+{
+	int refused = log_count(&bp2, SOFT_SRQ), st;
+	uint8_t *buf = NULL;
+	struct sim_srq q;
+	struct pair g;
+	size_t len;
+
+	memset(&g, 0, sizeof(g));
+	st = sim_create_srq(&A.pd, 8, 1, 0, &q);
+	if (!TAP_STATUS(st, PVO_STATUS_OK, "host verbs: a's SRQ next to b"))
+		return;
+	if (pair_make_srq(&g, &q, c, c) && srq_recvs(&q, 0, 1) &&
+	    stop_for_migration(&A)) {
+		st = vu_frontend_save_state(A.vm->fe, &buf, &len);
+		free(buf);
+		tap_ok(st != 0,
+		       "host verbs: saving a with a connection in software on "
+		       "an SRQ is refused (%d)",
+		       st);
+		tap_ok(log_count(&bp2, SOFT_SRQ) > refused,
+		       "host verbs: ... the back-end says why");
+		if (tap_ok(resume_source(&A), "host verbs: a runs on"))
+			srq_send(&g, 0, "host verbs: its SRQ's connection");
+	}
+	pair_destroy(&g);
+	TAP_STATUS(sim_destroy_srq(&q), PVO_STATUS_OK,
+		   "host verbs: a's SRQ destroyed");
+	drain_all();
 }
 
 static bool srq_failed_migration(void)

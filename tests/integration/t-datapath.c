@@ -124,6 +124,23 @@ void __attribute__((noreturn)) lost(const char *what)
 	tap_bail("%s (log kept in %s)", what, bp.dir);
 }
 
+/* After a failure, where the back-ends' logs go with the machine (a host
+ * guest of tests/vm): their last T_DATAPATH_DUMP_LOGS lines each, as
+ * diagnostics the VM test keeps. */
+static void dump_logs(void)
+{
+	const char *n = getenv("T_DATAPATH_DUMP_LOGS");
+	int lines = n ? atoi(n) : 0;
+
+	if (!tap_failures() || lines <= 0)
+		return;
+	backend_dump_log(&bp, lines);
+	if (bp2.log_path[0])
+		backend_dump_log(&bp2, lines);
+	if (bp3.log_path[0])
+		backend_dump_log(&bp3, lines);
+}
+
 static bool section(const char *name)
 {
 	const char *p;
@@ -1051,6 +1068,7 @@ int main(void)
 
 	keep = tap_failures() || (getenv("PVO_TEST_KEEP") &&
 				  !strcmp(getenv("PVO_TEST_KEEP"), "1"));
+	dump_logs();
 	if (keep)
 		tap_diag("back-end log kept in %s", bp.log_path);
 	backend_cleanup(&bp, keep);

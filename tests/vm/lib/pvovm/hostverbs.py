@@ -74,8 +74,11 @@ def datapath_devices(h):
             "rdma link add rxe_h3 type rxe netdev pv3")
     for ip in ("10.0.0.1", "10.0.0.2"):
         h.check("%s %s pv1" % (PLACE, ip), timeout=30)
+    # the back-ends' logs stay in the guest: their tails reach the test's
+    # output if a check fails
     return ("T_DATAPATH_HOSTVERBS=rxe_h1:pv1 T_DATAPATH_HOSTVERBS3=rxe_h3:pv3 "
-            "T_DATAPATH_HV_PLACE=%s T_DATAPATH_HV_LINK=%s" % (PLACE, LINK))
+            "T_DATAPATH_HV_PLACE=%s T_DATAPATH_HV_LINK=%s "
+            "T_DATAPATH_DUMP_LOGS=150" % (PLACE, LINK))
 
 
 def end(kind, host, tenant="blue"):
