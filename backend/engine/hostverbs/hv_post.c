@@ -256,6 +256,24 @@ static void take_lkeys(struct pvo_vm *vm, struct ibv_sge *s, unsigned int n)
 		s[i].lkey = pvo_hv_lkey(vm, s[i].lkey);
 }
 
+/* A receive WR to the host QP; false (logged, the QP in error) if the
+ * host refuses it, or err (an errno found before posting) is set. what:
+ * which receive, for the log ("" or "...: "). */
+static bool host_post_recv(struct pvo_qp *qp, struct ibv_recv_wr *wr,
+			   const char *what, int err)
+{
+	struct ibv_recv_wr *bad;
+
+	if (!err)
+		err = ibv_post_recv(to_hv_qp(qp)->qp, wr, &bad);
+	if (!err)
+		return true;
+	pvo_vm_warn(qp->vm, "hostverbs: %s QP 0x%x: %sibv_post_recv: %s",
+		    hv_devname(qp), qp->qpn, what, g_strerror(err));
+	pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+	return false;
+}
+
 /*
  * The receive the software engine had taken off the RQ when it handed
  * the QP to the host (a message was arriving into it, or the message
@@ -269,9 +287,7 @@ static bool post_held(struct pvo_qp *qp)
 	const struct pvo_dma *d = &qp->resp.msg.rw.dma;
 	struct ibv_sge sge[PVO_DMA_MAX_RANGES];
 	struct ibv_recv_wr wr = {.wr_id = HV_WR_RECV | HV_WR_HELD};
-	struct ibv_recv_wr *bad;
 	unsigned int i;
-	int err;
 
 	if (!qp->resp.msg.has_rw || h->held_posted)
 		return true;
@@ -285,15 +301,11 @@ static bool post_held(struct pvo_qp *qp)
 	take_lkeys(qp->vm, sge, i);
 	wr.sg_list = sge;
 	wr.num_sge = (int)i;
-	err = i < d->n ? EINVAL : ibv_post_recv(h->qp, &wr, &bad);
-	if (err) {
-		pvo_vm_warn(qp->vm,
-			    "hostverbs: %s QP 0x%x: the receive a message was "
-			    "arriving into: ibv_post_recv: %s",
-			    hv_devname(qp), qp->qpn, g_strerror(err));
-		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+	/* a range of guest-physical pages (kernel QPs) has no host key */
+	if (!host_post_recv(qp, &wr,
+			    "the receive a message was arriving into: ",
+			    i < d->n ? EINVAL : 0))
 		return false;
-	}
 	h->held_posted = true;
 	pvo_info(pvo_vm_name(qp->vm),
 		 "QP 0x%x: the receive a message was arriving into when the "
@@ -311,9 +323,8 @@ static void post_rq(struct pvo_qp *qp)
 	    __attribute__((aligned(8)));
 	const struct pvo_recv_wqe *w = (const void *)buf;
 	struct ibv_sge sge[PVO_DEV_MAX_SGE] = {{0}};
-	struct ibv_recv_wr wr, *bad;
+	struct ibv_recv_wr wr;
 	struct pvo_hv_wqe *e;
-	int err;
 
 	if (qp->srq)
 		return; /* the SRQ's doorbell posts its receives */
@@ -347,15 +358,8 @@ static void post_rq(struct pvo_qp *qp)
 		e->wr_id = w->wr_id;
 		e->length = w->num_sge ? sge[0].length : 0;
 		e->addr = sge[0].addr;
-		err = ibv_post_recv(h->qp, &wr, &bad);
-		if (err) {
-			pvo_vm_warn(qp->vm,
-				    "hostverbs: %s QP 0x%x: "
-				    "ibv_post_recv: %s",
-				    hv_devname(qp), qp->qpn, g_strerror(err));
-			pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+		if (!host_post_recv(qp, &wr, "", 0))
 			return;
-		}
 		h->rq_posted++;
 	}
 }

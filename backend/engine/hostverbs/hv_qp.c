@@ -619,13 +619,10 @@ bool pvo_hv_qp_adopt(struct pvo_qp *qp)
 	pvo_sw_hand_over(qp);
 	qp->engine = &pvo_engine_hostverbs;
 	/* nothing goes to the host QP (in INIT) before the rebind makes
-	 * it again (hv_rebind.c, rejoin); the software's PSNs count at
-	 * its path MTU, which is the host QP's (pvo_hv_qp_path_mtu_max) */
+	 * it again and takes the rings from their consumers on
+	 * (hv_rebind.c, rejoin); the software's PSNs count at its path
+	 * MTU, which is the host QP's (pvo_hv_qp_path_mtu_max) */
 	h->frozen = true;
-	h->stuck = 0;
-	h->sq_posted = qp->sq_cons;
-	h->rq_posted = qp->rq_cons;
-	h->held_posted = false;
 	h->mtu = pvo_qp_mtu_bytes(qp);
 	pvo_info(pvo_vm_name(qp->vm),
 		 "QP 0x%x: its peer left this back-end: its connection goes "
