@@ -424,6 +424,9 @@ static bool arrive(struct node *n, const char *to, uint8_t *buf, size_t len,
 	bool ok = hv_place(n, to);
 
 	n->vm->fe->socket_path = strdup(to);
+	/* QEMU sets DRIVER_OK once the rings run: the VM thaws with it,
+	 * not after the back-end's delay for front-ends that set none */
+	n->vm->fe->opt.set_status = true;
 	ok = ok && vu_frontend_connect(n->vm->fe) == 0 &&
 	     vu_frontend_negotiate(n->vm->fe) == 0 &&
 	     vu_frontend_load_state(n->vm->fe, buf, len) == 0 &&
