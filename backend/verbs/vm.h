@@ -90,6 +90,9 @@ struct pvo_vm {
 	 * last phase. Nothing may write into the guest's memory (QEMU has
 	 * copied it); peers' packets are dropped, requesters wait. */
 	bool frozen;
+	/* When it last thawed, until the guest's first doorbell after it
+	 * (logged: how long the guest took to post once it ran again). */
+	gint64 thawed_us;
 	bool registered;	/* with the local transport (pvo_vm_new) */
 	/* Live migration between hosts (transport/overlay/moves.c): the
 	 * generation of the VM's last switch-over (wall-clock us, carried in

@@ -319,8 +319,20 @@ static void event_kick(VuDev *dev, int qidx)
 
 static void doorbell_kick(VuDev *dev, int qidx)
 {
-	if (owns_vm(dev))
-		pvo_doorbell_kick(vm_of(dev), qidx);
+	struct pvo_vm *vm;
+
+	if (!owns_vm(dev))
+		return;
+	vm = vm_of(dev);
+	if (vm->thawed_us) {
+		/* a pause after a migration that is the guest's, not ours */
+		pvo_info(pvo_vm_name(vm),
+			 "the guest rang its first doorbell %.1f ms after "
+			 "the thaw",
+			 (g_get_monotonic_time() - vm->thawed_us) / 1000.0);
+		vm->thawed_us = 0;
+	}
+	pvo_doorbell_kick(vm, qidx);
 }
 
 /* The VM runs again after a migration's last phase (or a failed one):
@@ -339,6 +351,7 @@ static void thaw(void *opaque)
 		return;
 	}
 	vm->frozen = false;
+	vm->thawed_us = g_get_monotonic_time();
 	/* its host QPs receive before any peer learns where it is (a
 	 * datagram that finds no receive is lost) */
 	rebind = pvo_vm_engine_thaw(vm);

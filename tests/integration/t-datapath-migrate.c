@@ -79,6 +79,8 @@ static int log_last(const struct backend_proc *b, const char *needle)
 #define TO_HOST3 "10.0.0.1 behind VTEP 127.0.0.3 has new host numbers"
 #define TO_HOST1 "10.0.0.1 behind VTEP 127.0.0.1 has new host numbers"
 #define THAWED "rings running again"
+/* the back-end times the guest's first doorbell after a thaw */
+#define FIRST_DOORBELL "the guest rang its first doorbell"
 /* an end of a connection waited for the other's rebind in vain */
 #define TOOK_NO_STEP "took no step to rebind the connection"
 /* ... or the other end said the connection ends */
@@ -281,7 +283,7 @@ static void migrate_a(struct pair *p, struct pair *slow)
 	size_t len;
 	struct pvo_cqe c;
 	struct sim_wr w;
-	int old, thawed;
+	int old, thawed, rang;
 
 	/* a receive posted at a before; b's SEND to it waits while a is
 	 * frozen (b's requester resends after its timeout) */
@@ -317,6 +319,7 @@ static void migrate_a(struct pair *p, struct pair *slow)
 	/* the destination sets DRIVER_OK as QEMU does */
 	A.vm->fe->opt.set_status = true;
 	thawed = log_count(&bp, THAWED);
+	rang = log_count(&bp, FIRST_DOORBELL);
 	if (vu_frontend_connect(A.vm->fe) < 0 ||
 	    vu_frontend_negotiate(A.vm->fe) < 0 ||
 	    vu_frontend_load_state(A.vm->fe, buf, len) < 0 ||
@@ -366,6 +369,9 @@ static void migrate_a(struct pair *p, struct pair *slow)
 		   xfer(p, X_SEND_IMM, 3000, 0, 0, false, 9405),
 	       "WRITE, READ, SEND with immediate both ways with a's old "
 	       "keys and QPN after the source left");
+	tap_ok(log_count(&bp, FIRST_DOORBELL) == rang + 1,
+	       "migrate: the back-end logs how long after the thaw a rang its "
+	       "first doorbell, once");
 	{
 		struct pair q;
 
