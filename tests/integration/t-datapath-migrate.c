@@ -1103,8 +1103,9 @@ static void migrate_hostverbs_failed(struct pair *p, struct pair *u)
 
 /*
  * Host verbs: RC and UC connections a and b make while host 2 serves
- * both run in software (the local transport copies); one a makes on an
- * SRQ keeps a there (software_srq_refused). A cancelled migration leaves
+ * both run in software (the local transport copies), as do two with an
+ * SRQ at one end (soft_srq_*: refused at the save while b's SRQ also
+ * serves a connection that stays). A cancelled migration leaves
  * them there; a's state saves with them. a's move home
  * takes them onto the host device: host 2 hands b's QPs from the
  * software engine to their host QPs and both ends are rebound as for a
@@ -1119,9 +1120,130 @@ static void migrate_hostverbs_failed(struct pair *p, struct pair *u)
 #define SOFT_LONG (8 * MIB)
 #define ONTO_HOST "goes from software onto the host device"
 #define HELD_FIRST "is the host QP's first"
-#define SOFT_SRQ "receives from an SRQ: such a connection cannot go onto"
 
-static void software_srq_refused(const struct sim_conn *c);
+/*
+ * SRQs at both ends of connections in software: a's QP on a's SRQ qa
+ * connected to b, b's QP on b's SRQ qb connected to a. An SRQ goes onto
+ * the host device with all its QPs, so while b has a QP on qb connected
+ * to b itself (a VM that stays), a's save is refused and the log says
+ * why; once it is gone, a's move takes both SRQs onto the device, their
+ * receives posted before the move taking the SENDs after it in order.
+ */
+#define SS_DST (1536 * KIB) /* 4 KiB per receive, at a and at b */
+#define SS_SRC (1600 * KIB)
+#define SS_LEN 3000
+#define SS_WR(n, i) (((n) == &A ? 0x5700u : 0x5780u) + (i))
+#define SRQ_STAYS "is connected to a VM that stays here"
+#define SRQ_TO_HOST "its receives to the host SRQ"
+#define SRQ_SLICED "was receiving a message in slices"
+
+struct soft_srq {
+	struct sim_srq qa, qb;
+	struct pair ga, gb; /* ga.a: a's QP on qa; gb.a: b's QP on qb */
+	bool made_qa, made_qb;
+	unsigned int next_a, next_b; /* the receive each SRQ fills next */
+};
+
+/* n's receives from..to-1 on its SRQ q. */
+static bool soft_srq_recvs(struct node *n, struct sim_srq *q, unsigned int from,
+			   unsigned int to)
+{
+	unsigned int i;
+
+	for (i = from; i < to; i++) {
+		struct sim_sge sg = sge_of(n, SS_DST + i * 4 * KIB, 4 * KIB);
+
+		prepare_dst(&n->buf, SS_DST + i * 4 * KIB, 4 * KIB);
+		if (sim_post_srq_recv(q, SS_WR(n, i), &sg, 1))
+			return tap_ok(false,
+				      "host verbs: %s posts receive %u on its "
+				      "SRQ",
+				      n->name, i);
+	}
+	return true;
+}
+
+/* A SEND over g (g->b sends, g->a's QP on an SRQ receives into its
+ * next receive), every field and byte checked. */
+static void soft_srq_send(struct pair *g, unsigned int *next, uint32_t seed,
+			  const char *what)
+{
+	struct node *to = g->na, *from = g->nb;
+	struct sim_wr w = wr1(0x5800 + seed, PVO_WR_SEND, from, SS_SRC, SS_LEN);
+	unsigned int i = (*next)++;
+	struct pvo_cqe c;
+
+	fill_pattern(&from->buf, SS_SRC, SS_LEN, seed);
+	post1(&g->b, &w);
+	expect_cqe(&from->scq, w.wr_id, PVO_WC_SEND, PVO_WC_SUCCESS, what);
+	if (get_cqe(&to->rcq, &c, what))
+		tap_ok(cqe_ok(&c, SS_WR(to, i), PVO_WC_RECV, PVO_WC_SUCCESS,
+			      what) &&
+			   le32toh(c.qpn) == g->a.qpn &&
+			   le32toh(c.byte_len) == SS_LEN,
+		       "%s: %s's SRQ receive %u takes %s's SEND (QP %u)", what,
+		       to->name, i, from->name, g->a.qpn);
+	check_data(what, &to->buf, SS_DST + i * 4 * KIB, SS_LEN, seed);
+}
+
+/* b's SEND into a's SRQ and a's into b's. */
+static void soft_srq_both(struct soft_srq *ss, uint32_t seed, const char *what)
+{
+	soft_srq_send(&ss->ga, &ss->next_a, seed, what);
+	soft_srq_send(&ss->gb, &ss->next_b, seed + 1, what);
+}
+
+static bool soft_srq_make(struct soft_srq *ss, const struct sim_conn *c)
+{
+	memset(ss, 0, sizeof(*ss));
+	ss->made_qa =
+	    TAP_STATUS(sim_create_srq(&A.pd, 8, 1, 0, &ss->qa), PVO_STATUS_OK,
+		       "host verbs: a's SRQ next to b");
+	ss->made_qb = TAP_STATUS(sim_create_srq(&B.pd, 8, 1, 0, &ss->qb),
+				 PVO_STATUS_OK, "host verbs: b's SRQ");
+	return ss->made_qa && ss->made_qb &&
+	       pair_make_srq_at(&ss->ga, &A, &B, &ss->qa, c, c) &&
+	       pair_make_srq_at(&ss->gb, &B, &A, &ss->qb, c, c) &&
+	       soft_srq_recvs(&A, &ss->qa, 0, 4) &&
+	       soft_srq_recvs(&B, &ss->qb, 0, 4);
+}
+
+static void soft_srq_free(struct soft_srq *ss)
+{
+	pair_destroy(&ss->ga);
+	pair_destroy(&ss->gb);
+	if (ss->made_qa)
+		TAP_STATUS(sim_destroy_srq(&ss->qa), PVO_STATUS_OK,
+			   "host verbs: a's SRQ destroyed");
+	if (ss->made_qb)
+		TAP_STATUS(sim_destroy_srq(&ss->qb), PVO_STATUS_OK,
+			   "host verbs: b's SRQ destroyed");
+}
+
+/* A QP of b on qb connected to another of b's keeps a here: the save is
+ * refused, the log says why, and a runs on. */
+static void soft_srq_refused(struct soft_srq *ss, const struct sim_conn *c)
+{
+	int refused = log_count(&bp2, SRQ_STAYS), st;
+	uint8_t *buf = NULL;
+	struct pair gl;
+	size_t len;
+
+	if (!pair_make_srq_at(&gl, &B, &B, &ss->qb, c, c))
+		return;
+	if (stop_for_migration(&A)) {
+		st = vu_frontend_save_state(A.vm->fe, &buf, &len);
+		free(buf);
+		tap_ok(st != 0,
+		       "host verbs: saving a is refused while b's SRQ also "
+		       "serves a connection of b to itself (%d)",
+		       st);
+		tap_ok(log_count(&bp2, SRQ_STAYS) > refused,
+		       "host verbs: ... the back-end says why");
+		tap_ok(resume_source(&A), "host verbs: a runs on");
+	}
+	pair_destroy(&gl);
+}
 
 struct soft_long {
 	struct sim_buf a, b; /* a's two receives, b's source */
@@ -1192,28 +1314,94 @@ static void soft_long_fill(struct soft_long *l, uint32_t seed)
 	sim_buf_fill(&l->a, 0, GUARD_BYTE, 2 * SOFT_LONG + GUARD);
 }
 
-/* a's receives hold b's bytes twice, the guard bytes after them
+/* a's n receives hold b's bytes n times, the guard bytes after them
  * untouched. */
-static void soft_long_check(struct soft_long *l, const char *what)
+static void soft_long_check(struct soft_long *l, unsigned int n,
+			    const char *what)
 {
 	uint8_t *x = malloc(MIB), *y = malloc(MIB);
 	uint64_t off, bad = 0, first = 0;
 
 	if (!x || !y)
 		tap_bail("no memory to compare b's SENDs");
-	for (off = 0; off < 2 * SOFT_LONG; off += MIB) {
+	for (off = 0; off < n * SOFT_LONG; off += MIB) {
 		sim_buf_read(&l->a, off, x, MIB);
 		sim_buf_read(&l->b, off % SOFT_LONG, y, MIB);
 		if (memcmp(x, y, MIB) && !bad++)
 			first = off;
 	}
-	tap_ok(!bad && soft_long_untouched(l, 2 * SOFT_LONG),
-	       "%s: both times %u MiB as b sent them, the guard after them "
+	tap_ok(!bad && soft_long_untouched(l, n * SOFT_LONG),
+	       "%s: %u x %u MiB as b sent them, the guard after them "
 	       "untouched (%llu MiB differ, the first at %llu MiB)",
-	       what, (unsigned int)(SOFT_LONG / MIB), (unsigned long long)bad,
-	       (unsigned long long)(first / MIB));
+	       what, n, (unsigned int)(SOFT_LONG / MIB),
+	       (unsigned long long)bad, (unsigned long long)(first / MIB));
 	free(x);
 	free(y);
+}
+
+/* SENDs arriving in slices into receives of an SRQ of a when a stops:
+ * the save is refused (such a receive left the ring, and a host SRQ
+ * could not take it back); a runs on and both complete into them. */
+static void soft_srq_sliced(struct soft_long *l, const struct sim_conn *c)
+{
+	int refused = log_count(&bp2, SRQ_SLICED), st;
+	struct sim_sge ra[2] = {{l->a.va, SOFT_LONG, l->ma.key},
+				{l->a.va + SOFT_LONG, SOFT_LONG, l->ma.key}};
+	struct sim_sge sb = {l->b.va, SOFT_LONG, l->mb.key};
+	uint8_t *buf = NULL;
+	struct sim_srq q;
+	struct pair g;
+	struct sim_wr w;
+	size_t len;
+
+	memset(&g, 0, sizeof(g));
+	if (!TAP_STATUS(sim_create_srq(&A.pd, 8, 1, 0, &q), PVO_STATUS_OK,
+			"host verbs: a's SRQ for two 8 MiB SENDs"))
+		return;
+	if (!pair_make_srq_at(&g, &A, &B, &q, c, c))
+		goto out;
+	soft_long_fill(l, 9775);
+	if (!tap_ok(sim_post_srq_recv(&q, 0x5790, &ra[0], 1) == 0 &&
+			sim_post_srq_recv(&q, 0x5791, &ra[1], 1) == 0,
+		    "host verbs: a posts two 8 MiB receives on it") ||
+	    !vu_frontend_start_log(A.vm->fe, &len))
+		goto out;
+	w = wr1(0x5792, PVO_WR_SEND, &B, 0, 0);
+	w.sge[0] = sb;
+	post1(&g.b, &w);
+	w.wr_id = 0x5793;
+	post1(&g.b, &w);
+	if (!tap_ok(soft_long_begun(l), "host verbs: b's 8 MiB SENDs into a's "
+					"SRQ begun in software") ||
+	    !tap_ok(vu_frontend_stop(A.vm->fe) == 0, "host verbs: a stops"))
+		goto out;
+	tap_ok(soft_long_untouched(l, 2 * SOFT_LONG - 64),
+	       "host verbs: ... and under way when a stopped (the second's "
+	       "last bytes not in a's receive)");
+	st = vu_frontend_save_state(A.vm->fe, &buf, &len);
+	free(buf);
+	tap_ok(st != 0,
+	       "host verbs: saving a while a SEND arrives in slices into its "
+	       "SRQ is refused (%d)",
+	       st);
+	tap_ok(log_count(&bp2, SRQ_SLICED) > refused,
+	       "host verbs: ... the back-end says why");
+	if (!tap_ok(resume_source(&A), "host verbs: a runs on"))
+		goto out;
+	expect_cqe(&B.scq, 0x5792, PVO_WC_SEND, PVO_WC_SUCCESS,
+		   "host verbs: b's first 8 MiB SEND into a's SRQ");
+	expect_cqe(&B.scq, 0x5793, PVO_WC_SEND, PVO_WC_SUCCESS,
+		   "host verbs: b's second 8 MiB SEND into a's SRQ");
+	if (expect_cqe(&A.rcq, 0x5790, PVO_WC_RECV, PVO_WC_SUCCESS,
+		       "host verbs: ... into a's SRQ receives") &&
+	    expect_cqe(&A.rcq, 0x5791, PVO_WC_RECV, PVO_WC_SUCCESS,
+		       "host verbs: ... into a's SRQ receives"))
+		soft_long_check(l, 2, "host verbs: b's SENDs into a's SRQ");
+out:
+	pair_destroy(&g);
+	TAP_STATUS(sim_destroy_srq(&q), PVO_STATUS_OK,
+		   "host verbs: that SRQ destroyed");
+	drain_all();
 }
 
 static void migrate_hostverbs_software(void)
@@ -1221,7 +1409,9 @@ static void migrate_hostverbs_software(void)
 	struct sim_conn c = {.timeout = 18}; /* 1 s, 7 retries */
 	int onto = log_count(&bp2, ONTO_HOST), old;
 	int held = log_count(&bp, HELD_FIRST);
+	int to_host = log_count(&bp2, SRQ_TO_HOST);
 	struct sim_sge sa[2], sb;
+	struct soft_srq ss;
 	size_t log_size;
 	struct soft_long l;
 	struct pair s, v;
@@ -1230,6 +1420,7 @@ static void migrate_hostverbs_software(void)
 	size_t len;
 
 	c.sgid_index = fast.sgid_index;
+	memset(&ss, 0, sizeof(ss));
 	if (!soft_long_make(&l))
 		goto free;
 	if (!pair_make(&s, PVO_QPT_RC, &c, &c))
@@ -1240,7 +1431,14 @@ static void migrate_hostverbs_software(void)
 	}
 	conns_after(&s, &v, 9680,
 		    "host verbs: connected in software on host 2");
-	software_srq_refused(&c);
+	if (!soft_srq_make(&ss, &c))
+		goto out;
+	soft_srq_both(&ss, 9760, "host verbs: SRQs in software");
+	soft_srq_refused(&ss, &c);
+	soft_srq_both(&ss, 9762,
+		      "host verbs: SRQs in software after the "
+		      "refused save");
+	soft_srq_sliced(&l, &c);
 	if (!stop_for_migration(&A))
 		goto out;
 	buf = NULL;
@@ -1255,6 +1453,9 @@ static void migrate_hostverbs_software(void)
 	conns_after(&s, &v, 9683,
 		    "host verbs: in software after the "
 		    "cancelled migration");
+	soft_srq_both(&ss, 9764,
+		      "host verbs: SRQs in software after the "
+		      "cancelled migration");
 	tap_ok(log_count(&bp2, ONTO_HOST) == onto,
 	       "host verbs: ... still in software (no QP went onto the host "
 	       "device)");
@@ -1299,7 +1500,7 @@ static void migrate_hostverbs_software(void)
 		       "host verbs: ... into the receives a posted for them") &&
 	    expect_cqe(&A.rcq, 0xa902, PVO_WC_RECV, PVO_WC_SUCCESS,
 		       "host verbs: ... into the receives a posted for them"))
-		soft_long_check(&l, "host verbs: b's SENDs across the move");
+		soft_long_check(&l, 2, "host verbs: b's SENDs across the move");
 	check_across(9687);
 	close(old);
 	tap_ok(log_count(&bp, HELD_FIRST) == held + 1,
@@ -1308,19 +1509,33 @@ static void migrate_hostverbs_software(void)
 	tap_ok(wait_log(&bp2, ONTO_HOST, onto + 1),
 	       "host verbs: host 2 took b's QPs from software onto the host "
 	       "device");
-	tap_ok(log_count(&bp2, ONTO_HOST) == onto + 2,
-	       "host verbs: ... both of them (RC and UC): %d",
+	tap_ok(log_count(&bp2, ONTO_HOST) == onto + 4,
+	       "host verbs: ... all four of them (RC, UC, one on b's SRQ, one "
+	       "to a's): %d",
 	       log_count(&bp2, ONTO_HOST) - onto);
 	traffic_after(&s, "host verbs: RC from software, a home");
 	conns_after(&s, &v, 9690, "host verbs: from software, a home");
+	/* the receives posted before the move, then new ones through the
+	 * host SRQs' doorbells */
+	soft_srq_both(&ss, 9766, "host verbs: SRQs from software, a home");
+	tap_ok(log_count(&bp2, SRQ_TO_HOST) == to_host + 1,
+	       "host verbs: host 2 took b's SRQ onto the host device, once");
+	if (soft_srq_recvs(&A, &ss.qa, 4, 8) &&
+	    soft_srq_recvs(&B, &ss.qb, 4, 8))
+		soft_srq_both(&ss, 9768, "host verbs: host SRQs, a home");
 	if (move_one(&s, &A, backend_vm_socket(&bp2, "a"),
-		     "host verbs: a next to b again, on host QPs"))
+		     "host verbs: a next to b again, on host QPs")) {
 		conns_after(&s, &v, 9693, "host verbs: a next to b again");
-	else
+		soft_srq_both(&ss, 9770,
+			      "host verbs: host SRQs, a next to "
+			      "b again");
+	} else {
 		backend_dump_log(&bp2, 60);
+	}
 	expect_no_cqe(&A.rcq, 0, "host verbs: each receive completed once");
 	expect_no_cqe(&B.scq, 0, "host verbs: each send completed once");
 out:
+	soft_srq_free(&ss);
 	pair_destroy(&v);
 	pair_destroy(&s);
 free:
@@ -2035,42 +2250,6 @@ static void srq_send(struct pair *g, unsigned int i, const char *what)
 	post1(&g->b, &w);
 	expect_cqe(&B.scq, w.wr_id, PVO_WC_SEND, PVO_WC_SUCCESS, what);
 	srq_took(g, i, SRQ_DST + (i % 32) * 4 * KIB, SRQ_LEN, 9900 + i, what);
-}
-
-/*
- * Host verbs: a's QP on an SRQ connected in software to b (both served
- * by host 2) keeps a where it is: the save is refused, the log says why,
- * and the connection goes on.
- */
-static void software_srq_refused(const struct sim_conn *c)
-{
-	int refused = log_count(&bp2, SOFT_SRQ), st;
-	uint8_t *buf = NULL;
-	struct sim_srq q;
-	struct pair g;
-	size_t len;
-
-	memset(&g, 0, sizeof(g));
-	st = sim_create_srq(&A.pd, 8, 1, 0, &q);
-	if (!TAP_STATUS(st, PVO_STATUS_OK, "host verbs: a's SRQ next to b"))
-		return;
-	if (pair_make_srq(&g, &q, c, c) && srq_recvs(&q, 0, 1) &&
-	    stop_for_migration(&A)) {
-		st = vu_frontend_save_state(A.vm->fe, &buf, &len);
-		free(buf);
-		tap_ok(st != 0,
-		       "host verbs: saving a with a connection in software on "
-		       "an SRQ is refused (%d)",
-		       st);
-		tap_ok(log_count(&bp2, SOFT_SRQ) > refused,
-		       "host verbs: ... the back-end says why");
-		if (tap_ok(resume_source(&A), "host verbs: a runs on"))
-			srq_send(&g, 0, "host verbs: its SRQ's connection");
-	}
-	pair_destroy(&g);
-	TAP_STATUS(sim_destroy_srq(&q), PVO_STATUS_OK,
-		   "host verbs: a's SRQ destroyed");
-	drain_all();
 }
 
 static bool srq_failed_migration(void)

@@ -486,6 +486,13 @@ bool pair_make_srq(struct pair *p, struct sim_srq *srq,
 	return make_pair(p, &A, &B, PVO_QPT_RC, overlay, srq, ca, cb);
 }
 
+bool pair_make_srq_at(struct pair *p, struct node *na, struct node *nb,
+		      struct sim_srq *srq, const struct sim_conn *ca,
+		      const struct sim_conn *cb)
+{
+	return make_pair(p, na, nb, PVO_QPT_RC, overlay, srq, ca, cb);
+}
+
 bool pair_make(struct pair *p, uint8_t type, const struct sim_conn *ca,
 		      const struct sim_conn *cb)
 {

@@ -108,6 +108,10 @@ bool pair_make(struct pair *p, uint8_t type, const struct sim_conn *ca,
 /* An RC pair with a's receives on srq (of A). */
 bool pair_make_srq(struct pair *p, struct sim_srq *srq,
 		   const struct sim_conn *ca, const struct sim_conn *cb);
+/* ... an RC pair na <-> nb, na's QP on srq (an SRQ of na's). */
+bool pair_make_srq_at(struct pair *p, struct node *na, struct node *nb,
+		      struct sim_srq *srq, const struct sim_conn *ca,
+		      const struct sim_conn *cb);
 void pair_destroy(struct pair *p);
 struct sim_sge sge_of(struct node *n, uint64_t off, uint32_t len);
 uint64_t al8(struct node *n, uint64_t off);

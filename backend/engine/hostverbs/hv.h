@@ -368,6 +368,15 @@ void pvo_hv_srq_freeze(struct pvo_vm *vm, struct pvo_srq *srq);
 void pvo_hv_srq_thaw(struct pvo_vm *vm, struct pvo_srq *srq);
 /* At a destination: which kind of QPs the SRQ serves, as its QPs say. */
 void pvo_hv_srq_loaded(struct pvo_vm *vm, struct pvo_srq *srq);
+/* Why the connections in software of vm's SRQ cannot go onto the host
+ * device when one end moves (NULL: they can; g_free): a UD QP on it, a
+ * message arriving in slices, or (mover: the moving VM's GID) a QP on
+ * it connected to a VM that stays. */
+char *pvo_hv_srq_unmovable(struct pvo_vm *vm, struct pvo_srq *srq,
+			   const uint8_t *mover);
+/* The SRQ of software QPs serves host QPs from now on: its receives go
+ * to the host SRQ from the ring's consumer on. */
+void pvo_hv_srq_to_host(struct pvo_vm *vm, struct pvo_srq *srq);
 
 struct pvo_vm;
 struct pvo_pd;

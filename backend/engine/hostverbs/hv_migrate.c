@@ -50,24 +50,39 @@ static bool peer_not_ours(const struct pvo_qp *qp)
 }
 
 /* Why a connection in software to a VM of this back-end cannot go onto
- * the host device once one end leaves (NULL: it can; hv_rebind.c): the
- * software engine reads an SRQ's ring for its QPs, and the receive a
- * message was arriving into is not one the host SRQ could take. */
+ * the host device once one end leaves (NULL: it can; hv_rebind.c): an
+ * SRQ at either end goes onto the device with all its QPs, which the
+ * software engine then no longer serves (pvo_hv_srq_unmovable). */
 static char *software_unmovable(const struct pvo_qp *qp)
 {
 	struct pvo_vm *peer =
 	    pvo_served_by_gid(qp->vm->cfg->tenant->vni, qp->attr.path.dgid);
 	struct pvo_qp *pq =
 	    peer ? pvo_qp_by_qpn(peer, qp->attr.dest_qpn) : NULL;
+	const struct pvo_srq *srq = NULL;
+	char *why = NULL, *out;
 
-	if (!qp->srq && !(pq && pq->srq))
+	/* an SRQ goes onto the host device with all its QPs: at the
+	 * peer's end they must all follow this VM */
+	if (qp->srq) {
+		srq = qp->srq;
+		why = pvo_hv_srq_unmovable(qp->vm, qp->srq, NULL);
+	}
+	if (!why && pq && pq->srq) {
+		srq = pq->srq;
+		why = pvo_hv_srq_unmovable(peer, pq->srq, pq->attr.path.dgid);
+	}
+	if (!why)
 		return NULL;
-	return g_strdup_printf("%s QP 0x%x is connected in software to QP "
-			       "0x%x of a VM of this back-end, and %s "
-			       "receives from an SRQ: such a connection "
-			       "cannot go onto the host device",
-			       qp->type == PVO_QPT_RC ? "RC" : "UC", qp->qpn,
-			       qp->attr.dest_qpn, qp->srq ? "it" : "that QP");
+	out = g_strdup_printf("%s QP 0x%x is connected in software to QP "
+			      "0x%x of a VM of this back-end, and the SRQ "
+			      "0x%x %s receives from cannot go onto the host "
+			      "device: %s",
+			      qp->type == PVO_QPT_RC ? "RC" : "UC", qp->qpn,
+			      qp->attr.dest_qpn, srq->handle,
+			      srq == qp->srq ? "it" : "that QP", why);
+	g_free(why);
+	return out;
 }
 
 /* Why the VM cannot move (NULL: it can), g_free. */

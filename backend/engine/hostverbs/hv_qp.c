@@ -606,15 +606,23 @@ bool pvo_hv_qp_adopt(struct pvo_qp *qp)
 	struct pvo_hv_qp *h = to_hv_qp(qp);
 
 	if (qp->srq) {
-		/* the SRQ's other QPs keep it in software (hostverbs.h) */
-		pvo_vm_warn(
-		    qp->vm,
-		    "hostverbs: %s QP 0x%x: its peer moved away, but its "
-		    "receives come from an SRQ of QPs in software: the "
-		    "connection cannot go onto the host device and ends",
-		    qp->type == PVO_QPT_RC ? "RC" : "UC", qp->qpn);
-		pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
-		return false;
+		/* an SRQ serves host QPs or software ones: all its QPs go
+		 * with this one, or none (the save checked it) */
+		char *why =
+		    pvo_hv_srq_unmovable(qp->vm, qp->srq, qp->attr.path.dgid);
+
+		if (why) {
+			pvo_vm_warn(qp->vm,
+				    "hostverbs: %s QP 0x%x: its peer moved "
+				    "away, but its SRQ 0x%x cannot go onto the "
+				    "host device (%s): the connection ends",
+				    qp->type == PVO_QPT_RC ? "RC" : "UC",
+				    qp->qpn, qp->srq->handle, why);
+			g_free(why);
+			pvo_qp_set_error(qp, PVO_EV_QP_FATAL, false);
+			return false;
+		}
+		pvo_hv_srq_to_host(qp->vm, qp->srq);
 	}
 	pvo_sw_hand_over(qp);
 	qp->engine = &pvo_engine_hostverbs;

@@ -396,6 +396,64 @@ void pvo_hv_srq_thaw(struct pvo_vm *vm, struct pvo_srq *srq)
 		post(vm, srq);
 }
 
+char *pvo_hv_srq_unmovable(struct pvo_vm *vm, struct pvo_srq *srq,
+			   const uint8_t *mover)
+{
+	struct pvo_hv_srq *h = to_hv_srq(srq);
+	uint32_t i = 0;
+	void *obj;
+
+	if (!h)
+		return g_strdup("it has no host SRQ (its guest rings no SRQ "
+				"doorbell)");
+	if (h->mode != PVO_HV_SRQ_SW)
+		return NULL;
+	while ((i = pvo_table_next(&vm->qps, i, &obj))) {
+		struct pvo_qp *q = obj;
+
+		if (q->srq != srq || q->state == PVO_QPS_RESET ||
+		    q->state == PVO_QPS_ERR)
+			continue;
+		/* a UD QP on a host SRQ is refused (hostverbs.h) */
+		if (q->type == PVO_QPT_UD)
+			return g_strdup_printf("UD QP 0x%x receives from it "
+					       "too",
+					       q->qpn);
+		/* the host SRQ could not take the receive such a message
+		 * holds back (it left the ring): rare, and gone once the
+		 * message completes */
+		if (q->resp.msg.has_rw)
+			return g_strdup_printf(
+			    "QP 0x%x was receiving a message in slices into "
+			    "one of its WQEs (a SEND over 256 KiB): try "
+			    "again",
+			    q->qpn);
+		if (mover && q->state >= PVO_QPS_RTR &&
+		    memcmp(q->attr.path.dgid, mover, 16))
+			return g_strdup_printf("QP 0x%x on it is connected to "
+					       "a VM that stays here",
+					       q->qpn);
+	}
+	return NULL;
+}
+
+void pvo_hv_srq_to_host(struct pvo_vm *vm, struct pvo_srq *srq)
+{
+	struct pvo_hv_srq *h = to_hv_srq(srq);
+
+	if (!h || h->mode != PVO_HV_SRQ_SW)
+		return;
+	/* the software engine completed what it took off the ring
+	 * (pvo_hv_srq_unmovable): the host SRQ takes the rest */
+	h->mode = PVO_HV_SRQ_HOST;
+	h->posted = srq->cons;
+	pvo_info(pvo_vm_name(vm),
+		 "SRQ 0x%x: its QPs' connections go onto the host device, its "
+		 "receives to the host SRQ",
+		 srq->handle);
+	post(vm, srq);
+}
+
 void pvo_hv_srq_loaded(struct pvo_vm *vm, struct pvo_srq *srq)
 {
 	struct pvo_hv_srq *h = to_hv_srq(srq);
