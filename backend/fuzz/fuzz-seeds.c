@@ -34,6 +34,8 @@ struct scenario {
 	uint32_t pd, cq, mr, key, qp, qpn;
 	uint64_t db, buf;
 	struct fg_ring cqr, sq, rq;
+	uint32_t srq; /* the QP's SRQ (its receives on srqr), or 0 */
+	struct fg_ring srqr;
 	uint8_t gid[16];
 };
 
@@ -101,6 +103,24 @@ static void modify(struct scenario *s, uint32_t mask,
 	fg_cmd(&s->g, PVO_CMD_MODIFY_QP, s->ctx, &c, sizeof(c), NULL, 0);
 }
 
+/* An SRQ of 16 receives for the QP rc_self makes next: its ring is
+ * read as messages come (no SRQ doorbell), and a migration stream then
+ * carries it. */
+static void srq_make(struct scenario *s)
+{
+	struct pvo_cmd_create_srq c = { 0 };
+	struct pvo_resp_create_srq r;
+
+	c.pd = htole32(s->pd);
+	c.entries = htole32(16);
+	c.max_sge = htole32(4);
+	c.wqe_shift = pvo_recv_wqe_shift(4);
+	fg_ring(&s->g, &s->srqr, 16, c.wqe_shift);
+	c.ring = s->srqr.pdir;
+	fg_cmd(&s->g, PVO_CMD_CREATE_SRQ, s->ctx, &c, sizeof(c), &r, sizeof(r));
+	s->srq = le32toh(r.srq);
+}
+
 /* An RC QP connected to itself through the local transport. */
 static void rc_self(struct scenario *s)
 {
@@ -117,9 +137,14 @@ static void rc_self(struct scenario *s)
 	c.max_send_sge = c.max_recv_sge = htole32(4);
 	c.max_inline_data = htole32(64);
 	fg_ring(&s->g, &s->sq, 16, c.sq_wqe_shift);
-	fg_ring(&s->g, &s->rq, 16, c.rq_wqe_shift);
 	c.sq = s->sq.pdir;
-	c.rq = s->rq.pdir;
+	if (s->srq) {
+		c.srq = htole32(s->srq);
+		c.rq_entries = 0;
+	} else {
+		fg_ring(&s->g, &s->rq, 16, c.rq_wqe_shift);
+		c.rq = s->rq.pdir;
+	}
 	fg_cmd(&s->g, PVO_CMD_CREATE_QP, s->ctx, &c, sizeof(c), &r,
 	       sizeof(r));
 	s->qp = le32toh(r.qp);
@@ -155,9 +180,10 @@ static void rc_self(struct scenario *s)
  * recorded in the doorbell ring; fuzz-ctrl kicks after the commands. */
 static void post(struct scenario *s, uint8_t op)
 {
+	const struct fg_ring *rq = s->srq ? &s->srqr : &s->rq;
 	struct pvo_send_wqe *w = fg_next(&s->g, &s->sq);
 	struct pvo_sge *sg = (struct pvo_sge *)(w + 1);
-	struct pvo_recv_wqe *rw = fg_next(&s->g, &s->rq);
+	struct pvo_recv_wqe *rw = fg_next(&s->g, rq);
 	struct pvo_sge *rs = (struct pvo_sge *)(rw + 1);
 	uint32_t *db = fg_ptr(&s->g, s->db);
 
@@ -184,7 +210,7 @@ static void post(struct scenario *s, uint8_t op)
 	rs->addr = htole64(0x7f0000000000ull + 4096);
 	rs->length = htole32(4096);
 	rs->lkey = htole32(s->key);
-	fg_publish(&s->g, &s->rq);
+	fg_publish(&s->g, rq);
 	fg_hdr(&s->g, &s->sq)->db_pending = htole32(1);
 	db[PVO_DB_RING_ENTRY_OFF / 4] = htole32(s->qp);
 	db[0] = htole32(1);
@@ -577,10 +603,12 @@ int main(int argc, char **argv)
 	static const uint8_t ops[] = { PVO_WR_SEND, PVO_WR_RDMA_WRITE,
 				       PVO_WR_RDMA_READ,
 				       PVO_WR_ATOMIC_FETCH_AND_ADD,
-				       PVO_WR_REG_MR, PVO_WR_BIND_MW };
+				       PVO_WR_REG_MR, PVO_WR_BIND_MW,
+				       PVO_WR_SEND };
 	static const char *const names[] = { "rc-send",	     "rc-write",
 					     "rc-read",	     "rc-fetch-add",
-					     "rc-reg-mr",    "rc-bind-mw" };
+					     "rc-reg-mr",    "rc-bind-mw",
+					     "rc-send-srq" };
 	struct pvo_daemon_config *cfg;
 	char *err = NULL, *ctrl, *rx, *rq, *vh, *st;
 	unsigned int i;
@@ -613,6 +641,10 @@ int main(int argc, char **argv)
 
 		fg_record = g_byte_array_new();
 		setup(&s, &cfg->vms[0], ops[i] == PVO_WR_BIND_MW);
+		s.srq = 0;
+		/* the last: a SEND into a receive of the QP's SRQ */
+		if (i == sizeof(ops) - 1)
+			srq_make(&s);
 		rc_self(&s);
 		if (ops[i] == PVO_WR_REG_MR)
 			post_reg(&s);
