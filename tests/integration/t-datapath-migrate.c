@@ -1339,19 +1339,50 @@ static void soft_long_check(struct soft_long *l, unsigned int n,
 	free(y);
 }
 
+/* a's receive k (0 or 1) of 8 MiB. */
+static struct sim_sge soft_long_recv(const struct soft_long *l, unsigned int k)
+{
+	return (struct sim_sge){l->a.va + k * SOFT_LONG, SOFT_LONG, l->ma.key};
+}
+
+/* b's two 8 MiB SENDs over q, wr_ids id and id + 1. */
+static void soft_long_send(struct soft_long *l, struct sim_qp *q, uint64_t id)
+{
+	struct sim_wr w = wr1(id, PVO_WR_SEND, &B, 0, 0);
+
+	w.sge[0] = (struct sim_sge){l->b.va, SOFT_LONG, l->mb.key};
+	post1(q, &w);
+	w.wr_id = id + 1;
+	post1(q, &w);
+}
+
+/* ... both complete, into a's receives rid and rid + 1, every byte
+ * checked. */
+static void soft_long_done(struct soft_long *l, uint64_t id, uint64_t rid,
+			   const char *what)
+{
+	char first[160], second[160], into[160];
+
+	snprintf(first, sizeof(first), "%s: b's first 8 MiB SEND", what);
+	snprintf(second, sizeof(second), "%s: b's second 8 MiB SEND", what);
+	snprintf(into, sizeof(into), "%s: ... into a's receives", what);
+	expect_cqe(&B.scq, id, PVO_WC_SEND, PVO_WC_SUCCESS, first);
+	expect_cqe(&B.scq, id + 1, PVO_WC_SEND, PVO_WC_SUCCESS, second);
+	if (expect_cqe(&A.rcq, rid, PVO_WC_RECV, PVO_WC_SUCCESS, into) &&
+	    expect_cqe(&A.rcq, rid + 1, PVO_WC_RECV, PVO_WC_SUCCESS, into))
+		soft_long_check(l, 2, what);
+}
+
 /* SENDs arriving in slices into receives of an SRQ of a when a stops:
  * the save is refused (such a receive left the ring, and a host SRQ
  * could not take it back); a runs on and both complete into them. */
 static void soft_srq_sliced(struct soft_long *l, const struct sim_conn *c)
 {
 	int refused = log_count(&bp2, SRQ_SLICED), st;
-	struct sim_sge ra[2] = {{l->a.va, SOFT_LONG, l->ma.key},
-				{l->a.va + SOFT_LONG, SOFT_LONG, l->ma.key}};
-	struct sim_sge sb = {l->b.va, SOFT_LONG, l->mb.key};
+	struct sim_sge ra[2] = {soft_long_recv(l, 0), soft_long_recv(l, 1)};
 	uint8_t *buf = NULL;
 	struct sim_srq q;
 	struct pair g;
-	struct sim_wr w;
 	size_t len;
 
 	memset(&g, 0, sizeof(g));
@@ -1366,11 +1397,7 @@ static void soft_srq_sliced(struct soft_long *l, const struct sim_conn *c)
 		    "host verbs: a posts two 8 MiB receives on it") ||
 	    !vu_frontend_start_log(A.vm->fe, &len))
 		goto out;
-	w = wr1(0x5792, PVO_WR_SEND, &B, 0, 0);
-	w.sge[0] = sb;
-	post1(&g.b, &w);
-	w.wr_id = 0x5793;
-	post1(&g.b, &w);
+	soft_long_send(l, &g.b, 0x5792);
 	if (!tap_ok(soft_long_begun(l), "host verbs: b's 8 MiB SENDs into a's "
 					"SRQ begun in software") ||
 	    !tap_ok(vu_frontend_stop(A.vm->fe) == 0, "host verbs: a stops"))
@@ -1388,15 +1415,7 @@ static void soft_srq_sliced(struct soft_long *l, const struct sim_conn *c)
 	       "host verbs: ... the back-end says why");
 	if (!tap_ok(resume_source(&A), "host verbs: a runs on"))
 		goto out;
-	expect_cqe(&B.scq, 0x5792, PVO_WC_SEND, PVO_WC_SUCCESS,
-		   "host verbs: b's first 8 MiB SEND into a's SRQ");
-	expect_cqe(&B.scq, 0x5793, PVO_WC_SEND, PVO_WC_SUCCESS,
-		   "host verbs: b's second 8 MiB SEND into a's SRQ");
-	if (expect_cqe(&A.rcq, 0x5790, PVO_WC_RECV, PVO_WC_SUCCESS,
-		       "host verbs: ... into a's SRQ receives") &&
-	    expect_cqe(&A.rcq, 0x5791, PVO_WC_RECV, PVO_WC_SUCCESS,
-		       "host verbs: ... into a's SRQ receives"))
-		soft_long_check(l, 2, "host verbs: b's SENDs into a's SRQ");
+	soft_long_done(l, 0x5792, 0x5790, "host verbs: b's SENDs into a's SRQ");
 out:
 	pair_destroy(&g);
 	TAP_STATUS(sim_destroy_srq(&q), PVO_STATUS_OK,
@@ -1410,12 +1429,11 @@ static void migrate_hostverbs_software(void)
 	int onto = log_count(&bp2, ONTO_HOST), old;
 	int held = log_count(&bp, HELD_FIRST);
 	int to_host = log_count(&bp2, SRQ_TO_HOST);
-	struct sim_sge sa[2], sb;
+	struct sim_sge sa[2];
 	struct soft_srq ss;
 	size_t log_size;
 	struct soft_long l;
 	struct pair s, v;
-	struct sim_wr w;
 	uint8_t *buf;
 	size_t len;
 
@@ -1460,9 +1478,8 @@ static void migrate_hostverbs_software(void)
 	       "host verbs: ... still in software (no QP went onto the host "
 	       "device)");
 
-	sa[0] = (struct sim_sge){l.a.va, SOFT_LONG, l.ma.key};
-	sa[1] = (struct sim_sge){l.a.va + SOFT_LONG, SOFT_LONG, l.ma.key};
-	sb = (struct sim_sge){l.b.va, SOFT_LONG, l.mb.key};
+	sa[0] = soft_long_recv(&l, 0);
+	sa[1] = soft_long_recv(&l, 1);
 	soft_long_fill(&l, 9686);
 	prepare_dst(&A.buf, 720 * KIB, 5000);
 	if (sim_post_recv(&s.a, 0xa901, &sa[0], 1) ||
@@ -1473,11 +1490,7 @@ static void migrate_hostverbs_software(void)
 	 * one round trip after the SENDs are seen to begin */
 	if (!vu_frontend_start_log(A.vm->fe, &log_size))
 		goto out;
-	w = wr1(0x5500, PVO_WR_SEND, &B, 0, 0);
-	w.sge[0] = sb;
-	post1(&s.b, &w);
-	w.wr_id = 0x5501;
-	post1(&s.b, &w);
+	soft_long_send(&l, &s.b, 0x5500);
 	if (!tap_ok(soft_long_begun(&l), "host verbs: b's two 8 MiB SENDs to "
 					 "a begun in software") ||
 	    !tap_ok(vu_frontend_stop(A.vm->fe) == 0, "host verbs: a stops") ||
@@ -1492,15 +1505,8 @@ static void migrate_hostverbs_software(void)
 		close(old);
 		goto out;
 	}
-	expect_cqe(&B.scq, 0x5500, PVO_WC_SEND, PVO_WC_SUCCESS,
-		   "host verbs: b's first 8 MiB SEND");
-	expect_cqe(&B.scq, 0x5501, PVO_WC_SEND, PVO_WC_SUCCESS,
-		   "host verbs: b's second 8 MiB SEND");
-	if (expect_cqe(&A.rcq, 0xa901, PVO_WC_RECV, PVO_WC_SUCCESS,
-		       "host verbs: ... into the receives a posted for them") &&
-	    expect_cqe(&A.rcq, 0xa902, PVO_WC_RECV, PVO_WC_SUCCESS,
-		       "host verbs: ... into the receives a posted for them"))
-		soft_long_check(&l, 2, "host verbs: b's SENDs across the move");
+	soft_long_done(&l, 0x5500, 0xa901,
+		       "host verbs: b's SENDs across the move");
 	check_across(9687);
 	close(old);
 	tap_ok(log_count(&bp, HELD_FIRST) == held + 1,

@@ -262,6 +262,18 @@ void pvo_hv_srq_doorbell(struct pvo_vm *vm, struct pvo_srq *srq)
 		post(vm, srq);
 }
 
+/* The SRQ serves host QPs from now on: the receives waiting in its ring
+ * (the guest's, or those the software engine had not taken) go to the
+ * host SRQ. */
+static void serve_host(struct pvo_vm *vm, struct pvo_srq *srq)
+{
+	struct pvo_hv_srq *h = to_hv_srq(srq);
+
+	h->mode = PVO_HV_SRQ_HOST;
+	h->posted = srq->cons;
+	post(vm, srq);
+}
+
 bool pvo_hv_srq_claim(struct pvo_qp *qp, bool host)
 {
 	struct pvo_srq *srq = qp->srq;
@@ -279,12 +291,10 @@ bool pvo_hv_srq_claim(struct pvo_qp *qp, bool host)
 			    host ? "the host device" : "the software engine");
 		return false;
 	}
-	h->mode = want;
-	if (host) {
-		/* what the guest posted before (the ring kept it) */
-		h->posted = srq->cons;
-		post(qp->vm, srq);
-	}
+	if (host)
+		serve_host(qp->vm, srq);
+	else
+		h->mode = want;
 	return true;
 }
 
@@ -445,13 +455,11 @@ void pvo_hv_srq_to_host(struct pvo_vm *vm, struct pvo_srq *srq)
 		return;
 	/* the software engine completed what it took off the ring
 	 * (pvo_hv_srq_unmovable): the host SRQ takes the rest */
-	h->mode = PVO_HV_SRQ_HOST;
-	h->posted = srq->cons;
 	pvo_info(pvo_vm_name(vm),
 		 "SRQ 0x%x: its QPs' connections go onto the host device, its "
 		 "receives to the host SRQ",
 		 srq->handle);
-	post(vm, srq);
+	serve_host(vm, srq);
 }
 
 void pvo_hv_srq_loaded(struct pvo_vm *vm, struct pvo_srq *srq)
